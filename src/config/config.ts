@@ -1,0 +1,141 @@
+/**
+ * Loading configuration: defaults < YAML file < environment (BLOCKLIST_…) < -Dkey=value flags.
+ * Unknown keys and bad values stop start-up with the key named (and, for a typo, the nearest key).
+ */
+import * as fs from 'node:fs';
+import YAML from 'yaml';
+import { ConfigValues, KEYS, KeyName, envName, isKey } from './keys';
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export type Source = 'default' | 'file' | 'env' | 'flag';
+
+export interface LoadedConfig {
+  values: ConfigValues;
+  sources: Record<KeyName, Source>;
+  file?: string;
+}
+
+export interface LoadOptions {
+  file?: string;
+  env?: NodeJS.ProcessEnv;
+  /** -Dkey=value flags, already split at the first '='. */
+  dynamic?: Record<string, string>;
+}
+
+function nearest(key: string): string | undefined {
+  let best: [number, string] | undefined;
+  for (const k of Object.keys(KEYS)) {
+    const d = editDistance(key, k);
+    if (!best || d < best[0]) best = [d, k];
+  }
+  return best && best[0] <= Math.max(3, key.length / 5) ? best[1] : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  const prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0];
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = prev[j];
+      prev[j] = Math.min(prev[j] + 1, prev[j - 1] + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = tmp;
+    }
+  }
+  return prev[b.length];
+}
+
+/** YAML scalars come as strings, numbers or booleans; keys compare as text. */
+function scalarText(v: unknown): string | undefined {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (v === null) return '';
+  return undefined;
+}
+
+/** Parses "-Dkey=value" / "key=value" strings. */
+export function parseDynamicProperties(flags: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of flags) {
+    const s = f.startsWith('-D') ? f.slice(2) : f;
+    const eq = s.indexOf('=');
+    if (eq <= 0) throw new ConfigError([`dynamic property '${f}' must be -Dkey=value`]);
+    out[s.slice(0, eq).trim()] = s.slice(eq + 1);
+  }
+  return out;
+}
+
+export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
+  const problems: string[] = [];
+  const raw = new Map<KeyName, [string, Source]>();
+  for (const k of Object.keys(KEYS) as KeyName[]) raw.set(k, [KEYS[k].default, 'default']);
+
+  const take = (k: string, v: string, source: Source, where: string) => {
+    if (!isKey(k)) {
+      const near = nearest(k);
+      problems.push(`unknown key '${k}' in ${where}${near ? ` (did you mean '${near}'?)` : ''}`);
+      return;
+    }
+    raw.set(k, [v, source]);
+  };
+
+  if (opts.file) {
+    let text: string;
+    try {
+      text = fs.readFileSync(opts.file, 'utf8');
+    } catch (e) {
+      throw new ConfigError([`cannot read config file ${opts.file}: ${(e as Error).message}`]);
+    }
+    let doc: unknown;
+    try {
+      doc = YAML.parse(text);
+    } catch (e) {
+      throw new ConfigError([`config file ${opts.file} is not valid YAML: ${(e as Error).message.split('\n')[0]}`]);
+    }
+    if (doc !== null && doc !== undefined) {
+      if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError([`config file ${opts.file} must be a map of flat keys (key: value)`]);
+      for (const [k, v] of Object.entries(doc as Record<string, unknown>)) {
+        const t = scalarText(v);
+        if (t === undefined) problems.push(`key '${k}' in ${opts.file} must be a plain value, not a ${Array.isArray(v) ? 'list' : 'map'} (use flat keys like Flink's config.yaml)`);
+        else take(k, t, 'file', opts.file);
+      }
+    }
+  }
+
+  const env = opts.env ?? {};
+  for (const k of Object.keys(KEYS) as KeyName[]) {
+    const v = env[envName(k)];
+    if (v !== undefined) take(k, v, 'env', `environment variable ${envName(k)}`);
+  }
+
+  for (const [k, v] of Object.entries(opts.dynamic ?? {})) take(k, v, 'flag', `-D${k}`);
+
+  const values: Record<string, unknown> = {};
+  const sources: Record<string, Source> = {};
+  for (const [k, [v, source]] of raw) {
+    try {
+      values[k] = (KEYS[k] as { parse(r: string): unknown }).parse(v);
+      sources[k] = source;
+    } catch (e) {
+      problems.push(`${k}: ${(e as Error).message}${source === 'default' ? '' : ` (from ${source})`}`);
+    }
+  }
+  if (problems.length) throw new ConfigError(problems);
+  return { values: values as ConfigValues, sources: sources as Record<KeyName, Source>, file: opts.file };
+}
+
+/** The effective configuration as printable lines, secrets masked. */
+export function describeConfig(cfg: LoadedConfig): string[] {
+  return (Object.keys(KEYS) as KeyName[]).map((k) => {
+    const def = KEYS[k] as { secret?: boolean };
+    const v = cfg.values[k];
+    const shown = def.secret && v ? '******' : JSON.stringify(v);
+    return `${k}: ${shown}  (${cfg.sources[k]})`;
+  });
+}

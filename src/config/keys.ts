@@ -1,0 +1,128 @@
+/**
+ * Every configuration key the sidecar knows, with its type, default and meaning. Flink-style flat
+ * keys; the names marked "fixed" are used by operators' scripts and must not change.
+ * docs/configuration.md is generated from this table (`blocklist config --markdown`).
+ */
+import * as cron from 'node-cron';
+import { parseDuration } from './duration';
+
+export interface KeyDef<T> {
+  default: string;
+  description: string;
+  parse(raw: string): T;
+  /** Never printed in logs or `config` output. */
+  secret?: boolean;
+}
+
+const str = (def: string, description: string, extra: Partial<KeyDef<string>> = {}): KeyDef<string> => ({ default: def, description, parse: (r) => r, ...extra });
+
+const bool = (def: boolean, description: string): KeyDef<boolean> => ({
+  default: String(def),
+  description,
+  parse(r) {
+    const v = r.trim().toLowerCase();
+    if (v === 'true') return true;
+    if (v === 'false') return false;
+    throw new Error(`'${r}' is not true or false`);
+  },
+});
+
+const int = (def: number, min: number, max: number, description: string): KeyDef<number> => ({
+  default: String(def),
+  description,
+  parse(r) {
+    if (!/^\s*-?\d+\s*$/.test(r)) throw new Error(`'${r}' is not a whole number`);
+    const n = Number(r);
+    if (n < min || n > max) throw new Error(`${n} is outside ${min}..${max}`);
+    return n;
+  },
+});
+
+const duration = (def: string, description: string, opts: { allowNegative?: boolean; min?: number } = {}): KeyDef<number> => ({
+  default: def,
+  description,
+  parse(r) {
+    const ms = parseDuration(r, opts);
+    if (opts.min !== undefined && ms >= 0 && ms < opts.min) throw new Error(`'${r}' is below the minimum of ${opts.min} ms`);
+    return ms;
+  },
+});
+
+const fraction = (def: number, description: string): KeyDef<number> => ({
+  default: String(def),
+  description,
+  parse(r) {
+    const n = Number(r.trim());
+    if (r.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new Error(`'${r}' is not a fraction between 0 and 1`);
+    return n;
+  },
+});
+
+function oneOf<T extends string>(values: readonly T[], def: T, description: string): KeyDef<T> {
+  return {
+    default: def,
+    description,
+    parse(r) {
+      const v = r.trim() as T;
+      if (!values.includes(v)) throw new Error(`'${r}' is not one of ${values.join(', ')}`);
+      return v;
+    },
+  };
+}
+
+export const KEYS = {
+  // --- fixed names (issue #2) ---
+  'cluster.resource-blocklist.enabled': bool(true, 'Whether the sidecar enforces the blocklist. When false it pushes nothing to YARN and mutating REST calls answer 503 with a clear message.'),
+  'rest.bind-address': str('127.0.0.1', 'Address the REST API listens on. A non-loopback address requires rest.auth.tokens-file.'),
+  'rest.port': int(8090, 0, 65535, 'REST API port (0 = pick a free port and log it).'),
+  'cluster.resource-blocklist.store.type': oneOf(['sqlite', 'zookeeper'] as const, 'sqlite', 'Where the blocklist lives: an embedded SQLite file, or a ZooKeeper ensemble shared by many jobs.'),
+  'cluster.resource-blocklist.store.sqlite.path': str('data/blocklist.db', 'SQLite file of the embedded store (created if missing).'),
+  // --- ZooKeeper store (issue #6) ---
+  'cluster.resource-blocklist.store.zookeeper.quorum': str('', 'ZooKeeper connect string host:port[,host:port…][/chroot].'),
+  'cluster.resource-blocklist.store.zookeeper.root': str('/flink-blocklist', 'Root znode of the blocklist under the chroot.'),
+  'cluster.resource-blocklist.store.zookeeper.session-timeout': duration('30 s', 'ZooKeeper session timeout.', { min: 1000 }),
+  'cluster.resource-blocklist.store.zookeeper.operation-timeout': duration('5 s', 'Timeout of every ZooKeeper call (a client without quorum otherwise waits forever).', { min: 100 }),
+  'cluster.resource-blocklist.store.zookeeper.auth': str('', "Digest credentials 'user:password'; when set, znodes are created with a digest ACL for that user.", { secret: true }),
+  // --- YARN (issues #3, #4; fixed names) ---
+  'yarn.resourcemanager.webapp.address': str('', 'RM web address(es), host:port, comma separated for RM HA (a standby is skipped or its 307 followed).'),
+  'yarn.resourcemanager.webapp.user': str('', "User for the RM's simple auth (?user.name=); empty = none."),
+  'cluster.resource-blocklist.amrm-proxy.address': str('', 'Address host:port (or URL) of the AMRM REST proxy in or beside the AM.'),
+  'yarn.application.id': str('', 'The Flink application. Empty: from CONTAINER_ID, else from the proxy (GET /amrm/v1/attempt).'),
+  'cluster.resource-blocklist.yarn.request-timeout': duration('10 s', 'Timeout of every RM and proxy call.', { min: 1 }),
+  // --- sync engine (issue #4; fixed names first) ---
+  'cluster.resource-blocklist.poll-interval': duration('1 s', 'How often the store is polled for changes made by other writers.', { min: 10 }),
+  'cluster.resource-blocklist.max-blocked-fraction': fraction(0.33, 'Never blacklist more than this fraction of the RUNNING nodes for one app; later items are deferred (oldest kept).'),
+  'cluster.resource-blocklist.evacuation.timeout': duration('0 s', 'Default graceful evacuation timeout (an item\'s evacuationTimeout wins). 0 = release at once; negative = wait forever.', { allowNegative: true }),
+  'cluster.resource-blocklist.expiry.cron': {
+    default: '*/10 * * * * *',
+    description: 'node-cron schedule (with seconds) of the job that deletes expired items from the store.',
+    parse(r: string) {
+      if (!cron.validate(r)) throw new Error(`'${r}' is not a valid cron expression`);
+      return r;
+    },
+  } as KeyDef<string>,
+  'cluster.resource-blocklist.evacuation.status-log-interval': duration('20 s', 'Interval of the status log line per evacuating node (YARN logs its decommissioning watcher every 20 s).', { min: 100 }),
+  'cluster.resource-blocklist.evacuation.release-batch-size': int(500, 1, 100000, 'Most containers released in one proxy call.'),
+  'cluster.resource-blocklist.full-resync-interval': duration('5 min', "How often the proxy's blacklist and the RM's view are re-read in full, even when nothing seems changed.", { min: 1000 }),
+  'cluster.resource-blocklist.retry.initial-backoff': duration('200 ms', 'First retry delay after a failed push (doubles each time).', { min: 1 }),
+  'cluster.resource-blocklist.retry.max-backoff': duration('30 s', 'Cap of the retry delay.', { min: 1 }),
+  // --- logs ---
+  'log.format': oneOf(['text', 'json'] as const, 'text', 'text: readable in a terminal; json: one JSON object per line.'),
+  'log.level': oneOf(['error', 'warn', 'info', 'debug'] as const, 'info', 'Lowest level logged.'),
+  'log.audit.file': str('', 'Also append audit lines (JSON) to this file; empty = only the main log.'),
+  // --- REST limits and security (issue #7) ---
+  'rest.server.max-content-length': int(1_048_576, 1024, 104_857_600, 'Largest accepted request body in bytes.'),
+  'rest.auth.tokens-file': str('', 'YAML/JSON file of bearer tokens: token → {name, role: admin|viewer}. Empty = no auth (loopback only).'),
+} as const;
+
+export type KeyName = keyof typeof KEYS;
+export type ConfigValues = { [K in KeyName]: (typeof KEYS)[K] extends KeyDef<infer T> ? T : never };
+
+export function isKey(k: string): k is KeyName {
+  return Object.prototype.hasOwnProperty.call(KEYS, k);
+}
+
+/** BLOCKLIST_ + the key in upper case with '.' and '-' as '_': rest.port → BLOCKLIST_REST_PORT. */
+export function envName(key: string): string {
+  return `BLOCKLIST_${key.toUpperCase().replace(/[.-]/g, '_')}`;
+}

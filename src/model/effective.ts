@@ -1,0 +1,34 @@
+/**
+ * What counts at time t. Inclusive expiry, as Flink's DefaultBlocklistTracker#removeTimeoutNodes:
+ * an item with endTimestamp E counts while start <= t < E and is gone at t >= E.
+ */
+import { BlockedItem, CLUSTER_SCOPE, byAge } from './item';
+
+export function isExpired(item: BlockedItem, now: number): boolean {
+  return now >= item.endTimestamp;
+}
+
+/** Effective at `now` (a clock that jumped back before the start does not count it early or late). */
+export function isEffective(item: BlockedItem, now: number): boolean {
+  return !isExpired(item, now);
+}
+
+export function appliesTo(item: BlockedItem, applicationId: string | undefined): boolean {
+  return item.scope === CLUSTER_SCOPE || (applicationId !== undefined && item.scope === applicationId);
+}
+
+/** The items that count for one application at `now`, oldest first. */
+export function effectiveItems(items: Iterable<BlockedItem>, applicationId: string | undefined, now: number): BlockedItem[] {
+  const out: BlockedItem[] = [];
+  for (const it of items) if (appliesTo(it, applicationId) && isEffective(it, now)) out.push(it);
+  return out.sort(byAge);
+}
+
+/** The earliest finite endTimestamp after `now`: when the effective set changes next by itself. */
+export function nextExpiry(items: Iterable<BlockedItem>, now: number): number | undefined {
+  let next: number | undefined;
+  for (const it of items) {
+    if (it.endTimestamp > now && Number.isFinite(it.endTimestamp) && (next === undefined || it.endTimestamp < next)) next = it.endTimestamp;
+  }
+  return next;
+}

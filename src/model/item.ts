@@ -1,0 +1,123 @@
+/**
+ * The blocklist item: one blocked node, or one blocked task manager container on a node.
+ * Pure data; the wire shape (timestamps as strings of digits) lives in toWire().
+ */
+
+export const ACTIONS = ['MARK_BLOCKED', 'MARK_BLOCKED_AND_EVACUATE_TASKS'] as const;
+export type BlockAction = (typeof ACTIONS)[number];
+export const MARK_BLOCKED: BlockAction = 'MARK_BLOCKED';
+export const EVACUATE: BlockAction = 'MARK_BLOCKED_AND_EVACUATE_TASKS';
+
+export type ItemKind = 'node' | 'taskmanager';
+
+/** `cluster` applies to every job sharing the store; otherwise one YARN application id. */
+export type Scope = string;
+export const CLUSTER_SCOPE = 'cluster';
+
+/**
+ * endTimestamp of a permanent item. Inside the program it is Infinity, so comparisons and max()
+ * need no special case; on the wire it is Java's Long.MAX_VALUE, written as exact text
+ * (a JS number cannot hold 9223372036854775807).
+ */
+export const PERMANENT = Number.POSITIVE_INFINITY;
+export const LONG_MAX_TEXT = '9223372036854775807';
+
+/** Who did something, from where, when. */
+export interface Stamp {
+  by: string;
+  from: string;
+  at: number;
+}
+
+export interface BlockedItem {
+  /** node host name, or `<node>/<containerId>` for a task manager. */
+  id: string;
+  kind: ItemKind;
+  /** The host: the id itself for a node, the part before '/' for a task manager. */
+  node: string;
+  /** Only for task managers. */
+  containerId?: string;
+  action: BlockAction;
+  startTimestamp: number;
+  /** PERMANENT (Infinity) when the block never ends. */
+  endTimestamp: number;
+  cause: string;
+  scope: Scope;
+  /** Seconds; negative = wait forever; 0 = release at once. Absent = the configured default. */
+  evacuationTimeout?: number;
+  /**
+   * When this item started asking for evacuation (its creation, or the merge that upgraded it to
+   * EVACUATE). The evacuation deadline counts from here, so neither a timeout change nor a
+   * sidecar restart resets the clock (graceful decommission: "Change of timeout does not reset
+   * the ongoing decommissioning").
+   */
+  evacuationSince?: number;
+  created: Stamp;
+  updated: Stamp;
+}
+
+export function isPermanent(end: number): boolean {
+  return end === PERMANENT;
+}
+
+/** Epoch ms as the seeds write it: a JSON string of decimal digits. */
+export function formatTimestamp(ms: number): string {
+  return isPermanent(ms) ? LONG_MAX_TEXT : String(Math.trunc(ms));
+}
+
+/** The wire shape of an item (FLIP-224 field names; timestamps as strings). */
+export interface WireItem {
+  id: string;
+  kind: ItemKind;
+  action: BlockAction;
+  startTimestamp: string;
+  endTimestamp: string;
+  cause: string;
+  scope: string;
+  evacuationTimeout?: number;
+  createdBy: string;
+  createdFrom: string;
+  createdAt: string;
+  updatedBy: string;
+  updatedFrom: string;
+  updatedAt: string;
+}
+
+export function toWire(item: BlockedItem): WireItem {
+  const w: WireItem = {
+    id: item.id,
+    kind: item.kind,
+    action: item.action,
+    startTimestamp: formatTimestamp(item.startTimestamp),
+    endTimestamp: formatTimestamp(item.endTimestamp),
+    cause: item.cause,
+    scope: item.scope,
+    createdBy: item.created.by,
+    createdFrom: item.created.from,
+    createdAt: formatTimestamp(item.created.at),
+    updatedBy: item.updated.by,
+    updatedFrom: item.updated.from,
+    updatedAt: formatTimestamp(item.updated.at),
+  };
+  if (item.evacuationTimeout !== undefined) w.evacuationTimeout = item.evacuationTimeout;
+  return w;
+}
+
+/** Items sort by start time, then id: the "oldest first" order the safety cap keeps. */
+export function byAge(a: BlockedItem, b: BlockedItem): number {
+  return a.startTimestamp - b.startTimestamp || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/** Two items are the same state (used to tell a no-op merge from a real change). Audit stamps aside. */
+export function sameState(a: BlockedItem, b: BlockedItem): boolean {
+  return (
+    a.id === b.id &&
+    a.action === b.action &&
+    a.startTimestamp === b.startTimestamp &&
+    a.endTimestamp === b.endTimestamp &&
+    a.cause === b.cause &&
+    a.scope === b.scope &&
+    a.evacuationTimeout === b.evacuationTimeout &&
+    a.evacuationSince === b.evacuationSince
+  );
+}

@@ -1,0 +1,205 @@
+/**
+ * Turning what a client sent into a BlockSpec, or into precise error messages. Pure: the caller
+ * supplies `now`. Used by the REST API, the batch endpoint, the CLI's dry-run and the importer,
+ * so every door applies exactly the same rules.
+ */
+import { ACTIONS, BlockAction, CLUSTER_SCOPE, ItemKind, LONG_MAX_TEXT, PERMANENT, Scope } from './item';
+import { parseApplicationId, parseContainerId, validateHostName } from './ids';
+
+export const CAUSE_MAX = 1024;
+/** 9999-12-31T23:59:59.999Z: beyond this an endTimestamp is a typo, not a plan (Long.MAX aside). */
+export const MAX_END = 253_402_300_799_999;
+/** A relative timeout above 100 years is refused for the same reason. */
+export const MAX_TIMEOUT_MS = 100 * 365 * 24 * 3600 * 1000;
+/** evacuationTimeout bounds, seconds (Hadoop stores it as an int; negative = forever). */
+export const MAX_EVACUATION_TIMEOUT_S = 10 * 365 * 24 * 3600;
+
+export type EndSpec = { type: 'permanent' } | { type: 'at'; at: number } | { type: 'after'; ms: number };
+
+export interface ItemRef {
+  id: string;
+  kind: ItemKind;
+  node: string;
+  containerId?: string;
+}
+
+export interface BlockSpec extends ItemRef {
+  action: BlockAction;
+  end: EndSpec;
+  cause: string;
+  scope: Scope;
+  evacuationTimeout?: number;
+  allowMerge: boolean;
+}
+
+export type Validated<T> = { ok: true; value: T } | { ok: false; errors: string[] };
+
+/** The body fields a block request may carry (besides `id` in a batch). */
+export const BLOCK_FIELDS = ['action', 'endTimestamp', 'timeout', 'cause', 'allowMerge', 'evacuationTimeout', 'scope'] as const;
+
+/**
+ * Parses an item id. `kind` comes from the endpoint when there is one; in a batch it is taken from
+ * the id's shape: `node` or `node/containerId`.
+ */
+export function parseItemRef(raw: unknown, kind?: ItemKind): Validated<ItemRef> {
+  if (typeof raw !== 'string') return { ok: false, errors: ['id must be a string'] };
+  const slash = raw.indexOf('/');
+  const effectiveKind: ItemKind = kind ?? (slash >= 0 ? 'taskmanager' : 'node');
+  if (effectiveKind === 'node') {
+    if (slash >= 0 && !raw.startsWith('/')) {
+      return { ok: false, errors: [`node id '${raw}' contains '/'; a task manager is blocked as <node>/<containerId> under /blocklist/taskmanagers`] };
+    }
+    const h = validateHostName(raw);
+    return h.ok ? { ok: true, value: { id: raw, kind: 'node', node: raw } } : { ok: false, errors: [h.error] };
+  }
+  if (slash < 0) {
+    return { ok: false, errors: [`task manager id '${raw}' must be <node>/<containerId>, e.g. node1/container_e01_1652313600000_0001_01_000002`] };
+  }
+  const node = raw.slice(0, slash);
+  const container = raw.slice(slash + 1);
+  const errors: string[] = [];
+  const h = validateHostName(node);
+  if (!h.ok) errors.push(`task manager id '${raw}': ${h.error}`);
+  const c = parseContainerId(container);
+  if (!c.ok) errors.push(`task manager id '${raw}': ${c.error}`);
+  if (errors.length) return { ok: false, errors };
+  return { ok: true, value: { id: raw, kind: 'taskmanager', node, containerId: container } };
+}
+
+/** A JSON number or a string of decimal digits (the seeds send "1652317200000"). */
+function parseLong(v: unknown, field: string, errors: string[]): string | undefined {
+  if (typeof v === 'number') {
+    if (!Number.isInteger(v)) {
+      errors.push(`${field} must be an integer number of milliseconds, got ${v}`);
+      return undefined;
+    }
+    // A JS number above 2^53 has lost digits already; only Long.MAX's own rounding is recognised.
+    if (v >= 2 ** 63) return LONG_MAX_TEXT;
+    return String(v);
+  }
+  if (typeof v === 'string') {
+    const t = v.trim();
+    if (/^-?\d{1,19}$/.test(t)) return t;
+    errors.push(`${field} must be a number or a string of digits, got ${JSON.stringify(v).slice(0, 40)}`);
+    return undefined;
+  }
+  errors.push(`${field} must be a number or a string of digits, got ${v === null ? 'null' : typeof v}`);
+  return undefined;
+}
+
+export function parseBoolean(v: unknown, field: string, errors: string[]): boolean | undefined {
+  if (v === true || v === 'true') return true;
+  if (v === false || v === 'false') return false;
+  errors.push(`${field} must be true or false (or "true"/"false"), got ${JSON.stringify(v)?.slice(0, 40)}`);
+  return undefined;
+}
+
+export function parseScope(v: unknown, errors: string[]): Scope | undefined {
+  if (v === undefined || v === null || v === CLUSTER_SCOPE) return CLUSTER_SCOPE;
+  if (typeof v !== 'string') {
+    errors.push(`scope must be 'cluster' or a YARN application id`);
+    return undefined;
+  }
+  const a = parseApplicationId(v);
+  if (!a.ok) {
+    errors.push(`scope must be 'cluster' or a YARN application id: ${a.error}`);
+    return undefined;
+  }
+  return v;
+}
+
+export function parseCause(v: unknown, errors: string[]): string | undefined {
+  if (typeof v !== 'string') {
+    errors.push(v === undefined ? 'cause is required' : 'cause must be a string');
+    return undefined;
+  }
+  const c = v.trim();
+  if (!c) errors.push('cause must not be empty');
+  else if (c.length > CAUSE_MAX) errors.push(`cause is longer than ${CAUSE_MAX} characters`);
+  else if (/[\u0000-\u001f\u007f]/.test(c)) errors.push('cause contains control characters (newlines and tabs included)');
+  else return c;
+  return undefined;
+}
+
+/**
+ * Validates a block request body for the given item. Collects every problem, so one 400 names them
+ * all. `now` is needed to refuse an endTimestamp that has already passed.
+ */
+export function parseBlockRequest(ref: ItemRef, body: unknown, now: number): Validated<BlockSpec> {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    return { ok: false, errors: ['request body must be a JSON object'] };
+  }
+  const b = body as Record<string, unknown>;
+  const errors: string[] = [];
+  for (const k of Object.keys(b)) {
+    if (k !== 'id' && !(BLOCK_FIELDS as readonly string[]).includes(k)) errors.push(`unknown field '${k}'`);
+  }
+
+  let action: BlockAction | undefined;
+  if (b.action === undefined) errors.push(`action is required (${ACTIONS.join(' or ')})`);
+  else if (typeof b.action === 'string' && (ACTIONS as readonly string[]).includes(b.action)) action = b.action as BlockAction;
+  else errors.push(`action must be ${ACTIONS.join(' or ')}, got ${JSON.stringify(b.action)?.slice(0, 60)}`);
+
+  const cause = parseCause(b.cause, errors);
+
+  let end: EndSpec | undefined;
+  const hasEnd = b.endTimestamp !== undefined && b.endTimestamp !== null;
+  const hasTimeout = b.timeout !== undefined && b.timeout !== null;
+  if (hasEnd && hasTimeout) {
+    errors.push('give either timeout or endTimestamp, not both');
+  } else if (hasEnd) {
+    const t = parseLong(b.endTimestamp, 'endTimestamp', errors);
+    if (t !== undefined) {
+      if (t === LONG_MAX_TEXT) end = { type: 'permanent' };
+      else {
+        const at = Number(t);
+        if (at <= 0) errors.push(`endTimestamp must be a positive epoch in milliseconds, got ${t}`);
+        else if (at > MAX_END) errors.push(`endTimestamp ${t} is beyond year 9999; omit it (or send ${LONG_MAX_TEXT}) for a permanent block`);
+        else if (at <= now) errors.push(`endTimestamp ${t} is not in the future (now is ${now})`);
+        else end = { type: 'at', at };
+      }
+    }
+  } else if (hasTimeout) {
+    const t = parseLong(b.timeout, 'timeout', errors);
+    if (t !== undefined) {
+      const ms = Number(t);
+      if (ms <= 0) errors.push(`timeout must be a positive number of milliseconds, got ${t}`);
+      else if (ms > MAX_TIMEOUT_MS) errors.push(`timeout ${t} ms is more than 100 years; omit it for a permanent block`);
+      else end = { type: 'after', ms };
+    }
+  } else {
+    end = { type: 'permanent' };
+  }
+
+  let allowMerge: boolean | undefined = false;
+  if (b.allowMerge !== undefined) allowMerge = parseBoolean(b.allowMerge, 'allowMerge', errors);
+
+  let evacuationTimeout: number | undefined;
+  if (b.evacuationTimeout !== undefined && b.evacuationTimeout !== null) {
+    const t = parseLong(b.evacuationTimeout, 'evacuationTimeout', errors);
+    if (t !== undefined) {
+      const s = Number(t);
+      if (s > MAX_EVACUATION_TIMEOUT_S || s < -MAX_EVACUATION_TIMEOUT_S) errors.push(`evacuationTimeout must be seconds between -1 (forever) and ${MAX_EVACUATION_TIMEOUT_S}, got ${t}`);
+      else evacuationTimeout = s < 0 ? -1 : s;
+    }
+  }
+
+  const scope = parseScope(b.scope, errors);
+
+  if (errors.length || !action || !cause || !end || allowMerge === undefined || !scope) return { ok: false, errors };
+  const spec: BlockSpec = { ...ref, action, end, cause, scope, allowMerge };
+  if (evacuationTimeout !== undefined) spec.evacuationTimeout = evacuationTimeout;
+  return { ok: true, value: spec };
+}
+
+/** The absolute endTimestamp a spec asks for at time `now`. */
+export function resolveEnd(end: EndSpec, now: number): number {
+  switch (end.type) {
+    case 'permanent':
+      return PERMANENT;
+    case 'at':
+      return end.at;
+    case 'after':
+      return now + end.ms;
+  }
+}

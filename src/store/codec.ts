@@ -1,0 +1,98 @@
+/**
+ * How an item is written into a store: JSON with timestamps as decimal text (so Long.MAX survives),
+ * versioned by a `v` field. Decoding validates every field: a store edited by hand or by a newer
+ * version must not crash the sidecar or turn into an empty blocklist.
+ */
+import { ACTIONS, BlockAction, BlockedItem, ItemKind, LONG_MAX_TEXT, PERMANENT, Stamp, formatTimestamp } from '../model/item';
+
+export const CODEC_VERSION = 1;
+
+interface Encoded {
+  v: number;
+  id: string;
+  kind: ItemKind;
+  node: string;
+  containerId?: string;
+  action: BlockAction;
+  start: string;
+  end: string;
+  cause: string;
+  scope: string;
+  evacuationTimeout?: number;
+  evacuationSince?: string;
+  created: { by: string; from: string; at: string };
+  updated: { by: string; from: string; at: string };
+}
+
+const stampOut = (s: Stamp) => ({ by: s.by, from: s.from, at: formatTimestamp(s.at) });
+
+export function encodeItem(item: BlockedItem): string {
+  const e: Encoded = {
+    v: CODEC_VERSION,
+    id: item.id,
+    kind: item.kind,
+    node: item.node,
+    action: item.action,
+    start: formatTimestamp(item.startTimestamp),
+    end: formatTimestamp(item.endTimestamp),
+    cause: item.cause,
+    scope: item.scope,
+    created: stampOut(item.created),
+    updated: stampOut(item.updated),
+  };
+  if (item.containerId !== undefined) e.containerId = item.containerId;
+  if (item.evacuationTimeout !== undefined) e.evacuationTimeout = item.evacuationTimeout;
+  if (item.evacuationSince !== undefined) e.evacuationSince = formatTimestamp(item.evacuationSince);
+  return JSON.stringify(e);
+}
+
+export class CorruptItemError extends Error {}
+
+function ts(v: unknown, field: string): number {
+  if (v === LONG_MAX_TEXT) return PERMANENT;
+  if (typeof v === 'string' && /^\d{1,16}$/.test(v)) return Number(v);
+  throw new CorruptItemError(`bad ${field}: ${JSON.stringify(v)}`);
+}
+function str(v: unknown, field: string): string {
+  if (typeof v !== 'string') throw new CorruptItemError(`bad ${field}`);
+  return v;
+}
+function stampIn(v: unknown, field: string): Stamp {
+  if (!v || typeof v !== 'object') throw new CorruptItemError(`bad ${field}`);
+  const o = v as Record<string, unknown>;
+  return { by: str(o.by, `${field}.by`), from: str(o.from, `${field}.from`), at: ts(o.at, `${field}.at`) };
+}
+
+export function decodeItem(text: string): BlockedItem {
+  let o: Record<string, unknown>;
+  try {
+    o = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    throw new CorruptItemError('not JSON');
+  }
+  if (!o || typeof o !== 'object') throw new CorruptItemError('not an object');
+  if (o.v !== CODEC_VERSION) throw new CorruptItemError(`unknown codec version ${JSON.stringify(o.v)}`);
+  const kind = o.kind;
+  if (kind !== 'node' && kind !== 'taskmanager') throw new CorruptItemError('bad kind');
+  const action = o.action;
+  if (typeof action !== 'string' || !(ACTIONS as readonly string[]).includes(action)) throw new CorruptItemError('bad action');
+  const item: BlockedItem = {
+    id: str(o.id, 'id'),
+    kind,
+    node: str(o.node, 'node'),
+    action: action as BlockAction,
+    startTimestamp: ts(o.start, 'start'),
+    endTimestamp: ts(o.end, 'end'),
+    cause: str(o.cause, 'cause'),
+    scope: str(o.scope, 'scope'),
+    created: stampIn(o.created, 'created'),
+    updated: stampIn(o.updated, 'updated'),
+  };
+  if (o.containerId !== undefined) item.containerId = str(o.containerId, 'containerId');
+  if (o.evacuationTimeout !== undefined) {
+    if (typeof o.evacuationTimeout !== 'number' || !Number.isInteger(o.evacuationTimeout)) throw new CorruptItemError('bad evacuationTimeout');
+    item.evacuationTimeout = o.evacuationTimeout;
+  }
+  if (o.evacuationSince !== undefined) item.evacuationSince = ts(o.evacuationSince, 'evacuationSince');
+  return item;
+}

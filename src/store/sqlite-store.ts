@@ -1,0 +1,188 @@
+/**
+ * The embedded store: one SQLite file (better-sqlite3 12.x).
+ *
+ * - WAL + synchronous=FULL: a commit is fsync'd before add() resolves, so an acknowledged write
+ *   survives SIGKILL and power loss.
+ * - Writes run in BEGIN IMMEDIATE transactions: the merge is read-modify-write under SQLite's
+ *   write lock, atomic across threads and processes (the CLI may open the same file).
+ * - busy_timeout lets a second process wait for the lock instead of failing at once.
+ * - Schema migrations are numbered and recorded in PRAGMA user_version.
+ */
+import Database from 'better-sqlite3';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { BlockedItem, isPermanent } from '../model/item';
+import { mergeItems } from '../model/merge';
+import { AddOutcome, AddRequest, BlocklistStore, StoreUnavailableError } from './store';
+import { decodeItem, encodeItem } from './codec';
+
+/** Each entry migrates from version i to i+1. Append only; never edit a shipped step. */
+const MIGRATIONS: string[] = [
+  `CREATE TABLE items (
+     id     TEXT PRIMARY KEY,
+     end_ts INTEGER,            -- NULL = permanent; indexed for removeExpired
+     data   TEXT NOT NULL       -- codec.ts JSON
+   ) WITHOUT ROWID;
+   CREATE INDEX items_end ON items(end_ts) WHERE end_ts IS NOT NULL;
+   CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+   INSERT INTO meta(key, value) VALUES ('version', 0);`,
+];
+
+export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
+
+export interface SqliteStoreOptions {
+  /** How long a writer waits for another process's lock before failing (ms). */
+  busyTimeoutMs?: number;
+  readonly?: boolean;
+}
+
+const endColumn = (item: BlockedItem): number | null => (isPermanent(item.endTimestamp) ? null : item.endTimestamp);
+
+/** SQLite errors that mean "the store cannot take this now", not "the request is wrong". */
+function unavailable(e: unknown, what: string): never {
+  if (e instanceof StoreUnavailableError) throw e;
+  const code = (e as { code?: unknown }).code;
+  if (e instanceof Database.SqliteError || (typeof code === 'string' && /^(SQLITE_|E[A-Z]+$)/.test(code))) {
+    throw new StoreUnavailableError(`sqlite store: ${what} failed: ${(e as Error).message}${typeof code === 'string' ? ` (${code})` : ''}`, e);
+  }
+  throw e;
+}
+
+export class SqliteStore implements BlocklistStore {
+  readonly description: string;
+  private readonly db: Database.Database;
+  private readonly stmts: {
+    get: Database.Statement<[string], { data: string }>;
+    list: Database.Statement<[], { data: string }>;
+    insert: Database.Statement<[string, number | null, string]>;
+    update: Database.Statement<[number | null, string, string]>;
+    del: Database.Statement<[string]>;
+    expired: Database.Statement<[number], { id: string; data: string }>;
+    version: Database.Statement<[], { value: number }>;
+    bump: Database.Statement<[]>;
+  };
+
+  constructor(readonly file: string, opts: SqliteStoreOptions = {}) {
+    this.description = `sqlite:${file}`;
+    if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    try {
+      this.db = new Database(file, { readonly: opts.readonly ?? false, timeout: opts.busyTimeoutMs ?? 5000 });
+      if (!opts.readonly) {
+        this.db.pragma('journal_mode = WAL');
+        this.db.pragma('synchronous = FULL');
+        this.migrate();
+      }
+    } catch (e) {
+      unavailable(e, `opening ${file}`);
+    }
+    this.stmts = {
+      get: this.db.prepare('SELECT data FROM items WHERE id = ?'),
+      list: this.db.prepare('SELECT data FROM items ORDER BY id'),
+      insert: this.db.prepare('INSERT INTO items(id, end_ts, data) VALUES (?, ?, ?)'),
+      update: this.db.prepare('UPDATE items SET end_ts = ?, data = ? WHERE id = ?'),
+      del: this.db.prepare('DELETE FROM items WHERE id = ?'),
+      expired: this.db.prepare('SELECT id, data FROM items WHERE end_ts IS NOT NULL AND end_ts <= ?'),
+      version: this.db.prepare("SELECT value FROM meta WHERE key = 'version'"),
+      bump: this.db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'version'"),
+    };
+  }
+
+  private migrate(): void {
+    const current = this.db.pragma('user_version', { simple: true }) as number;
+    if (current > MIGRATIONS.length) {
+      throw new StoreUnavailableError(`sqlite store ${this.file} has schema version ${current}, newer than this program (${MIGRATIONS.length}); upgrade the sidecar`);
+    }
+    for (let v = current; v < MIGRATIONS.length; v++) {
+      this.db.transaction(() => {
+        this.db.exec(MIGRATIONS[v]);
+        this.db.pragma(`user_version = ${v + 1}`);
+      }).immediate();
+    }
+  }
+
+  private addOne(req: AddRequest): AddOutcome {
+    const row = this.stmts.get.get(req.item.id);
+    if (!row) {
+      this.stmts.insert.run(req.item.id, endColumn(req.item), encodeItem(req.item));
+      this.stmts.bump.run();
+      return { outcome: 'created', item: req.item };
+    }
+    const existing = decodeItem(row.data);
+    if (!req.allowMerge) return { outcome: 'conflict', existing, reason: `'${existing.id}' is already blocked; set allowMerge to merge` };
+    const m = mergeItems(existing, req.item);
+    if (m.outcome === 'conflict') return { outcome: 'conflict', existing, reason: m.reason };
+    if (m.changed) {
+      this.stmts.update.run(endColumn(m.item), encodeItem(m.item), m.item.id);
+      this.stmts.bump.run();
+    }
+    return { outcome: 'merged', item: m.item, previous: existing, changed: m.changed };
+  }
+
+  async add(req: AddRequest): Promise<AddOutcome> {
+    return (await this.addMany([req]))[0];
+  }
+
+  async addMany(reqs: AddRequest[]): Promise<AddOutcome[]> {
+    try {
+      return this.db.transaction(() => reqs.map((r) => this.addOne(r))).immediate();
+    } catch (e) {
+      unavailable(e, 'write');
+    }
+  }
+
+  async get(id: string): Promise<BlockedItem | undefined> {
+    try {
+      const row = this.stmts.get.get(id);
+      return row ? decodeItem(row.data) : undefined;
+    } catch (e) {
+      unavailable(e, 'read');
+    }
+  }
+
+  async list(): Promise<BlockedItem[]> {
+    try {
+      return this.stmts.list.all().map((r) => decodeItem(r.data));
+    } catch (e) {
+      unavailable(e, 'read');
+    }
+  }
+
+  async remove(id: string): Promise<BlockedItem | undefined> {
+    try {
+      return this.db.transaction(() => {
+        const row = this.stmts.get.get(id);
+        if (!row) return undefined;
+        this.stmts.del.run(id);
+        this.stmts.bump.run();
+        return decodeItem(row.data);
+      }).immediate();
+    } catch (e) {
+      unavailable(e, 'write');
+    }
+  }
+
+  async removeExpired(now: number): Promise<BlockedItem[]> {
+    try {
+      return this.db.transaction(() => {
+        const rows = this.stmts.expired.all(now);
+        for (const r of rows) this.stmts.del.run(r.id);
+        if (rows.length) this.stmts.bump.run();
+        return rows.map((r) => decodeItem(r.data));
+      }).immediate();
+    } catch (e) {
+      unavailable(e, 'write');
+    }
+  }
+
+  async version(): Promise<string> {
+    try {
+      return String(this.stmts.version.get()?.value ?? 0);
+    } catch (e) {
+      unavailable(e, 'read');
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * The sidecar's two windows into YARN, as small interfaces so the sync engine's tests fake only
+ * this edge:
+ *  - ResourceManagerReader: the real Hadoop RM REST API (read-only): nodes, the app, its attempts
+ *    and live containers (Hadoop's ResourceManagerRest.md).
+ *  - AmrmProxy: the AMRM REST proxy contract (docs/amrm-proxy.openapi.yaml), the write path:
+ *    only the ApplicationMaster may call the RM's allocate, so blacklist updates and container
+ *    releases travel through the AM's own AMRMClient.
+ */
+
+/** YARN's NodeState (hadoop-yarn-api NodeState). */
+export type NodeState = 'NEW' | 'RUNNING' | 'UNHEALTHY' | 'DECOMMISSIONING' | 'DECOMMISSIONED' | 'LOST' | 'REBOOTED' | 'SHUTDOWN';
+export const NODE_STATES: readonly NodeState[] = ['NEW', 'RUNNING', 'UNHEALTHY', 'DECOMMISSIONING', 'DECOMMISSIONED', 'LOST', 'REBOOTED', 'SHUTDOWN'];
+
+export interface ClusterNode {
+  /** NodeId, host:port. */
+  id: string;
+  /** nodeHostName: what a node item's id names. */
+  host: string;
+  rack: string;
+  state: NodeState;
+  healthReport: string;
+  numContainers: number;
+  nodeHTTPAddress?: string;
+}
+
+export interface ClusterInfo {
+  id?: string;
+  state: string;
+  haState?: string;
+  resourceManagerVersion?: string;
+}
+
+export interface ApplicationInfo {
+  id: string;
+  state: string;
+  name?: string;
+  user?: string;
+  queue?: string;
+  currentAppAttemptId?: string;
+}
+
+export interface AttemptInfo {
+  applicationId: string;
+  appAttemptId: string;
+  /** True once the AM has registered with the RM (only then does a blacklist reach the RM). */
+  registered: boolean;
+}
+
+export interface AppContainer {
+  containerId: string;
+  /** NodeId host:port. */
+  nodeId: string;
+  /** Host part of nodeId. */
+  host: string;
+  nodeHttpAddress?: string;
+  /** YARN ContainerState (NEW, RUNNING, COMPLETE, …) or the proxy's view. */
+  state: string;
+}
+
+export interface ResourceManagerReader {
+  clusterInfo(): Promise<ClusterInfo>;
+  nodes(): Promise<ClusterNode[]>;
+  application(appId: string): Promise<ApplicationInfo>;
+  attempts(appId: string): Promise<{ appAttemptId: string; containerId?: string; nodeId?: string; startTime?: number }[]>;
+  containers(appId: string, attemptId: string): Promise<AppContainer[]>;
+}
+
+export interface ReleaseResult {
+  released: string[];
+  /** Ids the proxy did not know (already gone): counted as done, not as errors. */
+  unknown: string[];
+}
+
+export interface AmrmProxy {
+  attempt(): Promise<AttemptInfo>;
+  blacklist(): Promise<string[]>;
+  updateBlacklist(additions: string[], removals: string[]): Promise<void>;
+  containers(): Promise<AppContainer[]>;
+  release(containerIds: string[]): Promise<ReleaseResult>;
+}
+
+/** A YARN-side call failed; `retriable` is false for 4xx answers that will not get better. */
+export class YarnCallError extends Error {
+  constructor(message: string, readonly status?: number, readonly retriable = true) {
+    super(message);
+    this.name = 'YarnCallError';
+  }
+}
