@@ -1,0 +1,40 @@
+/**
+ * Logs: winston, readable lines in a terminal (text) or one JSON object per line (json).
+ * Components take a Logger (child loggers carry a `component` field); nothing logs secrets.
+ */
+import winston from 'winston';
+
+export type Logger = winston.Logger;
+export type LogFormat = 'text' | 'json';
+
+export interface LogOptions {
+  format?: LogFormat;
+  level?: string;
+  /** Silence everything (tests). */
+  silent?: boolean;
+  /** Write to stderr instead of stdout (the CLI keeps stdout for its output). */
+  stderr?: boolean;
+}
+
+const text = winston.format.printf((info) => {
+  const { level, message, timestamp, component, ...rest } = info as winston.Logform.TransformableInfo & { timestamp?: string; component?: string };
+  const extras = Object.entries(rest).filter(([k]) => typeof k === 'string' && !k.startsWith('Symbol('));
+  const tail = extras.length ? ' ' + extras.map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ') : '';
+  return `${timestamp} ${level.toUpperCase().padEnd(5)} ${component ? `[${component}] ` : ''}${String(message)}${tail}`;
+});
+
+export function createLogger(opts: LogOptions = {}): Logger {
+  const format =
+    opts.format === 'json'
+      ? winston.format.combine(winston.format.timestamp(), winston.format.json())
+      : winston.format.combine(winston.format.timestamp(), text);
+  return winston.createLogger({
+    level: opts.level ?? 'info',
+    silent: opts.silent ?? false,
+    format,
+    transports: [new winston.transports.Console({ stderrLevels: opts.stderr ? ['error', 'warn', 'info', 'debug', 'verbose', 'silly'] : ['error'] })],
+  });
+}
+
+/** A logger that drops everything; for unit tests and library use. */
+export const silentLogger: Logger = createLogger({ silent: true });

@@ -1,0 +1,10 @@
+/**
+ * Where things are when tests run from compiled output: `distRoot` is the tsc outDir (dist/ for
+ * `npm test`, any other folder for a private build), `repoRoot` is the checkout (cwd by default).
+ */
+import * as path from 'node:path';
+
+export const distRoot = path.resolve(__dirname, '..', '..');
+export const repoRoot = process.env.BLOCKLIST_REPO_ROOT ?? process.cwd();
+/** The compiled `blocklist` executable's entry point. */
+export const cliMain = path.join(distRoot, 'src', 'cli', 'main.js');
