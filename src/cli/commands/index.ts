@@ -1,0 +1,14 @@
+/**
+ * Subcommand registry. Each command module exports `register(program)`; add one line here per module.
+ */
+import { Command } from 'commander';
+
+type Register = (program: Command) => void;
+
+const modules: Register[] = [
+  // sidecar, yarn-sim and admin commands add themselves here
+];
+
+export function registerCommands(program: Command): void {
+  for (const register of modules) register(program);
+}
