@@ -2,10 +2,12 @@
  * Subcommand registry. Each command module exports `register(program)`; add one line here per module.
  */
 import { Command } from 'commander';
+import * as sidecar from './sidecar';
 
 type Register = (program: Command) => void;
 
 const modules: Register[] = [
+  sidecar.register,
   // sidecar, yarn-sim and admin commands add themselves here
 ];
 

@@ -1,0 +1,62 @@
+/**
+ * The audit trail: one JSON line per mutation attempt — who, from where, what, before/after,
+ * outcome — through the main logger (field `audit: true`) and, when configured, appended to a
+ * dedicated file. Secrets never reach it (principals are names, never tokens).
+ */
+import * as fs from 'node:fs';
+import { BlockedItem, WireItem, toWire } from '../model/item';
+import { Logger } from '../log/logger';
+
+export interface AuditRecord {
+  /** What was attempted: block, unblock, batch-block, expire. */
+  op: string;
+  id: string;
+  who: string;
+  from: string;
+  outcome: string;
+  before?: BlockedItem;
+  after?: BlockedItem;
+  detail?: string;
+  dryRun?: boolean;
+}
+
+export interface AuditSink {
+  record(r: AuditRecord): void;
+}
+
+interface AuditLine {
+  audit: true;
+  at: string;
+  op: string;
+  id: string;
+  who: string;
+  from: string;
+  outcome: string;
+  before?: WireItem;
+  after?: WireItem;
+  detail?: string;
+  dryRun?: boolean;
+}
+
+export function createAuditSink(logger: Logger, file?: string, now: () => number = Date.now): AuditSink {
+  const fd = file ? fs.openSync(file, 'a') : undefined;
+  return {
+    record(r) {
+      const line: AuditLine = { audit: true, at: new Date(now()).toISOString(), op: r.op, id: r.id, who: r.who, from: r.from, outcome: r.outcome };
+      if (r.before) line.before = toWire(r.before);
+      if (r.after) line.after = toWire(r.after);
+      if (r.detail) line.detail = r.detail;
+      if (r.dryRun) line.dryRun = true;
+      logger.info(`audit ${r.op} ${r.id} ${r.outcome} by ${r.who}`, line);
+      if (fd !== undefined) fs.writeSync(fd, JSON.stringify(line) + '\n');
+    },
+  };
+}
+
+/** Keeps records in memory (tests). */
+export class MemoryAudit implements AuditSink {
+  readonly records: AuditRecord[] = [];
+  record(r: AuditRecord): void {
+    this.records.push(r);
+  }
+}

@@ -1,0 +1,204 @@
+/**
+ * FLIP-224's blocklist endpoints (seeds 000 and 002, design §4):
+ *   GET    /blocklist                       map id → item (seed 000 shape + our fields)
+ *   POST   /blocklist                       batch add (seed 002), validated whole before any write
+ *   PUT    /blocklist/nodes/{id}            201 created | 202 merged | 409 conflict | 400
+ *   DELETE /blocklist/nodes/{id}            200 {} | 404   (also /blocklist/node/{id}: seed 000 spells it so)
+ *   GET    /blocklist/nodes/{id}            one item with its sync and evacuation status
+ *   PUT|DELETE|GET /blocklist/taskmanagers/{node}/{containerId}   (the '/' may be sent as %2F)
+ * Mutations take ?dryRun=true: same status and body, plus what YARN would see; nothing written.
+ */
+import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { BlockedItem, ItemKind, toWire } from '../model/item';
+import { mergeItems, newItem } from '../model/merge';
+import { BlockSpec, ItemRef, parseBlockRequest, parseItemRef } from '../model/validate';
+import { AddOutcome } from '../store/store';
+import { ApiError, badRequest, sendErrors } from './errors';
+import { ApiDeps } from './deps';
+import { origin } from './principal';
+import { DryRunEffect, previewChange } from './preview';
+import {
+  batchBodySchema,
+  blockBodySchema,
+  dryRunQuerySchema,
+  errorSchema,
+  itemSchema,
+  listQuerySchema,
+  listResponseSchema,
+  mutationItemSchema,
+} from './schemas';
+
+type DryRunQuery = { dryRun?: string };
+type ListQuery = { kind?: ItemKind; scope?: string; action?: string };
+
+export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
+  const { store, sync, clock, audit } = deps;
+  const enabled = deps.enabled;
+
+  /** The seed's item shape plus ours, with the live task managers and sync state. */
+  const present = (item: BlockedItem) => {
+    const taskManagers = item.kind === 'node' ? sync.taskManagersOn(item.node) : item.containerId ? [item.containerId] : [];
+    const status = enabled ? sync.itemStatus(item.id) : { state: 'disabled' as const, detail: 'cluster.resource-blocklist.enabled is false' };
+    return { ...toWire(item), taskManagers, ...(status ? { sync: status } : {}) };
+  };
+
+  const refOf = (raw: string, kind: ItemKind): ItemRef => {
+    const r = parseItemRef(raw, kind);
+    if (!r.ok) throw badRequest(r.errors);
+    return r.value;
+  };
+
+  const requireEnabled = () => {
+    if (!enabled) {
+      throw new ApiError(503, ['the blocklist is disabled (cluster.resource-blocklist.enabled: false): nothing can be blocked or unblocked; enable it and restart the sidecar']);
+    }
+  };
+
+  const requireAdmin = (req: FastifyRequest) => {
+    if (req.principal.role !== 'admin') throw new ApiError(403, [`'${req.principal.name}' has the viewer role and cannot change the blocklist`]);
+  };
+
+  const isDryRun = (q: DryRunQuery) => q.dryRun === 'true' || q.dryRun === '';
+
+  const effect = async (id: string, after: BlockedItem | undefined): Promise<DryRunEffect> =>
+    previewChange(await store.list(), id, after, sync.status().applicationId, clock.now(), (n) => sync.taskManagersOn(n));
+
+  /** The outcome add() would have, computed without writing (dry run). */
+  const wouldAdd = async (item: BlockedItem, allowMerge: boolean): Promise<AddOutcome> => {
+    const existing = await store.get(item.id);
+    if (!existing) return { outcome: 'created', item };
+    if (!allowMerge) return { outcome: 'conflict', existing, reason: `'${existing.id}' is already blocked; set allowMerge to merge` };
+    const m = mergeItems(existing, item);
+    return m.outcome === 'conflict' ? { outcome: 'conflict', existing, reason: m.reason } : { outcome: 'merged', item: m.item, previous: existing, changed: m.changed };
+  };
+
+  const afterAdd = (req: FastifyRequest, o: AddOutcome, dryRun: boolean) => {
+    const who = req.principal.name;
+    const from = origin(req);
+    if (o.outcome === 'created') audit.record({ op: 'block', id: o.item.id, who, from, outcome: 'created', after: o.item, dryRun });
+    else if (o.outcome === 'merged') audit.record({ op: 'block', id: o.item.id, who, from, outcome: o.changed ? 'merged' : 'merged-unchanged', before: o.previous, after: o.item, dryRun });
+    else audit.record({ op: 'block', id: o.existing.id, who, from, outcome: 'conflict', before: o.existing, detail: o.reason, dryRun });
+    if (!dryRun && (o.outcome === 'created' || (o.outcome === 'merged' && o.changed))) sync.kick(`${o.outcome} ${o.item.id}`);
+  };
+
+  const statusOf = (o: AddOutcome) => (o.outcome === 'created' ? 201 : o.outcome === 'merged' ? 202 : 409);
+
+  async function put(kind: ItemKind, rawId: string, req: FastifyRequest<{ Querystring: DryRunQuery }>, reply: FastifyReply) {
+    requireAdmin(req);
+    requireEnabled();
+    const now = clock.now();
+    const spec = parseBlockRequest(refOf(rawId, kind), req.body, now);
+    if (!spec.ok) throw badRequest(spec.errors);
+    const item = newItem(spec.value, now, { by: req.principal.name, from: origin(req) });
+    const dryRun = isDryRun(req.query);
+    const o = dryRun ? await wouldAdd(item, spec.value.allowMerge) : await store.add({ item, allowMerge: spec.value.allowMerge });
+    afterAdd(req, o, dryRun);
+    if (o.outcome === 'conflict') return sendErrors(reply, 409, [o.reason]);
+    const body: Record<string, unknown> = present(o.item);
+    if (dryRun) body.dryRun = await effect(o.item.id, o.item);
+    return reply.code(statusOf(o)).send(body);
+  }
+
+  async function del(kind: ItemKind, rawId: string, req: FastifyRequest<{ Querystring: DryRunQuery }>, reply: FastifyReply) {
+    requireAdmin(req);
+    requireEnabled();
+    const ref = refOf(rawId, kind);
+    const dryRun = isDryRun(req.query);
+    const removed = dryRun ? await store.get(ref.id) : await store.remove(ref.id);
+    audit.record({ op: 'unblock', id: ref.id, who: req.principal.name, from: origin(req), outcome: removed ? 'removed' : 'not-found', before: removed, dryRun });
+    if (!removed) return sendErrors(reply, 404, [`'${ref.id}' is not blocked`]);
+    if (dryRun) return reply.code(200).send({ dryRun: await effect(ref.id, undefined) });
+    sync.kick(`removed ${ref.id}`);
+    return reply.code(200).send({});
+  }
+
+  async function getOne(kind: ItemKind, rawId: string, reply: FastifyReply) {
+    const ref = refOf(rawId, kind);
+    const item = await store.get(ref.id);
+    if (!item) return sendErrors(reply, 404, [`'${ref.id}' is not blocked`]);
+    return reply.send(present(item));
+  }
+
+  const mutationResponses = { 200: mutationItemSchema, 201: mutationItemSchema, 202: mutationItemSchema, '4xx': errorSchema, '5xx': errorSchema };
+  const deleteResponses = { 200: { type: 'object', properties: { dryRun: mutationItemSchema.properties.dryRun } }, '4xx': errorSchema, '5xx': errorSchema };
+
+  app.get<{ Querystring: ListQuery }>('/blocklist', { schema: { querystring: listQuerySchema, response: { 200: listResponseSchema, '4xx': errorSchema } } }, async (req) => {
+    const q = req.query;
+    const out: Record<string, ReturnType<typeof present>> = {};
+    for (const item of await store.list()) {
+      if (q.kind && item.kind !== q.kind) continue;
+      if (q.scope && item.scope !== q.scope) continue;
+      if (q.action && item.action !== q.action) continue;
+      out[item.id] = present(item);
+    }
+    return out;
+  });
+
+  for (const [prefix, kind] of [['/blocklist/nodes/', 'node'], ['/blocklist/taskmanagers/', 'taskmanager']] as const) {
+    // A wildcard, not ':id', so a task manager id may carry its '/' unencoded or as %2F.
+    const path = `${prefix}*`;
+    type R = { Params: { '*': string }; Querystring: DryRunQuery };
+    app.put<R>(path, { schema: { body: blockBodySchema, querystring: dryRunQuerySchema, response: mutationResponses } }, (req, reply) => put(kind, req.params['*'], req, reply));
+    app.delete<R>(path, { schema: { querystring: dryRunQuerySchema, response: deleteResponses } }, (req, reply) => del(kind, req.params['*'], req, reply));
+    app.get<R>(path, { schema: { response: { 200: itemSchema, '4xx': errorSchema } } }, (req, reply) => getOne(kind, req.params['*'], reply));
+  }
+  // Seed 000 writes the delete as DELETE /blocklist/node/<id>.
+  app.delete<{ Params: { '*': string }; Querystring: DryRunQuery }>('/blocklist/node/*', { schema: { querystring: dryRunQuerySchema, response: deleteResponses } }, (req, reply) => del('node', req.params['*'], req, reply));
+
+  const batchResultSchema = {
+    type: 'object',
+    properties: {
+      results: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: { id: { type: 'string' }, status: { type: 'integer' }, outcome: { type: 'string' }, item: itemSchema, errors: { type: 'array', items: { type: 'string' } } },
+        },
+      },
+      dryRun: { type: 'boolean' },
+    },
+  };
+
+  app.post<{ Querystring: DryRunQuery; Body: unknown[] }>(
+    '/blocklist',
+    { schema: { body: batchBodySchema, querystring: dryRunQuerySchema, response: { 200: batchResultSchema, '4xx': errorSchema, '5xx': errorSchema } } },
+    async (req) => {
+      requireAdmin(req);
+      requireEnabled();
+      const now = clock.now();
+      const errors: string[] = [];
+      const specs: BlockSpec[] = [];
+      req.body.forEach((raw, i) => {
+        const body = raw as Record<string, unknown>;
+        const ref = parseItemRef(body.id);
+        if (!ref.ok) {
+          errors.push(...ref.errors.map((e) => `item ${i}: ${e}`));
+          return;
+        }
+        const s = parseBlockRequest(ref.value, body, now);
+        if (!s.ok) errors.push(...s.errors.map((e) => `item ${i} (${ref.value.id}): ${e}`));
+        else specs.push(s.value);
+      });
+      if (errors.length) throw badRequest(errors);
+      const actor = { by: req.principal.name, from: origin(req) };
+      const reqs = specs.map((s) => ({ item: newItem(s, now, actor), allowMerge: s.allowMerge }));
+      const dryRun = isDryRun(req.query);
+      let outcomes: AddOutcome[];
+      if (dryRun) {
+        outcomes = [];
+        for (const r of reqs) outcomes.push(await wouldAdd(r.item, r.allowMerge));
+      } else outcomes = await store.addMany(reqs);
+      outcomes.forEach((o) => afterAdd(req, o, dryRun));
+      return {
+        results: outcomes.map((o) =>
+          o.outcome === 'conflict'
+            ? { id: o.existing.id, status: 409, outcome: o.outcome, errors: [o.reason] }
+            : { id: o.item.id, status: statusOf(o), outcome: o.outcome === 'merged' && !o.changed ? 'unchanged' : o.outcome, item: present(o.item) },
+        ),
+        ...(dryRun ? { dryRun: true } : {}),
+      };
+    },
+  );
+
+  void sendErrors;
+}

@@ -1,0 +1,66 @@
+/**
+ * Errors as Flink's REST API writes them: `{"errors": ["message", …]}` with the right 4xx code.
+ * Anything a client can send maps to a 4xx with a message that names the problem; a store that
+ * cannot be reached is a 503; only a bug is a 500 (logged with its stack).
+ */
+import { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { StoreUnavailableError } from '../store/store';
+import { Logger } from '../log/logger';
+
+export class ApiError extends Error {
+  constructor(readonly status: number, readonly errors: string[]) {
+    super(errors.join('; '));
+  }
+}
+
+export const badRequest = (errors: string[]) => new ApiError(400, errors);
+
+export function sendErrors(reply: FastifyReply, status: number, errors: string[]): FastifyReply {
+  return reply.code(status).type('application/json').send({ errors });
+}
+
+interface AjvError {
+  instancePath?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+  keyword?: string;
+}
+
+/** ajv's errors in words a person reads: "body.cause must be string", "unknown field 'foo'". */
+function describeValidation(errors: AjvError[], context: string): string[] {
+  const out = new Set<string>();
+  for (const e of errors) {
+    const at = `${context}${(e.instancePath ?? '').replace(/\//g, '.')}`;
+    if (e.keyword === 'additionalProperties' && e.params?.additionalProperty) out.add(`unknown field '${String(e.params.additionalProperty)}' in ${at}`);
+    else if (e.keyword === 'required' && e.params?.missingProperty) out.add(`${at}.${String(e.params.missingProperty)} is required`);
+    else if (e.keyword === 'enum' && Array.isArray(e.params?.allowedValues)) out.add(`${at} must be one of ${(e.params.allowedValues as unknown[]).join(', ')}`);
+    else if (e.keyword === 'anyOf') continue; // its branches already said what was wrong
+    else out.add(`${at} ${e.message ?? 'is invalid'}`);
+  }
+  return out.size ? [...out] : [`${context} is invalid`];
+}
+
+export function installErrorHandling(app: FastifyInstance, logger: Logger): void {
+  app.setErrorHandler((err: FastifyError | ApiError | StoreUnavailableError | Error, req, reply) => {
+    if (err instanceof ApiError) return sendErrors(reply, err.status, err.errors);
+    if (err instanceof StoreUnavailableError) {
+      logger.warn(`store unavailable during ${req.method} ${req.url}: ${err.message}`);
+      return sendErrors(reply, 503, [`blocklist store unavailable: ${err.message}; nothing was changed, retry later`]);
+    }
+    const fe = err as FastifyError & { validation?: AjvError[]; validationContext?: string };
+    if (fe.validation) return sendErrors(reply, 400, describeValidation(fe.validation, fe.validationContext ?? 'body'));
+    const status = fe.statusCode;
+    if (status && status >= 400 && status < 500) {
+      const msg =
+        fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+          ? `request body is larger than the limit of ${app.initialConfig.bodyLimit} bytes`
+          : fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+            ? `unsupported content type '${String(req.headers['content-type'])}'; send application/json`
+            : fe.message;
+      return sendErrors(reply, status, [msg]);
+    }
+    logger.error(`internal error on ${req.method} ${req.url}: ${err.stack ?? err.message}`);
+    return sendErrors(reply, 500, ['internal error; see the sidecar log']);
+  });
+  app.setNotFoundHandler((req, reply) => sendErrors(reply, 404, [`no such endpoint: ${req.method} ${req.url.split('?')[0]}`]));
+}

@@ -1,0 +1,115 @@
+/**
+ * JSON schemas of the REST API. Input schemas check shape (types, required fields, no unknown
+ * fields, lengths); the model's validate.ts then checks meaning (ids, timestamps in the future…)
+ * with messages that name the problem. Output schemas make fastify serialise with
+ * fast-json-stringify (GET /blocklist of 10,000 items is a hot path).
+ */
+import { ACTIONS } from '../model/item';
+import { CAUSE_MAX } from '../model/validate';
+
+const longish = { anyOf: [{ type: 'integer' }, { type: 'string', maxLength: 40 }] } as const;
+const booleanish = { anyOf: [{ type: 'boolean' }, { type: 'string', enum: ['true', 'false'] }] } as const;
+
+export const blockBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['action', 'cause'],
+  properties: {
+    action: { type: 'string', enum: [...ACTIONS] },
+    endTimestamp: longish,
+    timeout: longish,
+    cause: { type: 'string', maxLength: CAUSE_MAX * 2 },
+    allowMerge: booleanish,
+    evacuationTimeout: longish,
+    scope: { type: 'string', maxLength: 64 },
+  },
+} as const;
+
+export const batchBodySchema = {
+  type: 'array',
+  maxItems: 10_000,
+  items: {
+    ...blockBodySchema,
+    required: ['id', 'action', 'cause'],
+    properties: { ...blockBodySchema.properties, id: { type: 'string', maxLength: 600 } },
+  },
+} as const;
+
+export const dryRunQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { dryRun: { type: 'string', enum: ['true', 'false', ''] } },
+} as const;
+
+export const listQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    kind: { type: 'string', enum: ['node', 'taskmanager'] },
+    scope: { type: 'string', maxLength: 64 },
+    action: { type: 'string', enum: [...ACTIONS] },
+  },
+} as const;
+
+const evacuationSchema = {
+  type: 'object',
+  properties: {
+    node: { type: 'string' },
+    phase: { type: 'string' },
+    since: { type: 'integer' },
+    timeoutSeconds: { type: 'integer' },
+    deadline: { type: 'integer' },
+    remainingSeconds: { type: 'integer' },
+    containers: { type: 'array', items: { type: 'string' } },
+    released: { type: 'array', items: { type: 'string' } },
+  },
+} as const;
+
+const syncSchema = {
+  type: 'object',
+  properties: { state: { type: 'string' }, detail: { type: 'string' }, evacuation: evacuationSchema },
+} as const;
+
+/** One item as GET /blocklist lists it: seed 000's fields first, then ours. */
+export const itemSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    kind: { type: 'string' },
+    action: { type: 'string' },
+    startTimestamp: { type: 'string' },
+    endTimestamp: { type: 'string' },
+    cause: { type: 'string' },
+    taskManagers: { type: 'array', items: { type: 'string' } },
+    scope: { type: 'string' },
+    evacuationTimeout: { type: 'integer' },
+    createdBy: { type: 'string' },
+    createdFrom: { type: 'string' },
+    createdAt: { type: 'string' },
+    updatedBy: { type: 'string' },
+    updatedFrom: { type: 'string' },
+    updatedAt: { type: 'string' },
+    sync: syncSchema,
+  },
+} as const;
+
+export const dryRunSchema = {
+  type: 'object',
+  properties: {
+    blacklistAdditions: { type: 'array', items: { type: 'string' } },
+    blacklistRemovals: { type: 'array', items: { type: 'string' } },
+    containersToRelease: { type: 'array', items: { type: 'string' } },
+  },
+} as const;
+
+export const mutationItemSchema = {
+  type: 'object',
+  properties: { ...itemSchema.properties, dryRun: dryRunSchema },
+} as const;
+
+export const errorSchema = {
+  type: 'object',
+  properties: { errors: { type: 'array', items: { type: 'string' } } },
+} as const;
+
+export const listResponseSchema = { type: 'object', additionalProperties: itemSchema } as const;

@@ -1,0 +1,47 @@
+/** `blocklist sidecar`: runs the service until SIGINT/SIGTERM. */
+import { Command } from 'commander';
+import { ConfigError, describeConfig } from '../../config/config';
+import { startSidecar } from '../../sidecar/sidecar';
+import { addConfigOptions, ConfigFlags, resolveConfig } from '../config-options';
+import { EXIT } from '../exit-codes';
+
+export function register(program: Command): void {
+  const cmd = program
+    .command('sidecar')
+    .description('run the blocklist sidecar: REST API, store, YARN sync, evacuation and expiry')
+    .option('--print-config', 'print the effective configuration (secrets masked) and exit');
+  addConfigOptions(cmd).action(async (flags: ConfigFlags & { printConfig?: boolean }) => {
+    let config;
+    try {
+      config = resolveConfig(flags);
+    } catch (e) {
+      if (e instanceof ConfigError) {
+        process.stderr.write(`blocklist sidecar: ${e.message}\n`);
+        process.exitCode = EXIT.USAGE;
+        return;
+      }
+      throw e;
+    }
+    if (flags.printConfig) {
+      process.stdout.write(describeConfig(config).join('\n') + '\n');
+      return;
+    }
+    let sidecar;
+    try {
+      sidecar = await startSidecar({ config });
+    } catch (e) {
+      process.stderr.write(`blocklist sidecar: cannot start: ${(e as Error).message}\n`);
+      process.exitCode = e instanceof ConfigError ? EXIT.USAGE : EXIT.ERROR;
+      return;
+    }
+    const s = sidecar;
+    await new Promise<void>((resolve) => {
+      const stop = (sig: string) => {
+        process.stderr.write(`\nblocklist sidecar: ${sig}, shutting down\n`);
+        s.close().then(resolve, resolve);
+      };
+      process.once('SIGINT', () => stop('SIGINT'));
+      process.once('SIGTERM', () => stop('SIGTERM'));
+    });
+  });
+}

@@ -1,0 +1,89 @@
+/**
+ * The composition root: configuration → store, sync engine, audit, REST API, expiry — started
+ * in that order and stopped in reverse. Nothing else in the program wires parts together.
+ */
+import { AddressInfo } from 'node:net';
+import { FastifyInstance } from 'fastify';
+import { LoadedConfig } from '../config/config';
+import { Clock, systemClock } from '../model/clock';
+import { Logger, createLogger } from '../log/logger';
+import { BlocklistStore } from '../store/store';
+import { openStore } from '../store/factory';
+import { buildApi } from '../api/server';
+import { AuditSink, createAuditSink } from '../api/audit';
+import { SyncHandle, createSync } from './sync-factory';
+import { checkBindSafety } from './bind-safety';
+
+export interface SidecarOptions {
+  config: LoadedConfig;
+  clock?: Clock;
+  logger?: Logger;
+  /** Overrides the store the config names (tests). */
+  store?: BlocklistStore;
+  audit?: AuditSink;
+}
+
+export interface Sidecar {
+  /** http://host:port of the REST API. */
+  url: string;
+  port: number;
+  store: BlocklistStore;
+  sync: SyncHandle;
+  api: FastifyInstance;
+  close(): Promise<void>;
+}
+
+export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
+  const v = opts.config.values;
+  const clock = opts.clock ?? systemClock;
+  const logger = opts.logger ?? createLogger({ format: v['log.format'], level: v['log.level'] });
+  checkBindSafety(v);
+
+  const store = opts.store ?? (await openStore(v, logger));
+  const audit = opts.audit ?? createAuditSink(logger.child({ component: 'audit' }), v['log.audit.file'] || undefined, () => clock.now());
+  let sync: SyncHandle | undefined;
+  let api: FastifyInstance | undefined;
+  try {
+    sync = await createSync({ config: opts.config, store, clock, logger: logger.child({ component: 'sync' }) });
+    const metrics = (sync as Partial<{ metrics: { contentType: string; text(): Promise<string> } }>).metrics;
+    api = buildApi({
+      store,
+      sync,
+      clock,
+      logger: logger.child({ component: 'api' }),
+      audit,
+      enabled: v['cluster.resource-blocklist.enabled'],
+      bodyLimit: v['rest.server.max-content-length'],
+      metrics,
+    });
+    await api.listen({ host: v['rest.bind-address'], port: v['rest.port'] });
+    await sync.start();
+  } catch (e) {
+    await api?.close().catch(() => undefined);
+    await sync?.stop().catch(() => undefined);
+    if (!opts.store) await store.close().catch(() => undefined);
+    throw e;
+  }
+  const addr = api.server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  const url = `http://${host}:${addr.port}`;
+  logger.info(`REST API listening on ${url} (store ${store.description})`);
+
+  let closed = false;
+  const apiRef = api;
+  const syncRef = sync;
+  return {
+    url,
+    port: addr.port,
+    store,
+    sync: syncRef,
+    api: apiRef,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await syncRef.stop().catch((e: Error) => logger.warn(`sync stop: ${e.message}`));
+      await apiRef.close();
+      if (!opts.store) await store.close();
+    },
+  };
+}
