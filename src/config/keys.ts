@@ -103,6 +103,7 @@ export const KEYS = {
   } as KeyDef<string>,
   'cluster.resource-blocklist.evacuation.status-log-interval': duration('20 s', 'Interval of the status log line per evacuating node (YARN logs its decommissioning watcher every 20 s).', { min: 100 }),
   'cluster.resource-blocklist.evacuation.release-batch-size': int(500, 1, 100000, 'Most containers released in one proxy call.'),
+  'cluster.resource-blocklist.yarn.refresh-interval': duration('10 s', "How stale the RM's node list (for the safety cap) and the app's container list (for taskManagers) may get when nothing else triggers a pass; evacuating nodes are re-read every poll-interval.", { min: 100 }),
   'cluster.resource-blocklist.full-resync-interval': duration('5 min', "How often the proxy's blacklist and the RM's view are re-read in full, even when nothing seems changed.", { min: 1000 }),
   'cluster.resource-blocklist.retry.initial-backoff': duration('200 ms', 'First retry delay after a failed push (doubles each time).', { min: 1 }),
   'cluster.resource-blocklist.retry.max-backoff': duration('30 s', 'Cap of the retry delay.', { min: 1 }),
