@@ -11,6 +11,7 @@
 import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BlockedItem, ItemKind, toWire } from '../model/item';
 import { mergeItems, newItem } from '../model/merge';
+import { isExpired } from '../model/effective';
 import { BlockSpec, ItemRef, parseBlockRequest, parseItemRef } from '../model/validate';
 import { AddOutcome } from '../store/store';
 import { ApiError, badRequest, sendErrors } from './errors';
@@ -66,7 +67,7 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
   /** The outcome add() would have, computed without writing (dry run). */
   const wouldAdd = async (item: BlockedItem, allowMerge: boolean): Promise<AddOutcome> => {
     const existing = await store.get(item.id);
-    if (!existing) return { outcome: 'created', item };
+    if (!existing || isExpired(existing, item.created.at)) return { outcome: 'created', item };
     if (!allowMerge) return { outcome: 'conflict', existing, reason: `'${existing.id}' is already blocked; set allowMerge to merge` };
     const m = mergeItems(existing, item);
     return m.outcome === 'conflict' ? { outcome: 'conflict', existing, reason: m.reason } : { outcome: 'merged', item: m.item, previous: existing, changed: m.changed };
@@ -107,6 +108,7 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
     const removed = dryRun ? await store.get(ref.id) : await store.remove(ref.id);
     audit.record({ op: 'unblock', id: ref.id, who: req.principal.name, from: origin(req), outcome: removed ? 'removed' : 'not-found', before: removed, dryRun });
     if (!removed) return sendErrors(reply, 404, [`'${ref.id}' is not blocked`]);
+    if (isExpired(removed, clock.now())) return sendErrors(reply, 404, [`'${ref.id}' is not blocked (its block ended at ${new Date(removed.endTimestamp).toISOString()})`]);
     if (dryRun) return reply.code(200).send({ dryRun: await effect(ref.id, undefined) });
     sync.kick(`removed ${ref.id}`);
     return reply.code(200).send({});
@@ -115,7 +117,7 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
   async function getOne(kind: ItemKind, rawId: string, reply: FastifyReply) {
     const ref = refOf(rawId, kind);
     const item = await store.get(ref.id);
-    if (!item) return sendErrors(reply, 404, [`'${ref.id}' is not blocked`]);
+    if (!item || isExpired(item, clock.now())) return sendErrors(reply, 404, [`'${ref.id}' is not blocked`]);
     return reply.send(present(item));
   }
 
@@ -124,8 +126,10 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
 
   app.get<{ Querystring: ListQuery }>('/blocklist', { schema: { querystring: listQuerySchema, response: { 200: listResponseSchema, '4xx': errorSchema } } }, async (req) => {
     const q = req.query;
+    const now = clock.now();
     const out: Record<string, ReturnType<typeof present>> = {};
     for (const item of await store.list()) {
+      if (isExpired(item, now)) continue; // gone at its end, whether or not the expiry job ran
       if (q.kind && item.kind !== q.kind) continue;
       if (q.scope && item.scope !== q.scope) continue;
       if (q.action && item.action !== q.action) continue;

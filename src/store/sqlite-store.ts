@@ -13,6 +13,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BlockedItem, isPermanent } from '../model/item';
 import { mergeItems } from '../model/merge';
+import { isExpired } from '../model/effective';
 import { AddOutcome, AddRequest, BlocklistStore, StoreUnavailableError } from './store';
 import { decodeItem, encodeItem } from './codec';
 
@@ -102,12 +103,15 @@ export class SqliteStore implements BlocklistStore {
 
   private addOne(req: AddRequest): AddOutcome {
     const row = this.stmts.get.get(req.item.id);
-    if (!row) {
-      this.stmts.insert.run(req.item.id, endColumn(req.item), encodeItem(req.item));
+    const existing = row ? decodeItem(row.data) : undefined;
+    // An item past its end is gone even if the expiry job has not deleted it yet: a new block of
+    // the same id is a fresh item (new start, no merge with the old cause).
+    if (!existing || isExpired(existing, req.item.created.at)) {
+      if (existing) this.stmts.update.run(endColumn(req.item), encodeItem(req.item), req.item.id);
+      else this.stmts.insert.run(req.item.id, endColumn(req.item), encodeItem(req.item));
       this.stmts.bump.run();
       return { outcome: 'created', item: req.item };
     }
-    const existing = decodeItem(row.data);
     if (!req.allowMerge) return { outcome: 'conflict', existing, reason: `'${existing.id}' is already blocked; set allowMerge to merge` };
     const m = mergeItems(existing, req.item);
     if (m.outcome === 'conflict') return { outcome: 'conflict', existing, reason: m.reason };

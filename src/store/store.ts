@@ -7,7 +7,9 @@
  *  - a resolved write is durable (fsync'd / quorum-acked) before the promise resolves;
  *  - add() is atomic: concurrent merges into one id lose nothing; concurrent non-merging adds of
  *    one id yield exactly one `created`;
- *  - version() moves on every write that changed something, so a poller can skip unchanged reads.
+ *  - version() moves on every write that changed something, so a poller can skip unchanged reads;
+ *  - an existing item already expired at the new item's creation time (`item.created.at`) is
+ *    replaced: add() answers `created` (expiry is inclusive and never waits for the cron job).
  */
 import { BlockedItem } from '../model/item';
 

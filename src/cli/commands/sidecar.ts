@@ -35,6 +35,8 @@ export function register(program: Command): void {
       return;
     }
     const s = sidecar;
+    // Always printed (whatever the log level): scripts and tests read the address from this line.
+    process.stdout.write(`blocklist sidecar listening on ${s.url} (store ${s.store.description})\n`);
     await new Promise<void>((resolve) => {
       const stop = (sig: string) => {
         process.stderr.write(`\nblocklist sidecar: ${sig}, shutting down\n`);

@@ -1,0 +1,121 @@
+/**
+ * Concurrency (50 parallel PUTs through real HTTP) and durability (SIGKILL of a real sidecar
+ * process in the middle of a stream of acknowledged writes).
+ */
+import { strict as assert } from 'node:assert';
+import { ChildProcess, spawn } from 'node:child_process';
+import * as path from 'node:path';
+import { cliMain } from '../support/paths';
+import { http, startTestSidecar, tempDir } from '../support/sidecar';
+import { SqliteStore } from '../../src/store/sqlite-store';
+
+describe('REST API: concurrency', () => {
+  it('50 parallel merging PUTs to one id → one item, every cause once, the max endTimestamp', async () => {
+    const s = await startTestSidecar();
+    try {
+      const base = Date.now() + 3_600_000;
+      const rs = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          http(s.url, 'PUT', '/blocklist/nodes/hot1', { action: i % 7 ? 'MARK_BLOCKED' : 'MARK_BLOCKED_AND_EVACUATE_TASKS', cause: `c${i}`, endTimestamp: base + i * 1000, allowMerge: true }),
+        ),
+      );
+      assert.deepEqual([...new Set(rs.map((r) => r.status))].sort(), [201, 202]);
+      assert.equal(rs.filter((r) => r.status === 201).length, 1);
+      const items = await s.store.list();
+      assert.equal(items.length, 1);
+      const causes = items[0].cause.split(',');
+      assert.equal(causes.length, 50);
+      assert.deepEqual(new Set(causes), new Set(Array.from({ length: 50 }, (_, i) => `c${i}`)));
+      assert.equal(items[0].endTimestamp, base + 49_000);
+      assert.equal(items[0].action, 'MARK_BLOCKED_AND_EVACUATE_TASKS');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('50 parallel non-merging PUTs to one id → exactly one 201 and 49 409s', async () => {
+    const s = await startTestSidecar();
+    try {
+      const rs = await Promise.all(Array.from({ length: 50 }, (_, i) => http(s.url, 'PUT', '/blocklist/nodes/hot2', { action: 'MARK_BLOCKED', cause: `c${i}` })));
+      assert.equal(rs.filter((r) => r.status === 201).length, 1);
+      assert.equal(rs.filter((r) => r.status === 409).length, 49);
+      const item = await s.store.get('hot2');
+      const winner = rs.find((r) => r.status === 201)?.body as { cause: string };
+      assert.equal(item?.cause, winner.cause);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+function startProcess(db: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [cliMain, 'sidecar', '-Drest.port=0', `-Dcluster.resource-blocklist.store.sqlite.path=${db}`, '-Dlog.level=warn', '-Dlog.format=json'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, BLOCKLIST_CONFIG_FILE: '' },
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`sidecar did not start: ${out}`)), 10_000);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const m = /sidecar listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1] });
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`sidecar exited with ${code}: ${out}`)));
+  });
+}
+
+describe('SQLite store: durability under SIGKILL', () => {
+  it('every acknowledged write is there after the sidecar is killed mid-stream and restarted', async function () {
+    this.timeout(30_000);
+    const dir = tempDir();
+    const db = path.join(dir, 'blocklist.db');
+    const { child, url } = await startProcess(db);
+    const exited = new Promise((r) => child.once('exit', r));
+    const acked: string[] = [];
+    let killed = false;
+    const writers = Array.from({ length: 4 }, async (_, w) => {
+      for (let i = 0; !killed; i++) {
+        const id = `w${w}-n${i}`;
+        try {
+          const r = await http(url, 'PUT', `/blocklist/nodes/${id}`, { action: 'MARK_BLOCKED', cause: `write ${i}` });
+          if (r.status === 201) acked.push(id);
+        } catch {
+          return; // connection reset by the kill: this write was never acknowledged
+        }
+      }
+    });
+    await new Promise<void>((resolve) => {
+      const check = setInterval(() => {
+        if (acked.length >= 200) {
+          clearInterval(check);
+          child.kill('SIGKILL');
+          killed = true;
+          resolve();
+        }
+      }, 5);
+    });
+    await Promise.all(writers);
+    await exited;
+    assert.ok(acked.length >= 200);
+    // The store file as the killed process left it (WAL included), opened by a fresh process's code.
+    const store = new SqliteStore(db);
+    const ids = new Set((await store.list()).map((x) => x.id));
+    await store.close();
+    const lost = acked.filter((id) => !ids.has(id));
+    assert.deepEqual(lost, [], `${lost.length} of ${acked.length} acknowledged writes lost`);
+    // And a restarted sidecar serves them.
+    const again = await startProcess(db);
+    try {
+      const list = (await http(again.url, 'GET', '/blocklist')).body as Record<string, unknown>;
+      for (const id of acked) assert.ok(id in list, id);
+    } finally {
+      again.child.kill('SIGTERM');
+    }
+  });
+});
