@@ -10,6 +10,8 @@ export type SyncState = 'applied' | 'pending' | 'deferred' | 'evacuating' | 'eva
 export type EvacuationPhase = 'WAIT_CONTAINER' | 'TIMEOUT' | 'READY';
 
 export interface EvacuationStatus {
+  /** The item evacuating: a node id, or `<node>/<containerId>` for one task manager. */
+  itemId: string;
   node: string;
   phase: EvacuationPhase;
   /** Epoch ms the evacuation started (never reset by a timeout change or a restart). */
@@ -22,7 +24,7 @@ export interface EvacuationStatus {
   remainingSeconds: number;
   /** App containers still on the node. */
   containers: string[];
-  /** Containers this sidecar asked the proxy to release. */
+  /** Containers this sidecar asked the proxy to release (kept after they are gone). */
   released: string[];
 }
 

@@ -1,0 +1,167 @@
+/**
+ * Prometheus metrics of the sidecar (design §9), on a registry of their own: never prom-client's
+ * global default, so a test (or one process hosting several sidecars) can create as many as it
+ * likes without "metric already registered" errors.
+ *
+ * The REST API serves `GET /metrics` as `metrics.text()` with `metrics.contentType`.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { BlockedItem } from '../model/item';
+import { effectiveItems, nextExpiry } from '../model/effective';
+import { BlocklistStore } from '../store/store';
+import { Clock } from '../model/clock';
+
+export const METRIC_NAMES = {
+  blockedNodes: 'numBlockedNodes',
+  blockedTaskManagers: 'blocklist_blocked_taskmanagers',
+  deferredItems: 'blocklist_deferred_items',
+  evacuatingNodes: 'blocklist_evacuating_nodes',
+  containersReleased: 'blocklist_containers_released_total',
+  pushes: 'blocklist_blacklist_pushes_total',
+  pushLatency: 'blocklist_blacklist_push_duration_seconds',
+  storeErrors: 'blocklist_store_errors_total',
+  storeDegraded: 'blocklist_store_degraded',
+  lastSuccessfulSync: 'blocklist_last_successful_sync_timestamp_seconds',
+  passes: 'blocklist_reconcile_passes_total',
+  blacklistHosts: 'blocklist_yarn_blacklist_hosts',
+  expiredItems: 'blocklist_expired_items_total',
+} as const;
+
+export type PushResult = 'success' | 'failure';
+export type PassResult = 'success' | 'failure';
+
+export interface Metrics {
+  readonly registry: Registry;
+  readonly contentType: string;
+  /** The Prometheus exposition text (what GET /metrics answers). */
+  text(): Promise<string>;
+  /** numBlockedNodes: node items that count for this app now (the seed's gauge), deferred ones included. */
+  readonly blockedNodes: Gauge;
+  readonly blockedTaskManagers: Gauge;
+  readonly deferredItems: Gauge;
+  /** Evacuating items by phase (WAIT_CONTAINER, TIMEOUT, READY). */
+  readonly evacuatingNodes: Gauge<'phase'>;
+  readonly containersReleased: Counter;
+  readonly pushes: Counter<'result'>;
+  readonly pushLatency: Histogram;
+  readonly storeErrors: Counter;
+  readonly storeDegraded: Gauge;
+  readonly lastSuccessfulSync: Gauge;
+  readonly passes: Counter<'result'>;
+  readonly blacklistHosts: Gauge;
+  readonly expiredItems: Counter;
+  /**
+   * Makes numBlockedNodes and the task manager gauge exact at scrape time, counted from the store
+   * (so a scrape right after a PUT already shows it, with or without a sync engine). The count is
+   * cached until the store's version moves or the next endTimestamp passes. `enabled=false`
+   * counts nothing (C6.61: "nothing is counted while disabled").
+   */
+  countFromStore(source: BlocklistSource): void;
+}
+
+export interface BlocklistSource {
+  store: BlocklistStore;
+  clock: Clock;
+  /** The application whose items count (cluster-scoped items always do). */
+  applicationId: () => string | undefined;
+  enabled: boolean;
+}
+
+export interface BlocklistCounts {
+  nodes: number;
+  taskManagers: number;
+}
+
+export function countItems(items: readonly BlockedItem[], applicationId: string | undefined, now: number): BlocklistCounts {
+  let nodes = 0;
+  let taskManagers = 0;
+  for (const it of effectiveItems(items, applicationId, now)) {
+    if (it.kind === 'node') nodes++;
+    else taskManagers++;
+  }
+  return { nodes, taskManagers };
+}
+
+export function createMetrics(registry: Registry = new Registry()): Metrics {
+  const registers = [registry];
+  let source: BlocklistSource | undefined;
+  let cache: { version: string; appId: string | undefined; validUntil: number; counts: BlocklistCounts } | undefined;
+  let inflight: Promise<BlocklistCounts | undefined> | undefined;
+
+  const countsNow = async (): Promise<BlocklistCounts | undefined> => {
+    const s = source;
+    if (!s) return undefined;
+    if (!s.enabled) return { nodes: 0, taskManagers: 0 };
+    const now = s.clock.now();
+    const appId = s.applicationId();
+    const version = await s.store.version();
+    if (cache && cache.version === version && cache.appId === appId && now < cache.validUntil) return cache.counts;
+    const items = await s.store.list();
+    const counts = countItems(items, appId, now);
+    cache = { version, appId, validUntil: nextExpiry(items, now) ?? Number.POSITIVE_INFINITY, counts };
+    return counts;
+  };
+  // Both gauges are collected in one scrape; share one store read.
+  const sharedCounts = (): Promise<BlocklistCounts | undefined> => {
+    inflight ??= countsNow()
+      .catch(() => undefined) // store down: keep the last value; store errors are counted by the engine
+      .finally(() => {
+        inflight = undefined;
+      });
+    return inflight;
+  };
+
+  const blockedNodes = new Gauge({
+    name: METRIC_NAMES.blockedNodes,
+    help: 'Number of currently blocked nodes for this application (FLIP-224 gauge), deferred ones included.',
+    registers,
+    async collect() {
+      const c = await sharedCounts();
+      if (c) this.set(c.nodes);
+    },
+  });
+  const blockedTaskManagers = new Gauge({
+    name: METRIC_NAMES.blockedTaskManagers,
+    help: 'Number of currently blocked task manager containers for this application.',
+    registers,
+    async collect() {
+      const c = await sharedCounts();
+      if (c) this.set(c.taskManagers);
+    },
+  });
+
+  const m: Metrics = {
+    registry,
+    contentType: registry.contentType,
+    text: () => registry.metrics(),
+    blockedNodes,
+    blockedTaskManagers,
+    deferredItems: new Gauge({ name: METRIC_NAMES.deferredItems, help: 'Node items held back by the safety cap (max-blocked-fraction).', registers }),
+    evacuatingNodes: new Gauge({ name: METRIC_NAMES.evacuatingNodes, help: 'Items evacuating containers, by phase (WAIT_CONTAINER, TIMEOUT, READY).', labelNames: ['phase'] as const, registers }),
+    containersReleased: new Counter({ name: METRIC_NAMES.containersReleased, help: 'Containers released through the AMRM proxy by evacuations.', registers }),
+    pushes: new Counter({ name: METRIC_NAMES.pushes, help: 'Blacklist updates sent to the AMRM proxy, by result.', labelNames: ['result'] as const, registers }),
+    pushLatency: new Histogram({
+      name: METRIC_NAMES.pushLatency,
+      help: 'Latency of one blacklist update call to the AMRM proxy.',
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    storeErrors: new Counter({ name: METRIC_NAMES.storeErrors, help: 'Failed reads of the blocklist store by the sync engine.', registers }),
+    storeDegraded: new Gauge({ name: METRIC_NAMES.storeDegraded, help: '1 while the store is unreachable and the last good snapshot is enforced.', registers }),
+    lastSuccessfulSync: new Gauge({ name: METRIC_NAMES.lastSuccessfulSync, help: 'Unix time (seconds) of the last reconcile pass that read desired and actual and applied the difference.', registers }),
+    passes: new Counter({ name: METRIC_NAMES.passes, help: 'Reconcile passes, by result.', labelNames: ['result'] as const, registers }),
+    blacklistHosts: new Gauge({ name: METRIC_NAMES.blacklistHosts, help: "Hosts on YARN's blacklist for this application, as last read or pushed.", registers }),
+    expiredItems: new Counter({ name: METRIC_NAMES.expiredItems, help: 'Expired items deleted from the store by the expiry job of this sidecar.', registers }),
+    countFromStore(s) {
+      source = s;
+      cache = undefined;
+    },
+  };
+  // Label values that always exist, so dashboards see 0 rather than no series.
+  for (const phase of ['WAIT_CONTAINER', 'TIMEOUT', 'READY']) m.evacuatingNodes.set({ phase }, 0);
+  for (const result of ['success', 'failure']) {
+    m.pushes.inc({ result }, 0);
+    m.passes.inc({ result }, 0);
+  }
+  return m;
+}

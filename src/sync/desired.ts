@@ -1,0 +1,103 @@
+/**
+ * The desired blacklist, pure: which effective items this application enforces now, which the
+ * safety cap holds back, and the difference against what YARN has. No I/O, so every rule here is
+ * unit-tested directly.
+ */
+import { BlockedItem } from '../model/item';
+import { effectiveItems } from '../model/effective';
+import { NodeState } from '../yarn/types';
+
+/** What the cap needs to know about one cluster node. */
+export interface NodeView {
+  host: string;
+  state: NodeState;
+}
+
+export interface DesiredInput {
+  items: Iterable<BlockedItem>;
+  applicationId: string | undefined;
+  now: number;
+  /** The cluster's nodes as the RM reports them (any state). */
+  nodes: readonly NodeView[];
+  /** max-blocked-fraction: at most floor(fraction × RUNNING nodes) RUNNING hosts are blacklisted. */
+  maxBlockedFraction: number;
+}
+
+export interface DesiredPlan {
+  /** Every item that counts for this application now (node and task manager), oldest first. */
+  effective: BlockedItem[];
+  /** Node items on the blacklist, oldest first. */
+  enforced: BlockedItem[];
+  /** Node items held back by the safety cap, oldest first. */
+  deferred: BlockedItem[];
+  /** Task manager items: never on the blacklist (that would block the whole node). */
+  taskManagers: BlockedItem[];
+  /** The hosts YARN should have on the blacklist, sorted. */
+  blacklist: string[];
+  /** RUNNING nodes in the cluster (the cap's denominator). */
+  runningNodes: number;
+  /** How many RUNNING hosts the cap allows on the blacklist. */
+  capacity: number;
+}
+
+/** floor(fraction × running), tolerant of binary fractions (0.3 × 10 = 3.0000000000000004). */
+export function blockCapacity(fraction: number, runningNodes: number): number {
+  if (runningNodes <= 0 || fraction <= 0) return 0;
+  return Math.max(0, Math.floor(fraction * runningNodes + 1e-9));
+}
+
+/**
+ * Desired state at `now`:
+ *  - effective = items in scope (cluster or this app) with now < endTimestamp;
+ *  - node items are walked oldest first (FLIP "oldest kept"): an item on a RUNNING host takes one
+ *    slot of the cap, and once the slots are gone later ones are deferred;
+ *  - an item on a host that is not RUNNING (LOST, DECOMMISSIONED, unknown to the RM) takes no
+ *    slot and is always enforced: blacklisting it removes no capacity, and counting unknown hosts
+ *    is what made MapReduce's and Spark's caps misfire (peers.md §0.2, §10).
+ */
+export function planDesired(input: DesiredInput): DesiredPlan {
+  const effective = effectiveItems(input.items, input.applicationId, input.now);
+  const running = new Set<string>();
+  for (const n of input.nodes) if (n.state === 'RUNNING') running.add(n.host);
+  const capacity = blockCapacity(input.maxBlockedFraction, running.size);
+
+  const enforced: BlockedItem[] = [];
+  const deferred: BlockedItem[] = [];
+  const taskManagers: BlockedItem[] = [];
+  let used = 0;
+  for (const item of effective) {
+    if (item.kind === 'taskmanager') {
+      taskManagers.push(item);
+      continue;
+    }
+    if (!running.has(item.node)) enforced.push(item);
+    else if (used < capacity) {
+      enforced.push(item);
+      used++;
+    } else deferred.push(item);
+  }
+  const blacklist = [...new Set(enforced.map((i) => i.node))].sort();
+  return { effective, enforced, deferred, taskManagers, blacklist, runningNodes: running.size, capacity };
+}
+
+export interface BlacklistDiff {
+  additions: string[];
+  removals: string[];
+}
+
+/**
+ * additions = desired − actual, removals = actual − desired, both sorted. With `repushAll` (a new
+ * application attempt, whose AMRMClient starts empty) every desired host is sent again; adding a
+ * host YARN already has is harmless. A host never lands in both lists.
+ */
+export function diffBlacklist(desired: Iterable<string>, actual: Iterable<string>, repushAll = false): BlacklistDiff {
+  const want = new Set(desired);
+  const have = new Set(actual);
+  const additions = [...want].filter((h) => repushAll || !have.has(h)).sort();
+  const removals = [...have].filter((h) => !want.has(h)).sort();
+  return { additions, removals };
+}
+
+export function isEmptyDiff(d: BlacklistDiff): boolean {
+  return d.additions.length === 0 && d.removals.length === 0;
+}

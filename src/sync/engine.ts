@@ -1,0 +1,246 @@
+/**
+ * The sync engine: decides *when* the reconciler runs and wires the edges (in the shape of
+ * Nomad's drainer: an orchestrator, a deadline heap, watchers, small injected interfaces).
+ *
+ * Triggers of a pass:
+ *  - kick(): a mutation through this sidecar's API (runs at once);
+ *  - the poll tick (poll-interval): the store's version moved, the store came back, the attempt
+ *    changed, an evacuation is waiting for containers to go, or the node/container lists are stale;
+ *  - store.watch(), when the store has one (ZooKeeper);
+ *  - the deadline timer: the next endTimestamp, an evacuation deadline (never the cron tick);
+ *  - the full-resync timer (re-read YARN's blacklist and nodes even when nothing seems changed);
+ *  - the retry timer after a failed pass (capped exponential backoff; nothing is dropped, since
+ *    the next pass recomputes the whole difference from fresh reads).
+ *
+ * Passes never overlap; kicks during a pass coalesce into one more pass. All timers come from the
+ * injected Clock, so tests drive the engine with a FakeClock.
+ */
+import { Clock } from '../model/clock';
+import { Logger } from '../log/logger';
+import { BlocklistStore } from '../store/store';
+import { AmrmProxy, ResourceManagerReader } from '../yarn/types';
+import { Metrics, createMetrics } from '../metrics/metrics';
+import { ConfigValues } from '../config/keys';
+import { Backoff } from './backoff';
+import { DeadlineTimer } from './deadline-timer';
+import { PassOutcome, Reconciler, ReconcilerSettings } from './reconciler';
+import { ItemSyncStatus, SidecarStatus, SyncFacade } from './facade';
+
+export interface SyncSettings extends ReconcilerSettings {
+  pollIntervalMs: number;
+  statusLogIntervalMs: number;
+  fullResyncIntervalMs: number;
+  initialBackoffMs: number;
+  maxBackoffMs: number;
+  /** 0..1 random shortening of each retry delay (0 in tests for exact timing). */
+  backoffJitter?: number;
+}
+
+export function syncSettingsFromConfig(v: ConfigValues): SyncSettings {
+  return {
+    pollIntervalMs: v['cluster.resource-blocklist.poll-interval'],
+    maxBlockedFraction: v['cluster.resource-blocklist.max-blocked-fraction'],
+    evacuationTimeoutMs: v['cluster.resource-blocklist.evacuation.timeout'],
+    releaseBatchSize: v['cluster.resource-blocklist.evacuation.release-batch-size'],
+    refreshIntervalMs: v['cluster.resource-blocklist.yarn.refresh-interval'],
+    statusLogIntervalMs: v['cluster.resource-blocklist.evacuation.status-log-interval'],
+    fullResyncIntervalMs: v['cluster.resource-blocklist.full-resync-interval'],
+    initialBackoffMs: v['cluster.resource-blocklist.retry.initial-backoff'],
+    maxBackoffMs: Math.max(v['cluster.resource-blocklist.retry.max-backoff'], v['cluster.resource-blocklist.retry.initial-backoff']),
+    backoffJitter: 0.2,
+  };
+}
+
+export interface SyncEngineDeps {
+  store: BlocklistStore;
+  rm: ResourceManagerReader;
+  proxy: AmrmProxy;
+  clock: Clock;
+  logger: Logger;
+  settings: SyncSettings;
+  /** A registry of its own when absent. */
+  metrics?: Metrics;
+  /** From config or CONTAINER_ID; otherwise taken from the proxy's attempt. */
+  applicationId?: string;
+}
+
+/** A repeating timer on the injected clock; re-armed before the callback runs so a FakeClock advance fires every period. */
+function every(clock: Clock, periodMs: number, fn: () => void): () => void {
+  let cancel: (() => void) | undefined;
+  let stopped = false;
+  const arm = () => {
+    cancel = clock.setTimer(periodMs, () => {
+      if (stopped) return;
+      arm();
+      fn();
+    });
+  };
+  arm();
+  return () => {
+    stopped = true;
+    cancel?.();
+  };
+}
+
+export class SyncEngine implements SyncFacade {
+  readonly metrics: Metrics;
+  private readonly reconciler: Reconciler;
+  private readonly deadlines: DeadlineTimer;
+  private readonly backoff: Backoff;
+  private running: Promise<void> | undefined;
+  private dirty = false;
+  private readonly reasons = new Set<string>();
+  private stopped = false;
+  private started = false;
+  private polling = false;
+  private cancelRetry: (() => void) | undefined;
+  private readonly stoppers: (() => void)[] = [];
+  private lastFailure: string | undefined;
+
+  constructor(private readonly deps: SyncEngineDeps) {
+    this.metrics = deps.metrics ?? createMetrics();
+    const s = deps.settings;
+    this.reconciler = new Reconciler({
+      store: deps.store,
+      rm: deps.rm,
+      proxy: deps.proxy,
+      clock: deps.clock,
+      logger: deps.logger,
+      metrics: this.metrics,
+      settings: s,
+      ...(deps.applicationId !== undefined ? { applicationId: deps.applicationId } : {}),
+    });
+    this.deadlines = new DeadlineTimer(deps.clock, (keys) => this.kick(`deadline ${keys.join(',')}`));
+    this.backoff = new Backoff({ initialMs: s.initialBackoffMs, maxMs: s.maxBackoffMs, jitter: s.backoffJitter ?? 0 });
+  }
+
+  /** Runs the first pass (its failure is retried, not thrown) and starts every trigger. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    const { clock, settings, store } = this.deps;
+    this.stoppers.push(every(clock, settings.pollIntervalMs, () => void this.pollTick()));
+    this.stoppers.push(
+      every(clock, settings.fullResyncIntervalMs, () => {
+        this.reconciler.requestFullResync();
+        this.kick('full resync');
+      }),
+    );
+    this.stoppers.push(every(clock, settings.statusLogIntervalMs, () => this.logEvacuations()));
+    if (store.watch) this.stoppers.push(store.watch(() => this.kick('store watch')));
+    this.kick('start');
+    await this.idle();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const s of this.stoppers.splice(0)) s();
+    this.cancelRetry?.();
+    this.deadlines.stop();
+    await this.idle();
+  }
+
+  /** Reconcile as soon as possible (a local mutation, a deadline, a poll that saw a change). */
+  kick(reason: string): void {
+    if (this.stopped) return;
+    this.reasons.add(reason);
+    this.dirty = true;
+    this.pump();
+  }
+
+  /** Resolves when no pass is running or queued (timers may still be armed). For tests and shutdown. */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  taskManagersOn(node: string): string[] {
+    return this.reconciler.taskManagersOn(node);
+  }
+
+  itemStatus(id: string): ItemSyncStatus | undefined {
+    return this.reconciler.itemStatus(id);
+  }
+
+  status(): SidecarStatus {
+    return this.reconciler.status();
+  }
+
+  synced(): boolean {
+    return this.reconciler.synced();
+  }
+
+  private pump(): void {
+    if (this.running || this.stopped) return;
+    this.running = this.loop().then((exit) => {
+      this.running = undefined;
+      // A kick that landed after the loop's last check but before this callback.
+      if (exit === 'idle' && this.dirty) this.pump();
+    });
+  }
+
+  private async loop(): Promise<'idle' | 'failed'> {
+    while (this.dirty && !this.stopped) {
+      this.dirty = false;
+      const why = [...this.reasons].join('; ');
+      this.reasons.clear();
+      let out: PassOutcome;
+      try {
+        out = await this.reconciler.pass();
+      } catch (e) {
+        // The reconciler reports failures as outcomes; this is a bug, but never stop syncing.
+        out = { result: 'failed', stage: 'store', error: `unexpected: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}` };
+      }
+      this.deadlines.replaceAll(this.reconciler.deadlines());
+      if (out.result === 'failed') {
+        this.scheduleRetry(out, why);
+        return 'failed';
+      }
+      if (this.lastFailure !== undefined) this.deps.logger.info(`reconcile recovered after ${this.backoff.attempts} failed attempt(s) (last: ${this.lastFailure})`);
+      this.lastFailure = undefined;
+      this.backoff.reset();
+      this.cancelRetry?.();
+      this.cancelRetry = undefined;
+      if (out.more) {
+        this.dirty = true;
+        this.reasons.add('more containers to release');
+      }
+    }
+    return 'idle';
+  }
+
+  private scheduleRetry(out: Extract<PassOutcome, { result: 'failed' }>, why: string): void {
+    const delay = this.backoff.next();
+    const failure = `${out.stage}: ${out.error}`;
+    // Log each distinct failure once at WARN and repeats at DEBUG, so an outage does not flood the log.
+    const level = failure === this.lastFailure ? 'debug' : 'warn';
+    this.deps.logger.log(level, `reconcile failed at ${out.stage} (${why}): ${out.error}; retrying in ${delay} ms (attempt ${this.backoff.attempts})`);
+    this.lastFailure = failure;
+    this.dirty = true;
+    this.cancelRetry?.();
+    this.cancelRetry = this.deps.clock.setTimer(delay, () => {
+      this.cancelRetry = undefined;
+      this.kick('retry');
+    });
+  }
+
+  private async pollTick(): Promise<void> {
+    if (this.polling || this.stopped) return;
+    this.polling = true;
+    try {
+      const reason = await this.reconciler.checkForChanges();
+      if (reason) this.kick(reason);
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  /** One line per evacuating item, like YARN's DecommissioningNodesWatcher. */
+  private logEvacuations(): void {
+    const now = this.deps.clock.now();
+    for (const e of this.reconciler.activeEvacuations()) {
+      const elapsed = Math.floor((now - e.since) / 1000);
+      const timeout = e.remainingSeconds < 0 ? 'none' : `${e.remainingSeconds}s left`;
+      this.deps.logger.info(`evacuating ${e.itemId.padEnd(34)} ${String(elapsed).padStart(4)}s containers:${String(e.containers.length).padStart(2)} ${e.phase.padStart(14)} timeout:${timeout} released:${e.released.length}`);
+    }
+  }
+}

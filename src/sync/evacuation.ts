@@ -1,0 +1,116 @@
+/**
+ * Graceful evacuation of one item, pure (Hadoop's DecommissioningNodesWatcher, seed 001):
+ *
+ *   containers left, waitTime < timeout (or timeout < 0)  → WAIT_CONTAINER
+ *   containers left, waitTime >= timeout                  → TIMEOUT  (release them)
+ *   no containers left                                    → READY
+ *
+ * waitTime = now − since, with `since` taken from the stored item (evacuationSince), never from
+ * when this process first saw it: a timeout change or a sidecar restart does not restart the clock.
+ * Timeout priority: the item's evacuationTimeout > the configured default. Negative = forever;
+ * 0 = at once.
+ */
+import { BlockedItem, EVACUATE } from '../model/item';
+import { AppContainer } from '../yarn/types';
+import { EvacuationPhase, EvacuationStatus } from './facade';
+
+/**
+ * States in which a container no longer occupies the node. The proxy reports a container it was
+ * asked to release as RELEASING (or drops it); YARN reports finished ones as COMPLETE.
+ */
+const GONE_STATES = new Set(['COMPLETE', 'COMPLETED', 'RELEASED', 'RELEASING', 'KILLED', 'FAILED', 'DONE', 'EXITED']);
+
+/** Whether a container still occupies its node (YARN counts RUNNING and NEW; we count anything not finished). */
+export function isLive(c: AppContainer): boolean {
+  return !GONE_STATES.has(c.state.toUpperCase());
+}
+
+/** Effective timeout in ms: item's seconds > default; any negative value is -1 (forever). */
+export function evacuationTimeoutMs(item: BlockedItem, defaultMs: number): number {
+  const ms = item.evacuationTimeout !== undefined ? item.evacuationTimeout * 1000 : defaultMs;
+  return ms < 0 ? -1 : ms;
+}
+
+/** When the evacuation of an item started (items written before evacuationSince existed: their start). */
+export function evacuationStart(item: BlockedItem): number {
+  return item.evacuationSince ?? item.startTimestamp;
+}
+
+/** The phase, by the watcher's rule: WAIT only while waitTime < timeout; equality is TIMEOUT. */
+export function evacuationPhase(since: number, timeoutMs: number, now: number, liveContainers: number): EvacuationPhase {
+  if (liveContainers === 0) return 'READY';
+  if (timeoutMs < 0) return 'WAIT_CONTAINER';
+  // 0 means "at once" even if the clock reads a little before `since` (it may have jumped back).
+  if (timeoutMs === 0) return 'TIMEOUT';
+  return now - since < timeoutMs ? 'WAIT_CONTAINER' : 'TIMEOUT';
+}
+
+/** Remaining seconds as YARN's getTimeoutInSec: -1 forever, 0 when READY, else max(0, floor(left/1000)). */
+export function remainingSeconds(phase: EvacuationPhase, since: number, timeoutMs: number, now: number): number {
+  if (phase === 'READY') return 0;
+  if (timeoutMs < 0) return -1;
+  return Math.max(0, Math.floor((since + timeoutMs - now) / 1000));
+}
+
+export interface EvacuationInput {
+  item: BlockedItem;
+  /** The app's containers as last read (any state; the gone ones are skipped). */
+  containersOnNode: readonly AppContainer[];
+  /** Containers this sidecar already asked YARN to release (never asked twice): id → host. */
+  released: ReadonlyMap<string, string>;
+  defaultTimeoutMs: number;
+  now: number;
+}
+
+export interface EvacuationDecision {
+  status: EvacuationStatus;
+  /** Containers to release now (TIMEOUT only, each once). */
+  toRelease: string[];
+  /** When WAIT_CONTAINER turns into TIMEOUT by itself (for the deadline timer). */
+  wakeAt?: number;
+}
+
+/** Whether an item asks for evacuation at all (MARK_BLOCKED never releases anything). */
+export function wantsEvacuation(item: BlockedItem): boolean {
+  return item.action === EVACUATE;
+}
+
+/**
+ * Decides one item's evacuation. A node item targets every live app container on its host; a task
+ * manager item only its own container (and never the node).
+ */
+export function evaluateEvacuation(input: EvacuationInput): EvacuationDecision {
+  const { item, now } = input;
+  const since = evacuationStart(item);
+  const timeoutMs = evacuationTimeoutMs(item, input.defaultTimeoutMs);
+  const targets = input.containersOnNode
+    .filter((c) => isLive(c) && (item.kind === 'node' || c.containerId === item.containerId))
+    .map((c) => c.containerId)
+    .sort();
+  const phase = evacuationPhase(since, timeoutMs, now, targets.length);
+  const status: EvacuationStatus = {
+    itemId: item.id,
+    node: item.node,
+    phase,
+    since,
+    timeoutSeconds: timeoutMs < 0 ? -1 : timeoutMs / 1000,
+    remainingSeconds: remainingSeconds(phase, since, timeoutMs, now),
+    containers: targets,
+    released: releasedFor(item, input.released),
+  };
+  if (timeoutMs >= 0) status.deadline = since + timeoutMs;
+  const decision: EvacuationDecision = {
+    status,
+    toRelease: phase === 'TIMEOUT' ? targets.filter((c) => !input.released.has(c)) : [],
+  };
+  if (phase === 'WAIT_CONTAINER' && timeoutMs >= 0) decision.wakeAt = since + timeoutMs;
+  return decision;
+}
+
+/** What this sidecar released for an item: all of a node item's host, or a task manager's one container. */
+function releasedFor(item: BlockedItem, released: ReadonlyMap<string, string>): string[] {
+  if (item.kind === 'taskmanager') return item.containerId !== undefined && released.has(item.containerId) ? [item.containerId] : [];
+  const out: string[] = [];
+  for (const [id, host] of released) if (host === item.node) out.push(id);
+  return out.sort();
+}
