@@ -58,11 +58,24 @@ export interface AppContainer {
   state: string;
 }
 
+/** One application attempt as the RM lists it (ResourceManagerRest.md, "Cluster Application Attempts API"). */
+export interface AttemptSummary {
+  appAttemptId: string;
+  /** The AM container of the attempt. */
+  containerId?: string;
+  nodeId?: string;
+  startTime?: number;
+  /** appAttemptState (newer RMs only). */
+  state?: string;
+  /** The scheduler's per-app blacklist as the RM shows it (AppAttemptInfo.blacklistedNodes, newer RMs only). */
+  blacklistedNodes?: string[];
+}
+
 export interface ResourceManagerReader {
   clusterInfo(): Promise<ClusterInfo>;
   nodes(): Promise<ClusterNode[]>;
   application(appId: string): Promise<ApplicationInfo>;
-  attempts(appId: string): Promise<{ appAttemptId: string; containerId?: string; nodeId?: string; startTime?: number }[]>;
+  attempts(appId: string): Promise<AttemptSummary[]>;
   containers(appId: string, attemptId: string): Promise<AppContainer[]>;
 }
 

@@ -3,11 +3,13 @@
  */
 import { Command } from 'commander';
 import * as sidecar from './sidecar';
+import * as yarnSim from './yarn-sim';
 
 type Register = (program: Command) => void;
 
 const modules: Register[] = [
   sidecar.register,
+  yarnSim.register,
   // sidecar, yarn-sim and admin commands add themselves here
 ];
 

@@ -1,0 +1,62 @@
+/**
+ * The simulator's AMRM proxy face: the contract of docs/amrm-proxy.openapi.yaml, served over the
+ * simulated AM's AMRMClient state (cluster.ts). Errors use {"errors":[…]}.
+ */
+import { FastifyInstance, FastifyReply } from 'fastify';
+import { SimCluster } from './cluster';
+
+export function sendErrors(reply: FastifyReply, status: number, ...errors: string[]): FastifyReply {
+  return reply.code(status).send({ errors });
+}
+
+/** A list of non-empty strings, or an error naming the field. */
+function stringList(body: Record<string, unknown>, key: string, required: boolean): string[] | string {
+  const v = body[key];
+  if (v === undefined && !required) return [];
+  if (!Array.isArray(v)) return `"${key}" must be an array of strings`;
+  for (const x of v) {
+    if (typeof x !== 'string' || x.length === 0) return `"${key}" must contain only non-empty strings`;
+  }
+  return v as string[];
+}
+
+export function registerAmrmRoutes(app: FastifyInstance, cluster: SimCluster): void {
+  app.get('/amrm/v1/attempt', async () => {
+    const a = cluster.currentAttempt;
+    return { applicationId: cluster.applicationId, appAttemptId: a.id, registered: a.registered };
+  });
+
+  app.get('/amrm/v1/blacklist', async () => ({ blacklist: cluster.clientBlacklistView() }));
+
+  app.post<{ Body: unknown }>('/amrm/v1/blacklist', async (req, reply) => {
+    const body = req.body;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      return sendErrors(reply, 400, 'body must be {"blacklistAdditions":[…],"blacklistRemovals":[…]}');
+    }
+    const o = body as Record<string, unknown>;
+    const additions = stringList(o, 'blacklistAdditions', false);
+    const removals = stringList(o, 'blacklistRemovals', false);
+    if (typeof additions === 'string') return sendErrors(reply, 400, additions);
+    if (typeof removals === 'string') return sendErrors(reply, 400, removals);
+    const r = cluster.updateBlacklist(additions, removals);
+    if (!r.ok) return sendErrors(reply, 400, r.error);
+    return { blacklist: r.blacklist };
+  });
+
+  app.get('/amrm/v1/containers', async () => ({
+    containers: cluster.taskManagers().map((c) => {
+      const n = cluster.node(c.host);
+      return { containerId: c.id, nodeId: n?.nodeId ?? c.host, nodeHttpAddress: n?.httpAddress ?? '', state: 'RUNNING' };
+    }),
+  }));
+
+  app.post<{ Body: unknown }>('/amrm/v1/containers/release', async (req, reply) => {
+    const body = req.body;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      return sendErrors(reply, 400, 'body must be {"containerIds":[…]}');
+    }
+    const ids = stringList(body as Record<string, unknown>, 'containerIds', true);
+    if (typeof ids === 'string') return sendErrors(reply, 400, ids);
+    return cluster.release(ids);
+  });
+}

@@ -1,0 +1,165 @@
+/**
+ * The YARN simulator as a real HTTP server on 127.0.0.1: one port serving the RM REST face
+ * (/ws/v1/cluster/…), the AMRM proxy face (/amrm/v1/…) and the control API (/sim/v1/…).
+ *
+ * In-process use (tests, benchmarks):
+ *   const sim = await startSimulator({ port: 0, nodes: 50, containers: 100, seed: 7, tickMs: 0 });
+ *   new ResourceManagerClient({ addresses: sim.url }); new AmrmProxyClient({ address: sim.url });
+ *   sim.cluster.allocate();  // one allocation round now, no sleeping
+ *   await sim.close();
+ */
+import Fastify, { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AddressInfo } from 'node:net';
+import { Clock } from '../model/clock';
+import { Logger, silentLogger } from '../log/logger';
+import { registerAmrmRoutes, sendErrors } from './amrm-routes';
+import { ClusterOptions, SimCluster } from './cluster';
+import { registerControlRoutes } from './control-routes';
+import { Face, FaultInjector } from './faults';
+import { RmContainersShape, RmFaceSettings, registerRmRoutes, sendRemoteException } from './rm-routes';
+
+export interface SimulatorOptions extends Partial<Omit<ClusterOptions, 'clock'>> {
+  /** 0 = any free port. */
+  port?: number;
+  /** Bind address; loopback by default (services listen on 127.0.0.1 only). */
+  host?: string;
+  /** Allocation tick (an AM heartbeat), ms; 0 = only on POST /sim/v1/allocate or cluster.allocate(). */
+  tickMs?: number;
+  rmContainersShape?: RmContainersShape;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export interface RunningSimulator {
+  /** Base URL of everything: http://127.0.0.1:<port>. */
+  url: string;
+  /** Same server; named for the face (RM addresses take it as is). */
+  rmUrl: string;
+  /** Same server; the proxy's paths start with /amrm/v1. */
+  amrmUrl: string;
+  port: number;
+  /** Direct access to the simulated cluster (state, counters, allocate(), setNodeState(), …). */
+  cluster: SimCluster;
+  faults: FaultInjector;
+  settings: RmFaceSettings;
+  setTick(ms: number): void;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_TICK_MS = 500;
+
+function faceOf(url: string): Face | undefined {
+  if (url.startsWith('/ws/')) return 'rm';
+  if (url.startsWith('/amrm/')) return 'amrm';
+  return undefined;
+}
+
+function sendFaceError(face: Face | undefined, reply: FastifyReply, status: number, message: string): FastifyReply {
+  if (face === 'rm') {
+    const exception = status === 404 ? 'NotFoundException' : status === 400 ? 'BadRequestException' : 'WebApplicationException';
+    const pkg = status === 404 || status === 400 ? 'org.apache.hadoop.yarn.webapp.' : 'javax.ws.rs.';
+    return sendRemoteException(reply, status, exception, message, pkg + exception);
+  }
+  return sendErrors(reply, status, message);
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
+  const log = opts.logger ?? silentLogger;
+  const cluster = new SimCluster({
+    nodes: opts.nodes ?? 20,
+    containers: opts.containers ?? 40,
+    ...(opts.racks !== undefined ? { racks: opts.racks } : {}),
+    seed: opts.seed ?? 1,
+    ...(opts.slotsPerNode !== undefined ? { slotsPerNode: opts.slotsPerNode } : {}),
+    ...(opts.clusterTimestamp !== undefined ? { clusterTimestamp: opts.clusterTimestamp } : {}),
+    ...(opts.appNumber !== undefined ? { appNumber: opts.appNumber } : {}),
+    ...(opts.epoch !== undefined ? { epoch: opts.epoch } : {}),
+    ...(opts.newAttemptBlacklist !== undefined ? { newAttemptBlacklist: opts.newAttemptBlacklist } : {}),
+    ...(opts.keepContainersAcrossAttempts !== undefined ? { keepContainersAcrossAttempts: opts.keepContainersAcrossAttempts } : {}),
+    ...(opts.clock !== undefined ? { clock: opts.clock } : {}),
+  });
+  const faults = new FaultInjector(opts.seed ?? 1);
+  const settings: RmFaceSettings = { rmContainersShape: opts.rmContainersShape ?? 'real' };
+  let tickMs = opts.tickMs ?? DEFAULT_TICK_MS;
+
+  const app: FastifyInstance = Fastify({ logger: false, bodyLimit: 32 * 1024 * 1024, forceCloseConnections: true });
+
+  app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    const face = faceOf(req.url);
+    if (!face) return;
+    if (face === 'rm') {
+      cluster.counters.rmRequests++;
+      const user = (req.query as Record<string, unknown> | undefined)?.['user.name'];
+      if (typeof user === 'string') cluster.counters.rmLastUser = user;
+    } else {
+      cluster.counters.amrmRequests++;
+    }
+    const latency = faults.latency(face);
+    if (latency > 0) await sleep(latency);
+    const d = faults.decide(face);
+    if (d.kind === 'pass') return;
+    cluster.counters.faultsInjected[face]++;
+    if (d.kind === 'reset') {
+      reply.hijack();
+      req.raw.socket.destroy();
+      return reply;
+    }
+    const message = d.status === 503 ? 'simulated outage' : 'simulated failure';
+    return sendFaceError(face, reply, d.status, message);
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    const face = faceOf(req.url);
+    void sendFaceError(face, reply, 404, `no such resource: ${req.method} ${req.url.split('?')[0]}`);
+  });
+  app.setErrorHandler((err: { statusCode?: number; message: string }, req, reply) => {
+    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
+    if (status >= 500) log.error('simulator request failed', { url: req.url, error: err.message });
+    void sendFaceError(faceOf(req.url), reply, status, err.message);
+  });
+
+  registerRmRoutes(app, cluster, settings);
+  registerAmrmRoutes(app, cluster);
+  registerControlRoutes(app, {
+    cluster,
+    faults,
+    settings,
+    tick: {
+      get: () => tickMs,
+      set: (ms: number) => {
+        tickMs = ms;
+        cluster.startTicking(ms);
+      },
+    },
+  });
+
+  await app.listen({ port: opts.port ?? 0, host: opts.host ?? '127.0.0.1' });
+  const port = (app.server.address() as AddressInfo).port;
+  const hostPart = (opts.host ?? '127.0.0.1').includes(':') ? `[${opts.host}]` : (opts.host ?? '127.0.0.1');
+  const url = `http://${hostPart}:${port}`;
+  cluster.startTicking(tickMs);
+  log.info('YARN simulator listening', { url, nodes: cluster.nodes.length, containers: cluster.target, app: cluster.applicationId });
+
+  let closed = false;
+  return {
+    url,
+    rmUrl: url,
+    amrmUrl: url,
+    port,
+    cluster,
+    faults,
+    settings,
+    setTick(ms: number) {
+      tickMs = ms;
+      cluster.startTicking(ms);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      cluster.stopTick();
+      await app.close();
+    },
+  };
+}

@@ -1,0 +1,136 @@
+/**
+ * Client of the AMRM REST proxy (docs/amrm-proxy.openapi.yaml): the sidecar's write path into YARN.
+ * Only the ApplicationMaster may call the RM's allocate, so blacklist updates and container releases
+ * go to a small HTTP component in (or beside) the AM that feeds its AMRMClient.
+ *
+ * Errors: {"errors":[…]} bodies become YarnCallError; 4xx (except 408/429) are not retriable —
+ * a refused update (e.g. "*", YARN's "Cannot add * to the blacklist!") will not get better.
+ */
+import axios, { AxiosInstance, AxiosResponse } from 'axios';
+import { parseApplicationId, parseAttemptId, parseContainerId } from '../model/ids';
+import { excerpt, retriableStatus, transportError, tryParseJson } from './http-errors';
+import { hostOfNodeId } from './rm-json';
+import { AmrmProxy, AppContainer, AttemptInfo, ReleaseResult, YarnCallError } from './types';
+
+export interface AmrmClientOptions {
+  /** The proxy's address: `host:port` or `http(s)://host:port`. */
+  address: string;
+  /** Timeout of each call, ms. */
+  timeoutMs?: number;
+}
+
+export const AMRM_BASE_PATH = '/amrm/v1';
+
+export class AmrmProxyClient implements AmrmProxy {
+  readonly baseUrl: string;
+  private readonly http: AxiosInstance;
+  private readonly timeoutMs: number;
+
+  constructor(opts: AmrmClientOptions) {
+    const a = opts.address.trim();
+    if (a === '') throw new YarnCallError('no AMRM proxy address configured (cluster.resource-blocklist.amrm-proxy.address)', undefined, false);
+    const withScheme = /^https?:\/\//i.test(a) ? a : `http://${a}`;
+    let u: URL;
+    try {
+      u = new URL(withScheme);
+    } catch {
+      throw new YarnCallError(`'${opts.address}' is not an AMRM proxy address (host:port or URL)`, undefined, false);
+    }
+    this.baseUrl = `${u.protocol}//${u.host}`;
+    this.timeoutMs = opts.timeoutMs ?? 10_000;
+    this.http = axios.create({
+      baseURL: this.baseUrl + AMRM_BASE_PATH,
+      timeout: this.timeoutMs,
+      maxRedirects: 0,
+      validateStatus: () => true,
+      responseType: 'text',
+      transformResponse: [(d: unknown) => d],
+      headers: { Accept: 'application/json' },
+    });
+  }
+
+  async attempt(): Promise<AttemptInfo> {
+    const o = await this.call('GET', '/attempt');
+    const applicationId = str(o, 'applicationId', 'attempt');
+    const appAttemptId = str(o, 'appAttemptId', 'attempt');
+    if (!parseApplicationId(applicationId).ok) throw shape(`attempt.applicationId '${applicationId}' is not a YARN application id`);
+    if (!parseAttemptId(appAttemptId).ok) throw shape(`attempt.appAttemptId '${appAttemptId}' is not a YARN attempt id`);
+    const reg = o.registered;
+    if (typeof reg !== 'boolean' && reg !== 'true' && reg !== 'false') throw shape('attempt.registered is not a boolean');
+    return { applicationId, appAttemptId, registered: reg === true || reg === 'true' };
+  }
+
+  async blacklist(): Promise<string[]> {
+    return strings(await this.call('GET', '/blacklist'), 'blacklist');
+  }
+
+  async updateBlacklist(additions: string[], removals: string[]): Promise<void> {
+    await this.call('POST', '/blacklist', { blacklistAdditions: additions, blacklistRemovals: removals });
+  }
+
+  async containers(): Promise<AppContainer[]> {
+    const o = await this.call('GET', '/containers');
+    if (!Array.isArray(o.containers)) throw shape('containers: expected {"containers":[…]}');
+    return o.containers.map((raw, i) => {
+      const where = `containers[${i}]`;
+      if (typeof raw !== 'object' || raw === null) throw shape(`${where} is not an object`);
+      const c = raw as Record<string, unknown>;
+      const containerId = str(c, 'containerId', where);
+      if (!parseContainerId(containerId).ok) throw shape(`${where}.containerId '${containerId}' is not a YARN container id`);
+      const nodeId = str(c, 'nodeId', where);
+      const out: AppContainer = { containerId, nodeId, host: hostOfNodeId(nodeId), state: typeof c.state === 'string' ? c.state : 'RUNNING' };
+      if (typeof c.nodeHttpAddress === 'string' && c.nodeHttpAddress !== '') out.nodeHttpAddress = c.nodeHttpAddress;
+      return out;
+    });
+  }
+
+  async release(containerIds: string[]): Promise<ReleaseResult> {
+    if (containerIds.length === 0) return { released: [], unknown: [] };
+    const o = await this.call('POST', '/containers/release', { containerIds });
+    return { released: strings(o, 'released'), unknown: strings(o, 'unknown') };
+  }
+
+  private async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown>> {
+    const what = `AMRM proxy ${method} ${AMRM_BASE_PATH}${path}`;
+    let res: AxiosResponse<unknown>;
+    try {
+      res = await this.http.request<unknown>({ method, url: path, data: body, headers: body === undefined ? {} : { 'Content-Type': 'application/json' } });
+    } catch (e) {
+      throw transportError(what, this.baseUrl + AMRM_BASE_PATH + path, e, this.timeoutMs);
+    }
+    const parsed = tryParseJson(res.data);
+    if (res.status < 200 || res.status >= 300) {
+      throw new YarnCallError(`${what}: ${res.status} ${errorText(parsed) ?? (excerpt(res.data) || '(empty body)')}`, res.status, retriableStatus(res.status));
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw new YarnCallError(`${what}: ${res.status} but the body is not a JSON object: ${excerpt(res.data)}`, res.status, true);
+    }
+    return parsed as Record<string, unknown>;
+  }
+}
+
+/** {"errors":["…"]} (the project's and Flink's REST error body) or {"error":"…"}. */
+function errorText(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const o = body as Record<string, unknown>;
+  if (Array.isArray(o.errors) && o.errors.every((x) => typeof x === 'string')) return (o.errors as string[]).join('; ');
+  if (typeof o.error === 'string') return o.error;
+  if (typeof o.message === 'string') return o.message;
+  return undefined;
+}
+
+function shape(msg: string): YarnCallError {
+  return new YarnCallError(`AMRM proxy answered with an unusable body: ${msg}`, 200, true);
+}
+
+function str(o: Record<string, unknown>, key: string, where: string): string {
+  const v = o[key];
+  if (typeof v !== 'string' || v === '') throw shape(`${where}.${key} is missing or not a string`);
+  return v;
+}
+
+function strings(o: Record<string, unknown>, key: string): string[] {
+  const v = o[key];
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) throw shape(`"${key}" is not a list of strings`);
+  return v as string[];
+}

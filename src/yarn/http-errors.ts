@@ -1,0 +1,50 @@
+/**
+ * Turning a failed HTTP exchange with YARN (the RM or the AMRM proxy) into one readable
+ * YarnCallError. Shared by both clients so the sync engine sees one error shape.
+ */
+import { AxiosError, isAxiosError } from 'axios';
+import { YarnCallError } from './types';
+
+/** Connection-level failures: the peer never answered, so another RM of an HA list may. */
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT', 'ERR_SOCKET_CONNECTION_TIMEOUT']);
+
+export function isConnectionError(e: unknown): boolean {
+  if (!isAxiosError(e)) return false;
+  if (e.response) return false;
+  return e.code !== undefined ? CONNECTION_CODES.has(e.code) || e.code === 'ERR_CANCELED' || e.code === AxiosError.ECONNABORTED : true;
+}
+
+export function isTimeout(e: unknown): boolean {
+  return isAxiosError(e) && !e.response && (e.code === AxiosError.ECONNABORTED || e.code === AxiosError.ETIMEDOUT || /timeout/i.test(e.message));
+}
+
+/** An error thrown before any answer arrived (refused, reset, timed out, DNS). Always retriable. */
+export function transportError(what: string, url: string, e: unknown, timeoutMs: number): YarnCallError {
+  if (isTimeout(e)) return new YarnCallError(`${what}: no answer from ${url} within ${timeoutMs} ms`, undefined, true);
+  const code = isAxiosError(e) && e.code ? ` (${e.code})` : '';
+  const msg = e instanceof Error ? e.message : String(e);
+  return new YarnCallError(`${what}: cannot reach ${url}${code}: ${msg}`, undefined, true);
+}
+
+/** 4xx answers will not get better by retrying, except 408 (timeout) and 429 (throttled). */
+export function retriableStatus(status: number): boolean {
+  return status >= 500 || status === 408 || status === 429;
+}
+
+/** Parses a JSON body, or undefined when it is not JSON (an HTML error page, an empty body). */
+export function tryParseJson(body: unknown): unknown {
+  if (typeof body !== 'string') return body;
+  if (body.trim() === '') return undefined;
+  try {
+    return JSON.parse(body) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A short, single-line excerpt of a body for error messages (never the whole page). */
+export function excerpt(body: unknown, max = 200): string {
+  const s = typeof body === 'string' ? body : JSON.stringify(body) ?? '';
+  const flat = s.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+}

@@ -1,0 +1,245 @@
+/**
+ * Read-only client of the real Hadoop ResourceManager REST API (ResourceManagerRest.md):
+ * /ws/v1/cluster/info, /nodes, /apps/{appid}, /apps/{appid}/appattempts and
+ * /apps/{appid}/appattempts/{attemptid}/containers.
+ *
+ * Why it is more than a few axios.get calls:
+ *  - RM HA: a list of RM web addresses. A connection failure (refused, reset, timeout, DNS) moves on
+ *    to the next one; the RM that answered last is tried first next time.
+ *  - A standby RM answers 307 with `Location:` of the active one (RMWebAppFilter). Redirects are
+ *    followed here, not by axios, so the hop count is bounded and the active RM is remembered.
+ *  - Simple auth (hadoop.http.authentication.type=simple): `?user.name=<user>` on every call,
+ *    kept across redirects.
+ *  - Errors come as {"RemoteException":{"exception","message","javaClassName"}}
+ *    (WebServicesIntro.md, "Response Errors"); they become YarnCallError with that text.
+ *  - Every body is validated (rm-json.ts) before use: a broken RM yields a YarnCallError, never a
+ *    TypeError in the caller.
+ */
+import axios, { AxiosInstance, AxiosResponse } from 'axios';
+import { parseApplicationId, parseAttemptId } from '../model/ids';
+import { Logger, silentLogger } from '../log/logger';
+import { excerpt, isConnectionError, retriableStatus, transportError, tryParseJson } from './http-errors';
+import { RmShapeError, parseApplication, parseAttempts, parseClusterInfo, parseContainers, parseNodes } from './rm-json';
+import {
+  AppContainer,
+  ApplicationInfo,
+  AttemptSummary,
+  ClusterInfo,
+  ClusterNode,
+  ResourceManagerReader,
+  YarnCallError,
+} from './types';
+
+export interface RmClientOptions {
+  /** RM web addresses in HA order: `host:port` or `http(s)://host:port`; a comma-separated string is split. */
+  addresses: string | string[];
+  /** Simple-auth user sent as `?user.name=`; empty or absent = none. */
+  user?: string;
+  /** Timeout of each HTTP request (one RM, one hop), ms. */
+  timeoutMs?: number;
+  /** 307 hops followed per call before giving up (a redirect loop between two standbys). */
+  maxRedirects?: number;
+  logger?: Logger;
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/** Normalises `host:port` to `http://host:port` and drops a trailing slash. */
+export function normaliseBaseUrl(address: string): string {
+  const a = address.trim();
+  if (a === '') throw new YarnCallError('empty RM address', undefined, false);
+  const withScheme = /^https?:\/\//i.test(a) ? a : `http://${a}`;
+  let u: URL;
+  try {
+    u = new URL(withScheme);
+  } catch {
+    throw new YarnCallError(`'${address}' is not an RM web address (host:port or http(s)://host:port)`, undefined, false);
+  }
+  return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`;
+}
+
+export class ResourceManagerClient implements ResourceManagerReader {
+  readonly addresses: string[];
+  private readonly http: AxiosInstance;
+  private readonly user: string | undefined;
+  private readonly timeoutMs: number;
+  private readonly maxRedirects: number;
+  private readonly log: Logger;
+  /** Index into addresses of the RM that answered last (the active one, as far as we know). */
+  private preferred = 0;
+
+  constructor(opts: RmClientOptions) {
+    const list = (Array.isArray(opts.addresses) ? opts.addresses : opts.addresses.split(',')).map((s) => s.trim()).filter((s) => s !== '');
+    if (list.length === 0) throw new YarnCallError('no RM web address configured (yarn.resourcemanager.webapp.address)', undefined, false);
+    this.addresses = list.map(normaliseBaseUrl);
+    this.user = opts.user ? opts.user : undefined;
+    this.timeoutMs = opts.timeoutMs ?? 10_000;
+    this.maxRedirects = opts.maxRedirects ?? 3;
+    this.log = opts.logger ?? silentLogger;
+    this.http = axios.create({
+      timeout: this.timeoutMs,
+      maxRedirects: 0,
+      validateStatus: () => true,
+      responseType: 'text',
+      // Keep the raw text: JSON is parsed (and refused with a clear message) by us, not by axios.
+      transformResponse: [(d: unknown) => d],
+      headers: { Accept: 'application/json' },
+    });
+  }
+
+  /** The RM base URL tried first on the next call. */
+  get activeAddress(): string {
+    return this.addresses[this.preferred];
+  }
+
+  async clusterInfo(): Promise<ClusterInfo> {
+    return this.shaped('cluster info', await this.get('/ws/v1/cluster/info'), parseClusterInfo);
+  }
+
+  /**
+   * Nodes in every state. No `states` parameter: RMWebServices#getNodes then accepts
+   * EnumSet.allOf(NodeState) (Hadoop 2.x+); naming states explicitly would make an older RM that
+   * lacks DECOMMISSIONING/SHUTDOWN fail NodeState.valueOf.
+   */
+  async nodes(): Promise<ClusterNode[]> {
+    return this.shaped('nodes', await this.get('/ws/v1/cluster/nodes'), parseNodes);
+  }
+
+  async application(appId: string): Promise<ApplicationInfo> {
+    this.checkApp(appId);
+    const body = await this.get(`/ws/v1/cluster/apps/${appId}`);
+    return this.shaped(`application ${appId}`, body, (b) => parseApplication(b, appId));
+  }
+
+  async attempts(appId: string): Promise<AttemptSummary[]> {
+    this.checkApp(appId);
+    const body = await this.get(`/ws/v1/cluster/apps/${appId}/appattempts`);
+    return this.shaped(`attempts of ${appId}`, body, (b) => parseAttempts(b, appId));
+  }
+
+  async containers(appId: string, attemptId: string): Promise<AppContainer[]> {
+    this.checkApp(appId);
+    const a = parseAttemptId(attemptId);
+    if (!a.ok) throw new YarnCallError(a.error, undefined, false);
+    const app = parseApplicationId(appId);
+    if (app.ok && (a.value.application.clusterTimestamp !== app.value.clusterTimestamp || a.value.application.id !== app.value.id)) {
+      throw new YarnCallError(`attempt ${attemptId} does not belong to ${appId}`, undefined, false);
+    }
+    const body = await this.get(`/ws/v1/cluster/apps/${appId}/appattempts/${attemptId}/containers`);
+    return this.shaped(`containers of ${attemptId}`, body, parseContainers);
+  }
+
+  private checkApp(appId: string): void {
+    const p = parseApplicationId(appId);
+    if (!p.ok) throw new YarnCallError(p.error, undefined, false);
+  }
+
+  private shaped<T>(what: string, body: unknown, parse: (b: unknown) => T): T {
+    try {
+      return parse(body);
+    } catch (e) {
+      if (e instanceof RmShapeError) {
+        throw new YarnCallError(`RM answered ${what} with an unusable body: ${e.message}`, 200, true);
+      }
+      throw e;
+    }
+  }
+
+  private withUser(url: string): string {
+    if (!this.user) return url;
+    const u = new URL(url);
+    if (!u.searchParams.has('user.name')) u.searchParams.set('user.name', this.user);
+    return u.toString();
+  }
+
+  /** GET path from the preferred RM, falling over to the others on connection failure. */
+  private async get(path: string): Promise<unknown> {
+    const n = this.addresses.length;
+    const failures: string[] = [];
+    let last: YarnCallError | undefined;
+    for (let k = 0; k < n; k++) {
+      const index = (this.preferred + k) % n;
+      const base = this.addresses[index];
+      const outcome = await this.getFrom(base, path);
+      if (outcome.kind === 'ok') {
+        if (this.preferred !== outcome.answeredBy) {
+          this.log.info('RM changed', { rm: this.addresses[outcome.answeredBy] });
+        }
+        this.preferred = outcome.answeredBy;
+        return outcome.body;
+      }
+      last = outcome.error;
+      failures.push(`${base}: ${outcome.error.message}`);
+      this.log.warn('RM unreachable, trying the next one', { rm: base, error: outcome.error.message });
+    }
+    if (n === 1 && last) throw last;
+    throw new YarnCallError(`no ResourceManager reachable for GET ${path}: ${failures.join('; ')}`, last?.status, true);
+  }
+
+  private async getFrom(
+    base: string,
+    path: string,
+  ): Promise<{ kind: 'ok'; body: unknown; answeredBy: number } | { kind: 'next'; error: YarnCallError }> {
+    let url = this.withUser(base + path);
+    let answeredBy = this.addresses.indexOf(base);
+    for (let hop = 0; ; hop++) {
+      let res: AxiosResponse<unknown>;
+      try {
+        res = await this.http.get<unknown>(url);
+      } catch (e) {
+        const err = transportError(`RM GET ${path}`, url, e, this.timeoutMs);
+        if (isConnectionError(e)) return { kind: 'next', error: err };
+        throw err;
+      }
+      if (REDIRECTS.has(res.status)) {
+        const location = res.headers['location'];
+        if (typeof location !== 'string' || location === '') {
+          throw new YarnCallError(`RM GET ${path}: ${res.status} redirect from ${url} without a Location header`, res.status, true);
+        }
+        if (hop >= this.maxRedirects) {
+          throw new YarnCallError(`RM GET ${path}: more than ${this.maxRedirects} redirects (last to ${location}); are all RMs standby?`, res.status, true);
+        }
+        const next = this.withUser(new URL(location, url).toString());
+        this.log.debug('RM redirected (standby → active)', { from: url, to: next });
+        url = next;
+        const target = this.addresses.indexOf(normaliseBaseUrl(new URL(next).origin));
+        if (target >= 0) answeredBy = target;
+        continue;
+      }
+      if (res.status >= 200 && res.status < 300) {
+        const body = tryParseJson(res.data);
+        if (body === undefined) {
+          throw new YarnCallError(`RM GET ${path}: ${res.status} but the body is not JSON: ${excerpt(res.data)}`, res.status, true);
+        }
+        return { kind: 'ok', body, answeredBy: answeredBy >= 0 ? answeredBy : this.preferred };
+      }
+      // A standby that cannot redirect (no active known yet) answers 503: another RM may be active.
+      const error = httpError(`RM GET ${path}`, res.status, res.data);
+      if (res.status === 503) return { kind: 'next', error };
+      throw error;
+    }
+  }
+}
+
+/** A non-2xx answer as YarnCallError, with the RemoteException's class and message when there is one. */
+export function httpError(what: string, status: number, data: unknown): YarnCallError {
+  const body = tryParseJson(data);
+  const remote = remoteException(body);
+  const text = remote ?? (excerpt(data) || '(empty body)');
+  return new YarnCallError(`${what}: ${status} ${text}`, status, retriableStatus(status));
+}
+
+/**
+ * {"RemoteException":{"exception":"NotFoundException","message":"java.lang.Exception: app with id:
+ * application_… not found","javaClassName":"org.apache.hadoop.yarn.webapp.NotFoundException"}}
+ * → "NotFoundException: app with id: application_… not found".
+ */
+export function remoteException(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const re = (body as Record<string, unknown>).RemoteException;
+  if (typeof re !== 'object' || re === null) return undefined;
+  const r = re as Record<string, unknown>;
+  const exception = typeof r.exception === 'string' ? r.exception : typeof r.javaClassName === 'string' ? r.javaClassName.split('.').pop() : 'RemoteException';
+  const message = typeof r.message === 'string' ? r.message.replace(/^java\.lang\.Exception:\s*/, '') : '';
+  return message ? `${exception}: ${message}` : String(exception);
+}
