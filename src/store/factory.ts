@@ -1,20 +1,28 @@
 /**
- * Opens the store the configuration names. (The ZooKeeper branch is filled in by the ZooKeeper
- * store work; until then choosing it fails with a clear message.)
+ * Opens the store the configuration names (`cluster.resource-blocklist.store.type`). The sidecar
+ * and the CLI call this; nothing else chooses an implementation.
  */
 import { ConfigValues } from '../config/keys';
 import { Logger } from '../log/logger';
+import { BlocklistStore } from './store';
 import { SqliteStore } from './sqlite-store';
-import { BlocklistStore, StoreUnavailableError } from './store';
+import { ZookeeperStore } from './zookeeper-store';
 
 export async function openStore(values: ConfigValues, logger: Logger): Promise<BlocklistStore> {
-  switch (values['cluster.resource-blocklist.store.type']) {
-    case 'sqlite': {
-      const store = new SqliteStore(values['cluster.resource-blocklist.store.sqlite.path']);
-      logger.info(`store: ${store.description}`);
-      return store;
-    }
-    case 'zookeeper':
-      throw new StoreUnavailableError('the zookeeper store is not available in this build');
+  const type = values['cluster.resource-blocklist.store.type'];
+  let store: BlocklistStore;
+  if (type === 'zookeeper') {
+    store = await ZookeeperStore.open({
+      quorum: values['cluster.resource-blocklist.store.zookeeper.quorum'],
+      root: values['cluster.resource-blocklist.store.zookeeper.root'],
+      sessionTimeoutMs: values['cluster.resource-blocklist.store.zookeeper.session-timeout'],
+      operationTimeoutMs: values['cluster.resource-blocklist.store.zookeeper.operation-timeout'],
+      auth: values['cluster.resource-blocklist.store.zookeeper.auth'] || undefined,
+      logger,
+    });
+  } else {
+    store = new SqliteStore(values['cluster.resource-blocklist.store.sqlite.path']);
   }
+  logger.info('blocklist store opened', { store: store.description });
+  return store;
 }

@@ -1,0 +1,420 @@
+/**
+ * The shared store: one cluster-wide blocklist on a ZooKeeper ensemble, for many sidecars of many
+ * jobs (issue 6). Layout in zookeeper-paths.ts; docs/zookeeper.md explains the scheme.
+ *
+ * - Every write is one ZooKeeper `multi`: the item change (create / versioned setData / versioned
+ *   delete) plus a setData on the items znode. The multi is atomic, so the change marker moves iff
+ *   the change committed, and a promise resolves only after the ensemble's quorum acknowledged it.
+ * - add() is read → mergeItems → compare-and-set on the znode's data version, retried on
+ *   BAD_VERSION / NODE_EXISTS / NO_NODE: concurrent merges from any number of sidecars lose nothing.
+ * - removeExpired() deletes with the version it read: of several sidecars expiring at once exactly
+ *   one delete succeeds per item, and only that caller reports it.
+ * - Change marker: `mzxid.pzxid` of the items znode. Why not the root's stat alone: a parent's
+ *   cversion/pzxid move on child create/delete only, not when a child's data changes (a merge), so
+ *   every write also touches the items znode; pzxid is kept in the marker so children created or
+ *   deleted by hand (zkCli) are still noticed by pollers.
+ * - Every call is bounded by the operation timeout (zookeeper-session.ts); the retry loops of one
+ *   store call share that one deadline, so a store call never outlives it.
+ *
+ * A write whose reply was lost (connection loss while the leader failed over) may have been applied.
+ * The retry recognises its own write (the znode holds exactly the bytes it sent) and reports the
+ * outcome it intended, instead of a conflict with itself.
+ */
+import { BlockedItem } from '../model/item';
+import { mergeItems } from '../model/merge';
+import { isExpired } from '../model/effective';
+import { Logger, silentLogger } from '../log/logger';
+import { AddOutcome, AddRequest, BlocklistStore, StoreUnavailableError } from './store';
+import { CorruptItemError, decodeItem, encodeItem } from './codec';
+import { ZkLayout, decodeId, parseConnectString } from './zookeeper-paths';
+import { ZK, ZkError, ZkOp, ZkSession, ZkTimeoutError, hasCode, isTransient } from './zookeeper-session';
+import { ZkWatch, markerOf } from './zookeeper-watch';
+
+export interface ZookeeperStoreOptions {
+  /** host:port[,host:port…][/chroot] */
+  quorum: string;
+  /** Root znode under the chroot, e.g. /flink-blocklist. */
+  root: string;
+  sessionTimeoutMs: number;
+  /** Bound of every store call (and of open()). */
+  operationTimeoutMs: number;
+  /** 'user:password' for digest auth; '' or undefined = none. */
+  auth?: string;
+  logger?: Logger;
+}
+
+const EMPTY = Buffer.alloc(0);
+/** A bound on CAS rounds besides the deadline (each lost round means another writer won one). */
+const MAX_ROUNDS = 10_000;
+/** list()/removeExpired() read children this many at a time (the client pipelines them). */
+const READ_BATCH = 256;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function parseAuth(auth: string | undefined): { user: string; password: string } | undefined {
+  if (!auth) return undefined;
+  const i = auth.indexOf(':');
+  if (i <= 0 || i === auth.length - 1) throw new Error("cluster.resource-blocklist.store.zookeeper.auth must be 'user:password'");
+  return { user: auth.slice(0, i), password: auth.slice(i + 1) };
+}
+
+class Deadline {
+  private readonly at: number;
+  constructor(readonly totalMs: number) {
+    // Real elapsed time, not the injected Clock: this bounds I/O, it is not business time.
+    this.at = performance.now() + totalMs;
+  }
+  left(): number {
+    return Math.max(0, this.at - performance.now());
+  }
+  passed(): boolean {
+    return this.left() <= 0;
+  }
+}
+
+export class ZookeeperStore implements BlocklistStore {
+  readonly description: string;
+  private readonly layout: ZkLayout;
+  private readonly session: ZkSession;
+  private readonly watcher: ZkWatch;
+  private readonly logger: Logger;
+
+  private constructor(private readonly opts: ZookeeperStoreOptions) {
+    const addr = parseConnectString(opts.quorum);
+    this.layout = new ZkLayout(addr.chroot, opts.root);
+    this.logger = (opts.logger ?? silentLogger).child({ component: 'zookeeper-store' });
+    this.description = `zookeeper:${addr.hosts}${this.layout.base}`;
+    this.session = new ZkSession({
+      hosts: addr.hosts,
+      sessionTimeoutMs: opts.sessionTimeoutMs,
+      operationTimeoutMs: opts.operationTimeoutMs,
+      auth: parseAuth(opts.auth),
+      logger: this.logger,
+    });
+    this.watcher = new ZkWatch(this.session, this.layout.items, opts.operationTimeoutMs, this.logger);
+  }
+
+  /**
+   * Connects and makes sure the skeleton (chroot, root, items) exists. Fails with
+   * StoreUnavailableError within the operation timeout when the ensemble cannot be reached.
+   * The chroot is created by the store (a plain client needs it to exist already).
+   */
+  static async open(opts: ZookeeperStoreOptions): Promise<ZookeeperStore> {
+    const s = new ZookeeperStore(opts);
+    try {
+      await s.ensureSkeleton(new Deadline(opts.operationTimeoutMs));
+    } catch (e) {
+      await s.close();
+      throw s.unavailable(e, 'open');
+    }
+    return s;
+  }
+
+  private async ensureSkeleton(d: Deadline): Promise<void> {
+    for (const p of this.layout.skeleton()) {
+      // exists first: creating an existing node under a parent we may not write to would be NO_AUTH.
+      if (await this.retrying(d, () => this.session.exists(p, d.left()))) continue;
+      await this.retrying(d, async () => {
+        try {
+          await this.session.create(p, EMPTY, d.left());
+        } catch (e) {
+          if (!hasCode(e, ZK.NODE_EXISTS)) throw e;
+        }
+      });
+    }
+  }
+
+  /** Retries a step after connection loss until the deadline; other errors pass through. */
+  private async retrying<T>(d: Deadline, step: () => Promise<T>): Promise<T> {
+    let delay = 20;
+    for (let i = 0; ; i++) {
+      try {
+        return await step();
+      } catch (e) {
+        if (!isTransient(e) || d.passed() || i >= MAX_ROUNDS) throw e;
+        await sleep(Math.min(delay, d.left()));
+        delay = Math.min(delay * 2, 500);
+      }
+    }
+  }
+
+  /** Maps a failure to what callers see: StoreUnavailableError unless it is a data problem. */
+  private unavailable(e: unknown, what: string): Error {
+    if (e instanceof ZkTimeoutError) {
+      return new StoreUnavailableError(`zookeeper store ${this.description}: ${what} did not complete within ${this.opts.operationTimeoutMs} ms: ${e.message}`, e);
+    }
+    if (e instanceof StoreUnavailableError || e instanceof CorruptItemError) return e;
+    if (e instanceof ZkError) {
+      const hint =
+        e.code === ZK.NO_AUTH || e.code === ZK.AUTH_FAILED
+          ? ' (not authorised: check cluster.resource-blocklist.store.zookeeper.auth and the znodes\' ACLs)'
+          : isTransient(e)
+            ? ` (no answer from a quorum within ${this.opts.operationTimeoutMs} ms; client state ${this.session.stateName()})`
+            : '';
+      return new StoreUnavailableError(`zookeeper store ${this.description}: ${what} failed: ${e.message}${hint}`, e);
+    }
+    return new StoreUnavailableError(`zookeeper store ${this.description}: ${what} failed: ${(e as Error)?.message ?? String(e)}`, e);
+  }
+
+  private decode(id: string, data: Buffer): BlockedItem {
+    let item: BlockedItem;
+    try {
+      item = decodeItem(data.toString('utf8'));
+    } catch (e) {
+      throw new CorruptItemError(`item '${id}' at ${this.layout.itemPath(id)} is corrupt: ${(e as Error).message}`);
+    }
+    if (item.id !== id) throw new CorruptItemError(`item at ${this.layout.itemPath(id)} holds id '${item.id}', not '${id}'`);
+    return item;
+  }
+
+  private bump(): ZkOp {
+    return { op: 'set', path: this.layout.items, data: EMPTY, version: -1 };
+  }
+
+  async add(req: AddRequest): Promise<AddOutcome> {
+    try {
+      return await this.addOne(req, new Deadline(this.opts.operationTimeoutMs));
+    } catch (e) {
+      throw this.unavailable(e, `add '${req.item.id}'`);
+    }
+  }
+
+  private async addOne(req: AddRequest, d: Deadline): Promise<AddOutcome> {
+    const id = req.item.id;
+    const path = this.layout.itemPath(id);
+    const fresh = Buffer.from(encodeItem(req.item));
+    /** Set when a write's reply was lost: the bytes sent and the outcome it would have had. */
+    let unsure: { data: Buffer; outcome: AddOutcome } | undefined;
+    let delay = 20;
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      if (d.passed()) break;
+      let attempt: { data: Buffer; outcome: AddOutcome } | undefined;
+      try {
+        const cur = await this.session.getData(path, d.left());
+        if (cur && unsure && cur.data.equals(unsure.data)) return unsure.outcome;
+        if (!cur) {
+          attempt = { data: fresh, outcome: { outcome: 'created', item: req.item } };
+          await this.session.multi([{ op: 'create', path, data: fresh }, this.bump()], d.left());
+          return attempt.outcome;
+        }
+        const existing = this.decode(id, cur.data);
+        if (isExpired(existing, req.item.created.at)) {
+          // Past its end it is gone even if no expiry run deleted it yet: the new block starts
+          // fresh (new start, no old cause), exactly as if the znode were absent.
+          attempt = { data: fresh, outcome: { outcome: 'created', item: req.item } };
+          await this.session.multi([{ op: 'set', path, data: fresh, version: cur.stat.version }, this.bump()], d.left());
+          return attempt.outcome;
+        }
+        if (!req.allowMerge) return { outcome: 'conflict', existing, reason: `'${id}' is already blocked; set allowMerge to merge` };
+        const m = mergeItems(existing, req.item);
+        if (m.outcome === 'conflict') return { outcome: 'conflict', existing, reason: m.reason };
+        if (!m.changed) return { outcome: 'merged', item: existing, previous: existing, changed: false };
+        const data = Buffer.from(encodeItem(m.item));
+        attempt = { data, outcome: { outcome: 'merged', item: m.item, previous: existing, changed: true } };
+        await this.session.multi([{ op: 'set', path, data, version: cur.stat.version }, this.bump()], d.left());
+        return attempt.outcome;
+      } catch (e) {
+        if (hasCode(e, ZK.NODE_EXISTS) || hasCode(e, ZK.BAD_VERSION)) {
+          // Another writer won this round: read again. A little jitter spreads a herd of writers.
+          await sleep(Math.random() * 3);
+          continue;
+        }
+        if (hasCode(e, ZK.NO_NODE)) {
+          // Deleted between read and write, or the skeleton itself is gone (removed by hand).
+          if (!(await this.session.exists(this.layout.items, d.left()))) await this.ensureSkeleton(d);
+          continue;
+        }
+        if (isTransient(e) || e instanceof StoreUnavailableError) {
+          if (attempt) unsure = attempt;
+          if (d.passed()) throw e;
+          await sleep(Math.min(delay, d.left()));
+          delay = Math.min(delay * 2, 500);
+          continue;
+        }
+        throw e;
+      }
+    }
+    throw new StoreUnavailableError(
+      `zookeeper store ${this.description}: add '${id}' did not complete within ${this.opts.operationTimeoutMs} ms${unsure ? ' (a write was sent and may have been applied)' : ''}; client state ${this.session.stateName()}`,
+    );
+  }
+
+  /**
+   * In order, one at a time: a later request for the same id must see the earlier one. Unlike the
+   * SQLite store the batch is not one transaction (a multi cannot express per-item merges with
+   * retries); the REST layer validates a batch whole before calling this.
+   */
+  async addMany(reqs: AddRequest[]): Promise<AddOutcome[]> {
+    const out: AddOutcome[] = [];
+    for (const r of reqs) out.push(await this.add(r));
+    return out;
+  }
+
+  async get(id: string): Promise<BlockedItem | undefined> {
+    const d = new Deadline(this.opts.operationTimeoutMs);
+    try {
+      const cur = await this.retrying(d, () => this.session.getData(this.layout.itemPath(id), d.left()));
+      return cur ? this.decode(id, cur.data) : undefined;
+    } catch (e) {
+      throw this.unavailable(e, `get '${id}'`);
+    }
+  }
+
+  /** Every child with its data and version; children deleted meanwhile are left out. */
+  private async readAll(d: Deadline, onCorrupt: (e: CorruptItemError) => void): Promise<{ item: BlockedItem; version: number }[]> {
+    const names = await this.retrying(d, () => this.session.getChildren(this.layout.items, d.left()));
+    names.sort();
+    const out: { item: BlockedItem; version: number }[] = [];
+    for (let i = 0; i < names.length; i += READ_BATCH) {
+      const batch = names.slice(i, i + READ_BATCH);
+      const read = await Promise.all(
+        batch.map(async (name) => {
+          const id = decodeId(name);
+          if (id === undefined) {
+            onCorrupt(new CorruptItemError(`znode ${this.layout.items}/${name} is not an item this store wrote (bad name)`));
+            return undefined;
+          }
+          const cur = await this.retrying(d, () => this.session.getData(`${this.layout.items}/${name}`, d.left()));
+          if (!cur) return undefined;
+          try {
+            return { item: this.decode(id, cur.data), version: cur.stat.version };
+          } catch (e) {
+            if (!(e instanceof CorruptItemError)) throw e;
+            onCorrupt(e);
+            return undefined;
+          }
+        }),
+      );
+      for (const r of read) if (r) out.push(r);
+    }
+    return out;
+  }
+
+  /**
+   * Fails on a corrupt item rather than leaving it out: a silently shorter list would unblock a
+   * node; a failed read makes the sidecar keep enforcing its last good snapshot and say why.
+   */
+  async list(): Promise<BlockedItem[]> {
+    const d = new Deadline(this.opts.operationTimeoutMs);
+    try {
+      const rows = await this.readAll(d, (e) => {
+        throw e;
+      });
+      return rows.map((r) => r.item);
+    } catch (e) {
+      throw this.unavailable(e, 'list');
+    }
+  }
+
+  async remove(id: string): Promise<BlockedItem | undefined> {
+    const d = new Deadline(this.opts.operationTimeoutMs);
+    const path = this.layout.itemPath(id);
+    let unsure: BlockedItem | undefined;
+    try {
+      for (let round = 0; round < MAX_ROUNDS && !d.passed(); round++) {
+        const cur = await this.retrying(d, () => this.session.getData(path, d.left()));
+        // Our delete may have been applied although its reply was lost: report what we removed.
+        if (!cur) return unsure;
+        const item = this.decode(id, cur.data);
+        try {
+          await this.session.multi([{ op: 'remove', path, version: cur.stat.version }, this.bump()], d.left());
+          return item;
+        } catch (e) {
+          if (hasCode(e, ZK.BAD_VERSION) || hasCode(e, ZK.NO_NODE)) continue;
+          if (isTransient(e) || e instanceof StoreUnavailableError) {
+            unsure = item;
+            if (d.passed()) throw e;
+            await sleep(Math.min(50, d.left()));
+            continue;
+          }
+          throw e;
+        }
+      }
+      throw new StoreUnavailableError(`zookeeper store ${this.description}: remove '${id}' did not complete within ${this.opts.operationTimeoutMs} ms`);
+    } catch (e) {
+      throw this.unavailable(e, `remove '${id}'`);
+    }
+  }
+
+  /**
+   * Versioned deletes of every item with end <= now. An item merged meanwhile (BAD_VERSION) is
+   * re-read and deleted only if still expired; one already deleted (NO_NODE) belongs to the caller
+   * that deleted it. Corrupt items are skipped (logged): expiry of the rest must not stop.
+   * If the ensemble fails midway, the items already removed are still returned (the audit needs
+   * them); only a call that removed nothing and failed throws.
+   */
+  async removeExpired(now: number): Promise<BlockedItem[]> {
+    const d = new Deadline(this.opts.operationTimeoutMs);
+    let rows: { item: BlockedItem; version: number }[];
+    try {
+      rows = await this.readAll(d, (e) => this.logger.warn('expiry skips a corrupt item', { error: e.message }));
+    } catch (e) {
+      throw this.unavailable(e, 'removeExpired (read)');
+    }
+    const removed: BlockedItem[] = [];
+    const failures: unknown[] = [];
+    const expired = rows.filter((r) => r.item.endTimestamp <= now);
+    for (let i = 0; i < expired.length; i += READ_BATCH) {
+      await Promise.all(
+        expired.slice(i, i + READ_BATCH).map(async (r) => {
+          try {
+            const gone = await this.expireOne(r.item, r.version, now, d);
+            if (gone) removed.push(gone);
+          } catch (e) {
+            failures.push(e);
+          }
+        }),
+      );
+    }
+    if (failures.length) {
+      const err = this.unavailable(failures[0], `removeExpired (${failures.length} of ${expired.length} deletes)`);
+      if (!removed.length) throw err;
+      this.logger.warn('expiry removed some items and failed on others; the next run retries them', { removed: removed.length, failed: failures.length, error: err.message });
+    }
+    return removed;
+  }
+
+  private async expireOne(item: BlockedItem, version: number, now: number, d: Deadline): Promise<BlockedItem | undefined> {
+    const path = this.layout.itemPath(item.id);
+    let cur = { item, version };
+    let unsure = false;
+    for (let round = 0; round < MAX_ROUNDS && !d.passed(); round++) {
+      try {
+        await this.session.multi([{ op: 'remove', path, version: cur.version }, this.bump()], d.left());
+        return cur.item;
+      } catch (e) {
+        if (!(hasCode(e, ZK.BAD_VERSION) || hasCode(e, ZK.NO_NODE) || isTransient(e) || e instanceof StoreUnavailableError)) throw e;
+        if (isTransient(e) || e instanceof StoreUnavailableError) {
+          unsure = true;
+          if (d.passed()) throw e;
+          await sleep(Math.min(50, d.left()));
+        }
+        const again = await this.retrying(d, () => this.session.getData(path, d.left()));
+        // Gone: another sidecar removed it (reported there) — or, after a lost reply, we did.
+        if (!again) return unsure ? cur.item : undefined;
+        const next = this.decode(item.id, again.data);
+        if (next.endTimestamp > now) return undefined; // extended by a merge meanwhile: not expired
+        cur = { item: next, version: again.stat.version };
+      }
+    }
+    throw new StoreUnavailableError(`zookeeper store ${this.description}: expiring '${item.id}' did not complete within ${this.opts.operationTimeoutMs} ms`);
+  }
+
+  async version(): Promise<string> {
+    const d = new Deadline(this.opts.operationTimeoutMs);
+    try {
+      return markerOf(await this.retrying(d, () => this.session.exists(this.layout.items, d.left())));
+    } catch (e) {
+      throw this.unavailable(e, 'version');
+    }
+  }
+
+  watch(onChange: () => void): () => void {
+    return this.watcher.subscribe(onChange);
+  }
+
+  async close(): Promise<void> {
+    this.watcher.close();
+    await this.session.close();
+  }
+}

@@ -1,0 +1,355 @@
+/**
+ * The store contract (src/store/store.ts), as one suite every implementation runs:
+ * `describeStoreConformance('sqlite', factory)` in sqlite.test.ts, the same for ZooKeeper.
+ *
+ * A harness is one empty store namespace (a temp file, a fresh root znode); `open()` may be called
+ * several times and every instance sees the same data — that is how "two sidecars", "two
+ * concurrent expiry callers" and "re-open after close" are tested without knowing the backend.
+ */
+import { strict as assert } from 'node:assert';
+import { BlocklistStore, AddOutcome } from '../../src/store/store';
+import { CorruptItemError } from '../../src/store/codec';
+import { newItem } from '../../src/model/merge';
+import { BlockedItem, EVACUATE, MARK_BLOCKED, PERMANENT, LONG_MAX_TEXT, formatTimestamp, BlockAction } from '../../src/model/item';
+import { BlockSpec, EndSpec } from '../../src/model/validate';
+
+export interface StoreHarness {
+  /** A new store instance on this harness's namespace. */
+  open(): Promise<BlocklistStore>;
+  /**
+   * Writes raw text as the stored data of `id`, bypassing the codec (a hand edit, a newer
+   * version's format). The item is stored as not expiring where the backend indexes expiry.
+   */
+  writeRaw(id: string, text: string): Promise<void>;
+  /** Removes everything the harness created (instances opened through it are closed first). */
+  cleanup(): Promise<void>;
+}
+
+export type HarnessFactory = () => Promise<StoreHarness>;
+
+const T0 = 1_652_313_600_000;
+const actor = { by: 'alice', from: '127.0.0.1' };
+
+export interface ItemOpts {
+  action?: BlockAction;
+  end?: EndSpec;
+  cause?: string;
+  scope?: string;
+  evacuationTimeout?: number;
+  at?: number;
+  by?: string;
+}
+
+/** A node item (or task manager item when id has a '/') created at `at`. */
+export function item(id: string, o: ItemOpts = {}): BlockedItem {
+  const slash = id.indexOf('/');
+  const spec: BlockSpec = {
+    id,
+    kind: slash < 0 ? 'node' : 'taskmanager',
+    node: slash < 0 ? id : id.slice(0, slash),
+    action: o.action ?? MARK_BLOCKED,
+    end: o.end ?? { type: 'at', at: T0 + 3_600_000 },
+    cause: o.cause ?? 'disk full',
+    scope: o.scope ?? 'cluster',
+    allowMerge: true,
+  };
+  if (slash >= 0) spec.containerId = id.slice(slash + 1);
+  if (o.evacuationTimeout !== undefined) spec.evacuationTimeout = o.evacuationTimeout;
+  return newItem(spec, o.at ?? T0, { by: o.by ?? actor.by, from: actor.from });
+}
+
+function expectMerged(o: AddOutcome): Extract<AddOutcome, { outcome: 'merged' }> {
+  assert.equal(o.outcome, 'merged', JSON.stringify(o));
+  return o as Extract<AddOutcome, { outcome: 'merged' }>;
+}
+
+export function describeStoreConformance(name: string, factory: HarnessFactory): void {
+  describe(`store conformance: ${name}`, function () {
+    let h: StoreHarness;
+    let s: BlocklistStore;
+    const opened: BlocklistStore[] = [];
+    const open = async (): Promise<BlocklistStore> => {
+      const x = await h.open();
+      opened.push(x);
+      return x;
+    };
+
+    beforeEach(async () => {
+      h = await factory();
+      s = await open();
+    });
+    afterEach(async () => {
+      for (const x of opened.splice(0)) await x.close().catch(() => undefined);
+      await h.cleanup();
+    });
+
+    describe('add', () => {
+      it('creates a new item and reads it back field for field', async () => {
+        const it1 = item('node1', { action: EVACUATE, evacuationTimeout: 30, scope: 'application_1652313600000_0001' });
+        const o = await s.add({ item: it1, allowMerge: false });
+        assert.equal(o.outcome, 'created');
+        assert.deepEqual(await s.get('node1'), it1);
+        assert.deepEqual(await s.list(), [it1]);
+      });
+
+      it('answers conflict for an existing id without allowMerge, and changes nothing', async () => {
+        const first = item('node1', { cause: 'a' });
+        await s.add({ item: first, allowMerge: false });
+        const v = await s.version();
+        const o = await s.add({ item: item('node1', { cause: 'b', at: T0 + 1 }), allowMerge: false });
+        assert.equal(o.outcome, 'conflict');
+        assert.deepEqual(o.outcome === 'conflict' && o.existing, first);
+        assert.ok(o.outcome === 'conflict' && o.reason.length > 0);
+        assert.deepEqual(await s.get('node1'), first);
+        assert.equal(await s.version(), v);
+      });
+
+      it('merge rules reach storage: max end, causes joined, EVACUATE wins, start kept', async () => {
+        await s.add({ item: item('node1', { cause: 'a,b', end: { type: 'at', at: T0 + 5000 } }), allowMerge: false });
+        const m = expectMerged(
+          await s.add({ item: item('node1', { cause: 'c,a', action: EVACUATE, end: { type: 'at', at: T0 + 9000 }, at: T0 + 100, by: 'bob' }), allowMerge: true }),
+        );
+        assert.ok(m.changed);
+        assert.equal(m.previous.cause, 'a,b');
+        const got = await s.get('node1');
+        assert.ok(got);
+        assert.equal(got.cause, 'a,b,c');
+        assert.equal(got.endTimestamp, T0 + 9000);
+        assert.equal(got.action, EVACUATE);
+        assert.equal(got.startTimestamp, T0);
+        assert.equal(got.evacuationSince, T0 + 100);
+        assert.equal(got.updated.by, 'bob');
+        assert.equal(got.created.by, 'alice');
+        assert.deepEqual(got, m.item);
+        // A shorter end and a weaker action do not win.
+        expectMerged(await s.add({ item: item('node1', { cause: 'd', end: { type: 'at', at: T0 + 6000 }, at: T0 + 200 }), allowMerge: true }));
+        const again = await s.get('node1');
+        assert.equal(again?.endTimestamp, T0 + 9000);
+        assert.equal(again?.action, EVACUATE);
+        assert.equal(again?.cause, 'a,b,c,d');
+      });
+
+      it('a permanent item reads back as Long.MAX_VALUE text, also after a merge', async () => {
+        await s.add({ item: item('node1', { end: { type: 'permanent' } }), allowMerge: false });
+        expectMerged(await s.add({ item: item('node1', { cause: 'x', at: T0 + 1 }), allowMerge: true }));
+        const again = await open();
+        const got = await again.get('node1');
+        assert.equal(got?.endTimestamp, PERMANENT);
+        assert.equal(formatTimestamp(got?.endTimestamp ?? 0), LONG_MAX_TEXT);
+      });
+
+      it('a merge that changes nothing writes nothing and does not move version()', async () => {
+        const first = item('node1', { cause: 'a,b' });
+        await s.add({ item: first, allowMerge: false });
+        const v = await s.version();
+        const m = expectMerged(await s.add({ item: item('node1', { cause: 'b', end: { type: 'at', at: T0 + 10 }, at: T0 + 50, by: 'bob' }), allowMerge: true }));
+        assert.equal(m.changed, false);
+        assert.deepEqual(await s.get('node1'), first, 'not even the updated stamp moves');
+        assert.equal(await s.version(), v);
+      });
+
+      it('two different application scopes conflict even with allowMerge; cluster absorbs an app scope', async () => {
+        await s.add({ item: item('node1', { scope: 'application_1_0001' }), allowMerge: false });
+        const o = await s.add({ item: item('node1', { scope: 'application_1_0002', at: T0 + 1 }), allowMerge: true });
+        assert.equal(o.outcome, 'conflict');
+        const m = expectMerged(await s.add({ item: item('node1', { scope: 'cluster', cause: 'z', at: T0 + 2 }), allowMerge: true }));
+        assert.equal(m.item.scope, 'cluster');
+        assert.equal((await s.get('node1'))?.scope, 'cluster');
+      });
+
+      it('an item already expired at the new item\'s creation is replaced (created, fresh start and cause)', async () => {
+        await s.add({ item: item('node1', { cause: 'old', end: { type: 'at', at: T0 + 1000 } }), allowMerge: false });
+        const fresh = item('node1', { cause: 'new', at: T0 + 1000, end: { type: 'at', at: T0 + 5000 } });
+        const o = await s.add({ item: fresh, allowMerge: false });
+        assert.equal(o.outcome, 'created');
+        assert.deepEqual(await s.get('node1'), fresh);
+      });
+
+      it('ids with "/" (task managers), dots and unusual characters round-trip', async () => {
+        const ids = ['node1/container_e01_1652313600000_0001_01_000002', 'n.example.com', 'a_b-c', '.', '..', 'x%2Fy'];
+        for (const id of ids) assert.equal((await s.add({ item: item(id), allowMerge: false })).outcome, 'created', id);
+        for (const id of ids) assert.equal((await s.get(id))?.id, id);
+        assert.deepEqual((await s.list()).map((x) => x.id).sort(), [...ids].sort());
+        assert.equal(await s.get('node1'), undefined, 'the task manager item does not create its node');
+      });
+
+      it('addMany gives one outcome per request, in order, later ones seeing earlier ones', async () => {
+        const out = await s.addMany([
+          { item: item('n1', { cause: 'a' }), allowMerge: false },
+          { item: item('n2'), allowMerge: false },
+          { item: item('n1', { cause: 'b', at: T0 + 1 }), allowMerge: true },
+          { item: item('n2', { at: T0 + 1 }), allowMerge: false },
+        ]);
+        assert.deepEqual(out.map((o) => o.outcome), ['created', 'created', 'merged', 'conflict']);
+        assert.equal((await s.get('n1'))?.cause, 'a,b');
+      });
+    });
+
+    describe('version()', () => {
+      it('moves on every change (create, merge, remove, expiry) and only then', async () => {
+        const seen = new Set<string>();
+        const step = async (what: string, f: () => Promise<unknown>, moves: boolean): Promise<void> => {
+          const before = await s.version();
+          seen.add(before);
+          await f();
+          const after = await s.version();
+          if (moves) {
+            assert.notEqual(after, before, `${what} must move version()`);
+            assert.ok(!seen.has(after), `${what}: version ${after} was seen before`);
+          } else assert.equal(after, before, `${what} must not move version()`);
+        };
+        await step('create', () => s.add({ item: item('n1', { end: { type: 'at', at: T0 + 100 } }), allowMerge: false }), true);
+        await step('create 2', () => s.add({ item: item('n2'), allowMerge: false }), true);
+        await step('merge', () => s.add({ item: item('n2', { cause: 'more', at: T0 + 1 }), allowMerge: true }), true);
+        await step('conflict', () => s.add({ item: item('n2', { at: T0 + 2 }), allowMerge: false }), false);
+        await step('get/list', async () => [await s.get('n1'), await s.list()], false);
+        await step('expire nothing', () => s.removeExpired(T0 + 99), false);
+        await step('expire n1', () => s.removeExpired(T0 + 100), true);
+        await step('remove absent', () => s.remove('nope'), false);
+        await step('remove n2', () => s.remove('n2'), true);
+      });
+
+      it('is shared: another instance sees the same marker and its moves', async () => {
+        const other = await open();
+        await s.add({ item: item('n1'), allowMerge: false });
+        assert.equal(await other.version(), await s.version());
+        await other.remove('n1');
+        assert.equal(await other.version(), await s.version());
+      });
+    });
+
+    describe('remove / get / list', () => {
+      it('remove returns the removed item, then undefined; get and list follow', async () => {
+        const a = item('n1');
+        await s.add({ item: a, allowMerge: false });
+        await s.add({ item: item('n2'), allowMerge: false });
+        assert.deepEqual(await s.remove('n1'), a);
+        assert.equal(await s.remove('n1'), undefined);
+        assert.equal(await s.get('n1'), undefined);
+        assert.deepEqual((await s.list()).map((x) => x.id), ['n2']);
+      });
+
+      it('an empty store lists nothing and gets nothing', async () => {
+        assert.deepEqual(await s.list(), []);
+        assert.equal(await s.get('n1'), undefined);
+        assert.deepEqual(await s.removeExpired(T0 * 2), []);
+      });
+
+      it('a removed id can be blocked again as a new item', async () => {
+        await s.add({ item: item('n1', { cause: 'a' }), allowMerge: false });
+        await s.remove('n1');
+        const again = item('n1', { cause: 'b', at: T0 + 5 });
+        assert.equal((await s.add({ item: again, allowMerge: false })).outcome, 'created');
+        assert.deepEqual(await s.get('n1'), again);
+      });
+    });
+
+    describe('removeExpired', () => {
+      it('is inclusive (end <= now), keeps later and permanent items, returns what it removed', async () => {
+        await s.add({ item: item('early', { end: { type: 'at', at: T0 + 10 } }), allowMerge: false });
+        await s.add({ item: item('exact', { end: { type: 'at', at: T0 + 20 } }), allowMerge: false });
+        await s.add({ item: item('later', { end: { type: 'at', at: T0 + 21 } }), allowMerge: false });
+        await s.add({ item: item('forever', { end: { type: 'permanent' } }), allowMerge: false });
+        const gone = await s.removeExpired(T0 + 20);
+        assert.deepEqual(gone.map((x) => x.id).sort(), ['early', 'exact']);
+        assert.deepEqual((await s.list()).map((x) => x.id).sort(), ['forever', 'later']);
+        assert.deepEqual(await s.removeExpired(T0 + 20), []);
+      });
+
+      it('reports each item exactly once across two concurrent callers on one instance and on two instances', async () => {
+        const other = await open();
+        const n = 40;
+        for (let i = 0; i < n; i++) await s.add({ item: item(`n${String(i).padStart(2, '0')}`, { end: { type: 'at', at: T0 + 10 + i } }), allowMerge: false });
+        await s.add({ item: item('keep', { end: { type: 'at', at: T0 + 10_000 } }), allowMerge: false });
+        const now = T0 + 10 + n;
+        const [a, b, c] = await Promise.all([s.removeExpired(now), other.removeExpired(now), s.removeExpired(now)]);
+        const all = [...a, ...b, ...c].map((x) => x.id).sort();
+        assert.equal(all.length, n, `reported ${all.length} removals for ${n} items`);
+        assert.equal(new Set(all).size, n, 'an item was reported twice');
+        assert.deepEqual((await s.list()).map((x) => x.id), ['keep']);
+      });
+
+      it('an item extended by a merge is not removed', async () => {
+        await s.add({ item: item('n1', { end: { type: 'at', at: T0 + 10 } }), allowMerge: false });
+        await s.add({ item: item('n1', { end: { type: 'at', at: T0 + 100 }, at: T0 + 5 }), allowMerge: true });
+        assert.deepEqual(await s.removeExpired(T0 + 50), []);
+        assert.equal((await s.get('n1'))?.endTimestamp, T0 + 100);
+      });
+    });
+
+    describe('concurrency', () => {
+      it('50 concurrent merges into one id leave one item with every cause and the max end', async () => {
+        const n = 50;
+        const stores = [s, await open()];
+        const outs = await Promise.all(
+          Array.from({ length: n }, (_, i) =>
+            stores[i % 2].add({ item: item('hot', { cause: `c${i}`, end: { type: 'at', at: T0 + 1000 + ((i * 37) % n) }, at: T0 + i }), allowMerge: true }),
+          ),
+        );
+        assert.equal(outs.filter((o) => o.outcome === 'created').length, 1);
+        assert.equal(outs.filter((o) => o.outcome === 'merged').length, n - 1);
+        const got = await s.get('hot');
+        assert.ok(got);
+        assert.deepEqual(got.cause.split(',').sort(), Array.from({ length: n }, (_, i) => `c${i}`).sort());
+        assert.equal(got.endTimestamp, T0 + 1000 + n - 1);
+        assert.equal((await s.list()).length, 1);
+      });
+
+      it('50 concurrent non-merging adds of one id: exactly one created, the rest conflict', async () => {
+        const stores = [s, await open()];
+        const outs = await Promise.all(
+          Array.from({ length: 50 }, (_, i) => stores[i % 2].add({ item: item('hot', { cause: `c${i}`, at: T0 + i }), allowMerge: false })),
+        );
+        const created = outs.filter((o) => o.outcome === 'created');
+        assert.equal(created.length, 1);
+        assert.equal(outs.filter((o) => o.outcome === 'conflict').length, 49);
+        assert.deepEqual(await s.get('hot'), created[0].outcome === 'created' ? created[0].item : undefined);
+      });
+    });
+
+    describe('durability', () => {
+      it('a new instance opened after close sees every acknowledged write', async () => {
+        const items = Array.from({ length: 20 }, (_, i) => item(`n${i}`, { cause: `c${i}`, end: i % 2 ? { type: 'permanent' } : { type: 'at', at: T0 + 10_000 + i } }));
+        for (const x of items) await s.add({ item: x, allowMerge: false });
+        await s.add({ item: item('n0', { cause: 'merged', at: T0 + 1 }), allowMerge: true });
+        await s.remove('n19');
+        const expected = await s.list();
+        await s.close();
+        const again = await open();
+        assert.deepEqual(await again.list(), expected);
+        assert.equal(expected.length, 19);
+        assert.equal((await again.get('n0'))?.cause, 'c0,merged');
+      });
+    });
+
+    describe('corrupt data', () => {
+      for (const [what, text] of [
+        ['not JSON', '{oops'],
+        ['an unknown codec version', JSON.stringify({ v: 99, id: 'bad' })],
+        ['a bad timestamp', JSON.stringify({ v: 1, id: 'bad', kind: 'node', node: 'bad', action: 'MARK_BLOCKED', start: 'soon', end: '1', cause: 'x', scope: 'cluster', created: { by: 'a', from: 'b', at: '1' }, updated: { by: 'a', from: 'b', at: '1' } })],
+      ] as const) {
+        it(`${what}: list() fails loudly instead of dropping the item; healthy items stay readable`, async () => {
+          await s.add({ item: item('good'), allowMerge: false });
+          await h.writeRaw('bad', text);
+          await assert.rejects(() => s.list(), (e: unknown) => e instanceof CorruptItemError);
+          await assert.rejects(() => s.get('bad'), (e: unknown) => e instanceof CorruptItemError);
+          assert.equal((await s.get('good'))?.id, 'good');
+          assert.equal(typeof (await s.version()), 'string');
+        });
+      }
+
+      it('a merge into a corrupt item fails and leaves the stored text alone', async () => {
+        await h.writeRaw('bad', '{oops');
+        await assert.rejects(() => s.add({ item: item('bad'), allowMerge: true }), (e: unknown) => e instanceof CorruptItemError);
+        await assert.rejects(() => s.get('bad'), (e: unknown) => e instanceof CorruptItemError);
+      });
+
+      it('expiry of other items goes on past a corrupt one', async () => {
+        await s.add({ item: item('old', { end: { type: 'at', at: T0 + 1 } }), allowMerge: false });
+        await h.writeRaw('bad', '{oops');
+        const gone = await s.removeExpired(T0 + 10);
+        assert.deepEqual(gone.map((x) => x.id), ['old']);
+      });
+    });
+  });
+}
