@@ -11,7 +11,7 @@ import { BlocklistStore } from '../store/store';
 import { openStore } from '../store/factory';
 import { buildApi } from '../api/server';
 import { AuditSink, createAuditSink } from '../api/audit';
-import { SyncHandle, createSync } from './sync-factory';
+import { SyncDeps, SyncHandle, createSync } from './sync-factory';
 import { checkBindSafety } from './bind-safety';
 
 export interface SidecarOptions {
@@ -21,6 +21,9 @@ export interface SidecarOptions {
   /** Overrides the store the config names (tests). */
   store?: BlocklistStore;
   audit?: AuditSink;
+  /** Overrides the YARN clients the config names (tests that fake the edge). */
+  yarn?: SyncDeps['yarn'];
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface Sidecar {
@@ -44,8 +47,16 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
   let sync: SyncHandle | undefined;
   let api: FastifyInstance | undefined;
   try {
-    sync = await createSync({ config: opts.config, store, clock, logger: logger.child({ component: 'sync' }) });
-    const metrics = (sync as Partial<{ metrics: { contentType: string; text(): Promise<string> } }>).metrics;
+    sync = await createSync({
+      config: opts.config,
+      store,
+      clock,
+      logger: logger.child({ component: 'sync' }),
+      audit,
+      ...(opts.yarn ? { yarn: opts.yarn } : {}),
+      ...(opts.env ? { env: opts.env } : {}),
+    });
+    const metrics = sync.metrics;
     api = buildApi({
       store,
       sync,

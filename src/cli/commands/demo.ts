@@ -1,0 +1,13 @@
+/** `blocklist demo` (what `npm run demo` runs): the scripted story of src/quickstart/demo.ts. */
+import { Command } from 'commander';
+import { runDemo } from '../../quickstart/demo';
+import { EXIT } from '../exit-codes';
+
+export function register(program: Command): void {
+  program
+    .command('demo')
+    .description('run a scripted story against a sidecar and a YARN simulator: block, evacuate, unblock, expire')
+    .action(async () => {
+      process.exitCode = (await runDemo()) ? EXIT.OK : EXIT.ERROR;
+    });
+}

@@ -1,0 +1,105 @@
+/**
+ * `npm run demo`: a scripted story against a real sidecar and the YARN simulator, over real HTTP,
+ * printed so a person can follow it. Each step checks what it claims; a failed check ends the
+ * story with a non-zero exit.
+ *   1. a hot node is blocked with a timeout (MARK_BLOCKED: no new containers; running ones stay)
+ *   2. a broken node is blocked with evacuation (containers move off, replacements land elsewhere)
+ *   3. the broken node is unblocked
+ *   4. the hot node's block expires on time
+ */
+import * as path from 'node:path';
+import * as os from 'node:os';
+import * as fs from 'node:fs';
+import { startLocalCluster } from './local-cluster';
+
+type Out = (line: string) => void;
+
+class DemoFailure extends Error {}
+
+async function json(url: string, init?: RequestInit): Promise<{ status: number; body: unknown }> {
+  const r = await fetch(url, init);
+  const text = await r.text();
+  return { status: r.status, body: text ? (JSON.parse(text) as unknown) : undefined };
+}
+
+const put = (url: string, body: unknown) => json(url, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > until) throw new DemoFailure(`timed out waiting for: ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export async function runDemo(out: Out = (l) => process.stdout.write(l + '\n'), opts: { hotTimeoutMs?: number } = {}): Promise<boolean> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-demo-'));
+  const local = await startLocalCluster({ restPort: 0, simPort: 0, sqlitePath: path.join(dir, 'demo.db'), nodes: 8, containers: 12, tickMs: 200, seed: 3 });
+  const { sim, sidecar } = local;
+  const api = sidecar.url;
+  const blacklist = async () => ((await json(`${sim.url}/amrm/v1/blacklist`)).body as { blacklist: string[] }).blacklist;
+  const containersOn = (host: string) => [...(sim.cluster.node(host)?.containers ?? [])].filter((id) => !sim.cluster.container(id)?.isAm);
+  const step = (n: number, title: string) => out(`\n── ${n}. ${title}`);
+  const say = (s: string) => out(`   ${s}`);
+  try {
+    out(`A Flink job (${sim.cluster.applicationId}) runs ${sim.cluster.taskManagerCount} task managers on ${sim.cluster.nodes.length} simulated YARN nodes.`);
+    out(`The sidecar (${api}) keeps YARN's blacklist for the job equal to the blocklist.`);
+    const nodes = sim.cluster.nodes.filter((n) => n.state === 'RUNNING' && containersOn(n.host).length > 0 && n.host !== sim.cluster.currentAttempt.amHost);
+    if (nodes.length < 2) throw new DemoFailure('the simulated cluster has too few busy nodes');
+    const hot = nodes[0].host;
+    const broken = nodes[1].host;
+
+    const hotTimeout = opts.hotTimeoutMs ?? 4000;
+    step(1, `A hot node: block ${hot} for ${hotTimeout / 1000} s (MARK_BLOCKED)`);
+    const before = containersOn(hot);
+    const r1 = await put(`${api}/blocklist/nodes/${hot}`, { action: 'MARK_BLOCKED', timeout: String(hotTimeout), cause: 'Hot machine' });
+    if (r1.status !== 201) throw new DemoFailure(`PUT answered ${r1.status}`);
+    say(`PUT /blocklist/nodes/${hot} → 201; ends at ${(r1.body as { endTimestamp: string }).endTimestamp}`);
+    await waitFor('YARN blacklist holds the hot node', async () => ((await blacklist()).includes(hot) ? true : undefined));
+    say(`YARN's blacklist for the job: ${JSON.stringify(await blacklist())}`);
+    const still = containersOn(hot).filter((c) => before.includes(c));
+    if (still.length !== before.length) throw new DemoFailure('MARK_BLOCKED released a container');
+    say(`its ${before.length} running task manager(s) keep running: MARK_BLOCKED only stops new placements`);
+
+    step(2, `A broken disk: block ${broken} with MARK_BLOCKED_AND_EVACUATE_TASKS, evacuationTimeout 0`);
+    const victims = containersOn(broken);
+    say(`task managers on ${broken}: ${victims.join(', ')}`);
+    const r2 = await put(`${api}/blocklist/nodes/${broken}`, { action: 'MARK_BLOCKED_AND_EVACUATE_TASKS', cause: 'No space left on device', evacuationTimeout: 0 });
+    if (r2.status !== 201) throw new DemoFailure(`PUT answered ${r2.status}`);
+    const phase = await waitFor('evacuation READY', async () => {
+      const s = (await json(`${api}/blocklist/nodes/${broken}`)).body as { sync?: { evacuation?: { phase: string; released: string[] } } };
+      return s.sync?.evacuation?.phase === 'READY' ? s.sync.evacuation : undefined;
+    });
+    say(`evacuation READY; released through the AMRM proxy: ${phase.released.length ? phase.released.join(', ') : '(none left)'}`);
+    const released = sim.cluster.counters.releasedContainerIds.filter((id) => victims.includes(id));
+    if (released.length !== victims.length) throw new DemoFailure(`expected ${victims.length} releases, saw ${released.length}`);
+    await waitFor('replacements running', async () => (sim.cluster.taskManagerCount >= 12 ? true : undefined));
+    const onBlocked = sim.cluster.taskManagers().filter((c) => (c.host === broken || c.host === hot) && !victims.includes(c.id) && !before.includes(c.id));
+    if (onBlocked.length) throw new DemoFailure('a replacement landed on a blocked node');
+    say(`replacements are running elsewhere: ${sim.cluster.taskManagerCount} task managers, none new on a blocked node`);
+
+    step(3, `The disk is replaced: unblock ${broken}`);
+    const d = await json(`${api}/blocklist/nodes/${broken}`, { method: 'DELETE' });
+    say(`DELETE /blocklist/nodes/${broken} → ${d.status}`);
+    await waitFor('removal reached YARN', async () => (!(await blacklist()).includes(broken) ? true : undefined));
+    say(`YARN's blacklist for the job: ${JSON.stringify(await blacklist())}`);
+
+    step(4, `The hot node's block expires on time`);
+    await waitFor('expiry reached YARN', async () => ((await blacklist()).length === 0 ? true : undefined), hotTimeout + 10_000);
+    say(`YARN's blacklist for the job: ${JSON.stringify(await blacklist())}  (removed at its endTimestamp by a deadline timer, not by the next cron tick)`);
+    const list = (await json(`${api}/blocklist`)).body as Record<string, unknown>;
+    say(`GET /blocklist → ${JSON.stringify(list)}`);
+    const metric = (await (await fetch(`${api}/metrics`)).text()).split('\n').find((l) => l.startsWith('numBlockedNodes '));
+    say(`metrics: ${metric}`);
+    out('\nThe story is complete: block, evacuate, unblock and expire all reached YARN.');
+    return true;
+  } catch (e) {
+    out(`\nDEMO FAILED: ${(e as Error).message}`);
+    return false;
+  } finally {
+    await local.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
