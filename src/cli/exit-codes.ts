@@ -6,5 +6,7 @@ export const EXIT = {
   CONFLICT: 3,
   NOT_FOUND: 4,
   UNREACHABLE: 5,
+  /** `--wait` gave up: the evacuation deadline passed with containers left, or --wait-timeout ran out. */
+  WAIT_TIMEOUT: 6,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];

@@ -1,0 +1,254 @@
+/**
+ * The admin commands' view of the REST API (design §4): typed calls over a Transport, and the one
+ * place where HTTP outcomes become exit codes (409 → 3, 404 → 4, no answer → 5, 400 → 2).
+ * Two transports: HTTP to a sidecar (axios, here) and in-process on an SQLite file
+ * (direct-store.ts), so every command behaves the same in both modes.
+ */
+import axios, { AxiosInstance } from 'axios';
+import { CliError } from './errors';
+import { EXIT } from './exit-codes';
+
+export interface ApiResponse {
+  status: number;
+  body: unknown;
+}
+
+export interface RequestOptions {
+  query?: Record<string, string | undefined>;
+  body?: unknown;
+}
+
+export interface Transport {
+  /** For messages: "http://127.0.0.1:8090" or "sqlite:data/blocklist.db". */
+  readonly description: string;
+  readonly direct: boolean;
+  request(method: 'GET' | 'PUT' | 'POST' | 'DELETE', path: string, opts?: RequestOptions): Promise<ApiResponse>;
+  /** One expiry pass done locally (store mode); absent = ask the server. */
+  expire?(now: number): Promise<ApiItem[]>;
+  close(): Promise<void>;
+}
+
+// ---- wire types (what the server sends; timestamps are strings of digits) ----
+
+export type EvacuationPhase = 'WAIT_CONTAINER' | 'TIMEOUT' | 'READY';
+
+export interface WireEvacuation {
+  node: string;
+  phase: EvacuationPhase | string;
+  since: number;
+  timeoutSeconds: number;
+  deadline?: number;
+  remainingSeconds: number;
+  containers: string[];
+  released: string[];
+}
+
+export interface WireSync {
+  state: string;
+  detail?: string;
+  evacuation?: WireEvacuation;
+}
+
+export interface DryRunEffect {
+  blacklistAdditions: string[];
+  blacklistRemovals: string[];
+  containersToRelease: string[];
+}
+
+export interface ApiItem {
+  id: string;
+  kind: 'node' | 'taskmanager';
+  action: string;
+  startTimestamp: string;
+  endTimestamp: string;
+  cause: string;
+  scope: string;
+  evacuationTimeout?: number;
+  taskManagers?: string[];
+  createdBy?: string;
+  createdFrom?: string;
+  createdAt?: string;
+  updatedBy?: string;
+  updatedFrom?: string;
+  updatedAt?: string;
+  sync?: WireSync;
+  dryRun?: DryRunEffect;
+}
+
+export interface BatchResult {
+  id: string;
+  status: number;
+  outcome: string;
+  item?: ApiItem;
+  errors?: string[];
+}
+
+export interface SidecarStatus {
+  enabled: boolean;
+  applicationId?: string;
+  appAttemptId?: string;
+  lastSuccessfulSync?: number;
+  lastError?: string;
+  storeDegraded: boolean;
+  blacklist: { desired: string[]; actual: string[] };
+  pending: { additions: string[]; removals: string[]; releases: string[] };
+  deferred: string[];
+  evacuations: WireEvacuation[];
+}
+
+export interface BlockBody {
+  action: string;
+  cause: string;
+  timeout?: string;
+  endTimestamp?: string;
+  allowMerge?: boolean;
+  evacuationTimeout?: number;
+  scope?: string;
+}
+
+export type BatchItem = BlockBody & { id: string };
+
+export interface ListFilter {
+  kind?: string;
+  scope?: string;
+  action?: string;
+}
+
+// ---- HTTP transport ----
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ERR_SOCKET_CONNECTION_TIMEOUT']);
+
+export class HttpTransport implements Transport {
+  readonly direct = false;
+  private readonly http: AxiosInstance;
+
+  constructor(
+    readonly description: string,
+    token: string | undefined,
+    timeoutMs = 15_000,
+  ) {
+    this.http = axios.create({
+      baseURL: description,
+      timeout: timeoutMs,
+      // Status codes are outcomes here (409 = exists, 404 = not blocked), not exceptions.
+      validateStatus: () => true,
+      // Keep the body as text: the permanent endTimestamp must stay the exact string it was sent as.
+      transformResponse: [(d: unknown) => d],
+      responseType: 'text',
+      headers: { accept: 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      proxy: false,
+      maxRedirects: 0,
+    });
+  }
+
+  async request(method: 'GET' | 'PUT' | 'POST' | 'DELETE', path: string, opts: RequestOptions = {}): Promise<ApiResponse> {
+    try {
+      const res = await this.http.request<string>({
+        method,
+        url: path,
+        params: opts.query,
+        data: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+        headers: opts.body === undefined ? {} : { 'content-type': 'application/json' },
+      });
+      let body: unknown = undefined;
+      if (typeof res.data === 'string' && res.data.length) {
+        try {
+          body = JSON.parse(res.data);
+        } catch {
+          body = res.data;
+        }
+      }
+      return { status: res.status, body };
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      const why = code && NETWORK_CODES.has(code) ? code : (e as Error).message;
+      throw new CliError(
+        `cannot reach the sidecar at ${this.description} (${why}); start it with 'blocklist sidecar', point --server (or BLOCKLIST_SERVER) at it, or use --store sqlite:PATH`,
+        EXIT.UNREACHABLE,
+      );
+    }
+  }
+
+  async close(): Promise<void> {}
+}
+
+// ---- typed calls ----
+
+const enc = (id: string) => encodeURIComponent(id);
+
+/** The REST path of an item: a task manager's '/' travels as %2F. */
+export function itemPath(id: string): string {
+  return id.includes('/') ? `/blocklist/taskmanagers/${enc(id)}` : `/blocklist/nodes/${enc(id)}`;
+}
+
+export function errorsOf(body: unknown): string[] {
+  if (body && typeof body === 'object' && Array.isArray((body as { errors?: unknown }).errors)) {
+    return ((body as { errors: unknown[] }).errors).map(String);
+  }
+  if (typeof body === 'string' && body.trim()) return [body.trim().slice(0, 300)];
+  return [];
+}
+
+export class BlocklistClient {
+  constructor(readonly transport: Transport) {}
+
+  get description(): string {
+    return this.transport.description;
+  }
+
+  /** Turns a non-2xx answer into a CliError with the right exit code and a hint. */
+  fail(res: ApiResponse, what: string): never {
+    const errs = errorsOf(res.body);
+    const first = errs[0] ?? `HTTP ${res.status}`;
+    const rest = errs.slice(1);
+    switch (res.status) {
+      case 400:
+        throw new CliError(`${what}: ${first}`, EXIT.USAGE, rest);
+      case 401:
+        throw new CliError(`${what}: the sidecar wants a token (${first}); pass --token-file FILE or set BLOCKLIST_TOKEN`, EXIT.ERROR);
+      case 403:
+        throw new CliError(`${what}: not allowed (${first}); this needs a token with the admin role`, EXIT.ERROR);
+      case 404:
+        throw new CliError(`${what}: ${first}`, EXIT.NOT_FOUND, rest);
+      case 409:
+        // The server speaks API ("set allowMerge"); the operator types flags.
+        throw new CliError(`${what}: ${first.replace(/; set allowMerge to merge$/, '')}${/allowMerge/.test(first) ? '; add --merge to merge into it' : ''}`, EXIT.CONFLICT, rest);
+      case 503:
+        throw new CliError(`${what}: the sidecar cannot do this now: ${first}`, EXIT.ERROR, rest);
+      default:
+        throw new CliError(`${what}: the sidecar answered ${res.status}: ${first}`, EXIT.ERROR, rest);
+    }
+  }
+
+  private async ok<T>(method: 'GET' | 'PUT' | 'POST' | 'DELETE', path: string, what: string, opts?: RequestOptions): Promise<{ status: number; body: T }> {
+    const res = await this.transport.request(method, path, opts);
+    if (res.status < 200 || res.status > 299) this.fail(res, what);
+    return res as { status: number; body: T };
+  }
+
+  async list(filter: ListFilter = {}): Promise<Record<string, ApiItem>> {
+    return (await this.ok<Record<string, ApiItem>>('GET', '/blocklist', 'cannot list the blocklist', { query: { ...filter } })).body;
+  }
+
+  async get(id: string): Promise<ApiItem> {
+    return (await this.ok<ApiItem>('GET', itemPath(id), `cannot show '${id}'`)).body;
+  }
+
+  /** 201 created, 202 merged (the status tells which). */
+  async block(id: string, body: BlockBody, dryRun: boolean): Promise<{ status: number; body: ApiItem }> {
+    return this.ok<ApiItem>('PUT', itemPath(id), `cannot block '${id}'`, { body, query: dryRun ? { dryRun: 'true' } : undefined });
+  }
+
+  async unblock(id: string, dryRun: boolean): Promise<{ dryRun?: DryRunEffect }> {
+    return (await this.ok<{ dryRun?: DryRunEffect }>('DELETE', itemPath(id), `cannot unblock '${id}'`, { query: dryRun ? { dryRun: 'true' } : undefined })).body;
+  }
+
+  async batch(items: BatchItem[], dryRun: boolean): Promise<{ results: BatchResult[]; dryRun?: boolean }> {
+    return (await this.ok<{ results: BatchResult[]; dryRun?: boolean }>('POST', '/blocklist', 'import refused, nothing was imported', { body: items, query: dryRun ? { dryRun: 'true' } : undefined })).body;
+  }
+
+  async status(): Promise<SidecarStatus> {
+    return (await this.ok<SidecarStatus>('GET', '/status', 'cannot read the sidecar status')).body;
+  }
+}
+

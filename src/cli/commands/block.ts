@@ -1,0 +1,125 @@
+/**
+ * `blocklist block NODE` and `blocklist block-tm NODE/CONTAINER`: one PUT with exact wire values
+ * (relative --timeout as ms, --until as epoch ms, --evacuation-timeout as seconds), validated
+ * first with the server's own rules so a typo never costs a round trip. --dry-run asks the server
+ * what would change; --wait follows the evacuation until READY (kubectl drain / nomad -monitor).
+ */
+import { Command } from 'commander';
+import { ApiItem, BlockBody } from '../client';
+import { CliError, runAction, usage } from '../errors';
+import { EXIT } from '../exit-codes';
+import { toJson, toYaml } from '../format';
+import { effectLines, itemSummary } from '../render';
+import { parseBlockTimeout, parseEvacuationTimeout, parseUntil } from '../time-input';
+import { followEvacuation } from '../evacuation-watch';
+import { parseBlockRequest } from '../../model/validate';
+import { EVACUATE, MARK_BLOCKED } from '../../model/item';
+import { CommonFlags, addCommonOptions, itemRef, painter, withClient, write } from './common';
+
+interface BlockFlags extends CommonFlags {
+  cause: string;
+  evacuate?: boolean;
+  timeout?: string;
+  until?: string;
+  merge?: boolean;
+  scope?: string;
+  evacuationTimeout?: string;
+  dryRun?: boolean;
+  wait?: boolean;
+  waitTimeout?: string;
+  interval?: string;
+}
+
+/** The request body from the flags; throws a usage error naming the flag. */
+export function blockBody(flags: BlockFlags): BlockBody {
+  if (flags.timeout !== undefined && flags.until !== undefined) throw usage('give either --timeout or --until, not both (neither = permanent)');
+  const body: BlockBody = { action: flags.evacuate ? EVACUATE : MARK_BLOCKED, cause: flags.cause };
+  if (flags.timeout !== undefined) body.timeout = String(parseBlockTimeout(flags.timeout));
+  if (flags.until !== undefined) body.endTimestamp = String(parseUntil(flags.until));
+  if (flags.merge) body.allowMerge = true;
+  if (flags.scope !== undefined) body.scope = flags.scope;
+  if (flags.evacuationTimeout !== undefined) {
+    if (!flags.evacuate) throw usage('--evacuation-timeout only applies with --evacuate');
+    body.evacuationTimeout = parseEvacuationTimeout(flags.evacuationTimeout, '--evacuation-timeout');
+  }
+  return body;
+}
+
+function defineBlock(program: Command, name: string, kind: 'node' | 'taskmanager'): void {
+  const cmd = program
+    .command(name)
+    .description(
+      kind === 'node'
+        ? 'block a node: no new containers there; with --evacuate also move the job\'s containers off it'
+        : 'block one task manager container (NODE/CONTAINER); with --evacuate release that container',
+    )
+    .argument(kind === 'node' ? '<node>' : '<node/container>', kind === 'node' ? "the NodeManager host name as YARN names it (no port)" : 'e.g. node1/container_e01_1652313600000_0001_01_000002')
+    .requiredOption('--cause <text>', 'why (required; shown to everyone, merged on --merge)')
+    .option('--evacuate', 'MARK_BLOCKED_AND_EVACUATE_TASKS: also move running containers off')
+    .option('--timeout <duration>', 'block for this long: 30m, 2h, 1d (default: permanent)')
+    .option('--until <time>', 'block until this instant: 2026-12-01T06:00Z, 2026-12-01, or epoch ms')
+    .option('--merge', 'if already blocked, merge (evacuate wins, later end wins, causes joined) instead of failing with exit 3')
+    .option('--scope <scope>', "'cluster' (default: every job sharing the store) or one application id")
+    .option('--evacuation-timeout <duration>', 'with --evacuate: grace period before containers are released: 10m, 0 (at once), forever')
+    .option('--dry-run', 'show what would change (item, YARN blacklist, containers released) and change nothing');
+  if (kind === 'node') {
+    cmd
+      .option('--wait', 'with --evacuate: follow the evacuation until the node is empty (exit 0) or its deadline passes (exit 6)')
+      .option('--wait-timeout <duration>', 'with --wait: give up after this long (exit 6); default: no limit of its own')
+      .option('--interval <duration>', 'with --wait: poll interval', '1s');
+  }
+  addCommonOptions(cmd).action(
+    runAction(async (rawId: string, flags: BlockFlags) => {
+      const ref = itemRef(rawId, kind);
+      const body = blockBody(flags);
+      // The server's own validation, locally: every problem in one go, before anything is sent.
+      const check = parseBlockRequest(ref, body, Date.now());
+      if (!check.ok) throw usage(check.errors[0], check.errors.slice(1));
+      if (flags.wait && !flags.evacuate) throw usage('--wait follows an evacuation; add --evacuate');
+      if (flags.wait && flags.dryRun) throw usage('--wait and --dry-run do not go together: a dry run starts nothing');
+      if (flags.wait && flags.output && flags.output !== 'table') throw usage('--wait draws progress; drop -o json|yaml (use `blocklist show` for machine output)');
+
+      await withClient(
+        flags,
+        async (client) => {
+          if (flags.wait && client.transport.direct) throw usage('--wait needs a running sidecar (the store alone does not evacuate); drop --store');
+          const res = await client.block(ref.id, body, !!flags.dryRun);
+          const item: ApiItem = res.body;
+          const now = Date.now();
+          if (flags.output === 'json') write(toJson(item));
+          else if (flags.output === 'yaml') write(toYaml(item));
+          else {
+            const p = painter(flags);
+            const what = kind === 'node' ? 'node' : 'task manager';
+            if (flags.dryRun) {
+              write(`${p.yellow('dry run:')} would ${res.status === 201 ? `block ${what}` : 'merge into'} ${itemSummary(item, now)}\n`);
+              write(effectLines(item.dryRun, p));
+              write('nothing was changed\n');
+            } else if (res.status === 202) {
+              write(`merged into the existing block: ${itemSummary(item, now)}\n`);
+            } else {
+              write(`blocked ${what} ${itemSummary(item, now)}\n`);
+            }
+          }
+          if (flags.wait) {
+            const r = await followEvacuation(client, ref.id, {
+              paint: painter(flags),
+              interactive: !!process.stdout.isTTY,
+              intervalMs: parseBlockTimeout(flags.interval ?? '1s'),
+              waitTimeoutMs: flags.waitTimeout ? parseBlockTimeout(flags.waitTimeout) : undefined,
+              out: process.stdout,
+            });
+            if (r.code !== EXIT.OK) throw new CliError(r.message, r.code);
+            write(`${r.message}\n`);
+          }
+        },
+        { create: !flags.dryRun },
+      );
+    }),
+  );
+}
+
+export function register(program: Command): void {
+  defineBlock(program, 'block', 'node');
+  defineBlock(program, 'block-tm', 'taskmanager');
+}

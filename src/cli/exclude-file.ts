@@ -1,0 +1,173 @@
+/**
+ * YARN exclude files, read exactly as Hadoop's HostsFileReader reads them, and written so Hadoop
+ * reads them back (reference/flink-yarn-semantics.md B2, C55–C56). Pure: text in, entries or an
+ * ExcludeFileError out; no I/O, no clock. The importer and the fuzz tests both use this module.
+ *
+ * Format choice: XML iff the file name ends in ".xml", case-insensitively (HostsFileReader checks
+ * `filename.toLowerCase().endsWith(".xml")`); everything else is plain text. `.json` is ours
+ * (`blocklist export --format json`), never Hadoop's, and is handled by the importer, not here.
+ */
+import { validateHostName } from '../model/ids';
+import { parseXml, elementsByTagName, textContent, XmlElement, XmlSyntaxError } from './xml-lite';
+
+export type ExcludeFormat = 'yarn-xml' | 'text';
+
+export interface ExcludeEntry {
+  host: string;
+  /**
+   * Seconds, from the host's <timeout>; null = none given (the -g value or the config default
+   * applies, as in NodesListManager). Negative = wait forever (kept as written: -1).
+   */
+  timeout: number | null;
+  /** 1-based line where the host was named (the <host> element's line for XML). */
+  line: number;
+}
+
+export class ExcludeFileError extends Error {
+  constructor(
+    readonly file: string,
+    readonly problems: string[],
+  ) {
+    super(`${file}: ${problems.join('; ')}`);
+    this.name = 'ExcludeFileError';
+  }
+}
+
+/** HostsFileReader's rule for picking the parser. */
+export function formatOf(fileName: string): ExcludeFormat {
+  return fileName.toLowerCase().endsWith('.xml') ? 'yarn-xml' : 'text';
+}
+
+/** java.lang.String#trim: strips every char <= U+0020 from both ends (not just whitespace). */
+function javaTrim(s: string): string {
+  let a = 0;
+  let b = s.length;
+  while (a < b && s.charCodeAt(a) <= 0x20) a++;
+  while (b > a && s.charCodeAt(b - 1) <= 0x20) b--;
+  return s.slice(a, b);
+}
+
+/**
+ * StringUtils#getTrimmedStrings: trim, then split on commas or newlines with surrounding
+ * whitespace. Java's split drops trailing empty strings; an empty middle token ("a,,b") would be
+ * put in Hadoop's map as "" and match no node, so it is dropped here too.
+ */
+export function trimmedStrings(s: string | null): string[] {
+  if (s === null || javaTrim(s) === '') return [];
+  return javaTrim(s)
+    .split(/[ \t\n\u000B\f\r]*[,\n][ \t\n\u000B\f\r]*/)
+    .filter((t) => t !== '');
+}
+
+/**
+ * Integer#parseInt, ASCII digits: optional sign, digits, nothing else (no surrounding spaces:
+ * Hadoop does not trim <timeout>, so " 1800" fails there and fails here), int range.
+ */
+export function parseJavaInt(s: string): number | undefined {
+  if (!/^[+-]?[0-9]+$/.test(s)) return undefined;
+  const n = Number(s);
+  return n >= -2147483648 && n <= 2147483647 ? n : undefined;
+}
+
+function checkHost(host: string, line: number, problems: string[]): boolean {
+  const v = validateHostName(host);
+  if (!v.ok) problems.push(`line ${line}: ${v.error}`);
+  return v.ok;
+}
+
+/** Later entries for the same host replace earlier ones (Hadoop's map.put), in first-seen order. */
+function upsert(out: Map<string, ExcludeEntry>, e: ExcludeEntry): void {
+  out.set(e.host, e); // Map#set keeps a key's first position
+}
+
+function parseXmlEntries(file: string, text: string): ExcludeEntry[] {
+  let root: XmlElement;
+  try {
+    root = parseXml(text);
+  } catch (e) {
+    if (e instanceof XmlSyntaxError) throw new ExcludeFileError(file, [`not well-formed XML: ${e.message}`]);
+    throw e;
+  }
+  const problems: string[] = [];
+  const out = new Map<string, ExcludeEntry>();
+  // Element#getElementsByTagName on the document element: <host> anywhere below the root, the
+  // root's own name unchecked (and a root that is itself <host> not counted, as in Hadoop).
+  for (const hostEl of elementsByTagName(root, 'host')) {
+    const nameEl = elementsByTagName(hostEl, 'name')[0];
+    const hosts = trimmedStrings(nameEl ? textContent(nameEl) : null);
+    const timeoutEl = elementsByTagName(hostEl, 'timeout')[0];
+    let timeout: number | null = null;
+    const label = hosts.length ? hosts.join(', ') : '(no <name>)';
+    if (timeoutEl) {
+      const raw = textContent(timeoutEl);
+      const n = parseJavaInt(raw);
+      if (n === undefined) {
+        problems.push(`line ${hostEl.line}: <timeout> of host ${label} is ${JSON.stringify(raw)}, not a whole number of seconds (Hadoop fails the refresh with NumberFormatException)`);
+        continue;
+      }
+      timeout = n;
+    }
+    for (const host of hosts) if (checkHost(host, hostEl.line, problems)) upsert(out, { host, timeout, line: hostEl.line });
+  }
+  if (problems.length) throw new ExcludeFileError(file, problems);
+  return [...out.values()];
+}
+
+function parseTextEntries(file: string, text: string): ExcludeEntry[] {
+  const problems: string[] = [];
+  const out = new Map<string, ExcludeEntry>();
+  const s = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  // BufferedReader#readLine: a line ends at LF, CR, or CR LF.
+  const lines = s.split(/\r\n|\r|\n/);
+  lines.forEach((lineText, i) => {
+    for (const raw of lineText.split(/[ \t\n\f\r]+/)) {
+      const tok = javaTrim(raw);
+      if (tok.startsWith('#')) break; // the rest of the line is a comment
+      if (tok === '') continue;
+      if (checkHost(tok, i + 1, problems)) upsert(out, { host: tok, timeout: null, line: i + 1 });
+    }
+  });
+  if (problems.length) throw new ExcludeFileError(file, problems);
+  return [...out.values()];
+}
+
+/** Reads an exclude file's text; `format` defaults to Hadoop's choice by file name. */
+export function parseExcludeFile(file: string, text: string, format: ExcludeFormat = formatOf(file)): ExcludeEntry[] {
+  return format === 'yarn-xml' ? parseXmlEntries(file, text) : parseTextEntries(file, text);
+}
+
+export interface ExportEntry {
+  host: string;
+  timeout: number | null;
+  /** Written as a comment for people; Hadoop (and our importer) ignore it. */
+  note?: string;
+}
+
+const xmlEscape = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+/** A comment may not contain "--" nor end in "-". */
+const xmlComment = (s: string): string => s.replace(/-(?=-)/g, '- ').replace(/-$/, '- ');
+/** A text-file comment runs to the end of the line, so the note must stay on one line. */
+const oneLine = (s: string): string => s.replace(/[\r\n\f]+/g, ' ');
+
+/** The documented HostsFileReader XML shape; one <host> per node so every timeout survives. */
+export function formatYarnXml(entries: ExportEntry[], header?: string): string {
+  const lines = ['<?xml version="1.0"?>'];
+  if (header) lines.push(`<!-- ${xmlComment(oneLine(header))} -->`);
+  lines.push('<hosts>');
+  for (const e of entries) {
+    if (e.note) lines.push(`  <!-- ${xmlComment(oneLine(e.note))} -->`);
+    const t = e.timeout === null ? '' : `<timeout>${e.timeout}</timeout>`;
+    lines.push(`  <host><name>${xmlEscape(e.host)}</name>${t}</host>`);
+  }
+  lines.push('</hosts>', '');
+  return lines.join('\n');
+}
+
+/** Plain text: one host per line; timeouts cannot be expressed, notes go after '#'. */
+export function formatText(entries: ExportEntry[], header?: string): string {
+  const lines: string[] = [];
+  if (header) lines.push(`# ${oneLine(header)}`);
+  for (const e of entries) lines.push(e.note ? `${e.host}  # ${oneLine(e.note)}` : e.host);
+  lines.push('');
+  return lines.join('\n');
+}

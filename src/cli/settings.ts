@@ -1,0 +1,131 @@
+/**
+ * Where admin commands send their requests, and with what token. Precedence, highest first:
+ * flags (--server, --token, --token-file, --store) > environment (BLOCKLIST_SERVER, BLOCKLIST_TOKEN,
+ * BLOCKLIST_TOKEN_FILE, BLOCKLIST_STORE) > the CLI config file > http://127.0.0.1:8090.
+ * The CLI config file is $BLOCKLIST_CLI_CONFIG or ~/.config/blocklist/cli.yaml (XDG_CONFIG_HOME
+ * respected), a YAML map with the keys server, token, token-file, store. It is separate from the
+ * sidecar's conf/blocklist.yaml on purpose: an operator's laptop has no sidecar config.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Command } from 'commander';
+import YAML from 'yaml';
+import { usage } from './errors';
+
+export const DEFAULT_SERVER = 'http://127.0.0.1:8090';
+
+export interface ConnectionFlags {
+  server?: string;
+  token?: string;
+  tokenFile?: string;
+  store?: string;
+  cliConfig?: string;
+}
+
+export type Target =
+  | { kind: 'server'; url: string; token?: string; source: string }
+  | { kind: 'sqlite'; file: string; source: string };
+
+const FILE_KEYS = ['server', 'token', 'token-file', 'store'] as const;
+type FileKey = (typeof FILE_KEYS)[number];
+
+export function addConnectionOptions(cmd: Command): Command {
+  return cmd
+    .option('-s, --server <url>', `sidecar REST address (env BLOCKLIST_SERVER; default ${DEFAULT_SERVER})`)
+    .option('--token <token>', 'bearer token (env BLOCKLIST_TOKEN); prefer --token-file, a flag shows in ps')
+    .option('--token-file <file>', 'file holding the bearer token (env BLOCKLIST_TOKEN_FILE)')
+    .option('--store <sqlite:PATH>', 'work on an SQLite store file directly, without a sidecar (env BLOCKLIST_STORE)')
+    .option('--cli-config <file>', 'CLI config file (env BLOCKLIST_CLI_CONFIG; default ~/.config/blocklist/cli.yaml)');
+}
+
+export function defaultCliConfigPath(env: NodeJS.ProcessEnv): string {
+  const base = env.XDG_CONFIG_HOME || path.join(env.HOME || os.homedir(), '.config');
+  return path.join(base, 'blocklist', 'cli.yaml');
+}
+
+function readCliConfig(file: string, explicit: boolean): Partial<Record<FileKey, string>> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    if (!explicit && (e as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw usage(`cannot read the CLI config file ${file}: ${(e as Error).message}; fix the path or drop --cli-config`);
+  }
+  let doc: unknown;
+  try {
+    doc = YAML.parse(text);
+  } catch (e) {
+    throw usage(`CLI config file ${file} is not valid YAML: ${(e as Error).message.split('\n')[0]}`);
+  }
+  if (doc === null || doc === undefined) return {};
+  if (typeof doc !== 'object' || Array.isArray(doc)) throw usage(`CLI config file ${file} must be a YAML map (keys: ${FILE_KEYS.join(', ')})`);
+  const out: Partial<Record<FileKey, string>> = {};
+  for (const [k, v] of Object.entries(doc as Record<string, unknown>)) {
+    if (!(FILE_KEYS as readonly string[]).includes(k)) throw usage(`unknown key '${k}' in CLI config file ${file} (known: ${FILE_KEYS.join(', ')})`);
+    if (typeof v !== 'string' && typeof v !== 'number') throw usage(`key '${k}' in CLI config file ${file} must be a string`);
+    out[k as FileKey] = String(v);
+  }
+  return out;
+}
+
+function readTokenFile(file: string, where: string): string {
+  let t: string;
+  try {
+    t = fs.readFileSync(file, 'utf8').trim();
+  } catch (e) {
+    throw usage(`cannot read the token file ${file} (${where}): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  if (!t) throw usage(`the token file ${file} (${where}) is empty`);
+  return t;
+}
+
+function normaliseServer(raw: string, where: string): string {
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `http://${raw}`;
+  let u: URL;
+  try {
+    u = new URL(withScheme);
+  } catch {
+    throw usage(`'${raw}' (${where}) is not a server address; use e.g. http://127.0.0.1:8090`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw usage(`'${raw}' (${where}) must be an http:// or https:// address`);
+  return u.toString().replace(/\/+$/, '');
+}
+
+/** Resolves the target of an admin command. Pure apart from reading the two optional files. */
+export function resolveTarget(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env): Target {
+  const explicitFile = flags.cliConfig ?? env.BLOCKLIST_CLI_CONFIG;
+  const cfgPath = explicitFile ?? defaultCliConfigPath(env);
+  const file = readCliConfig(cfgPath, explicitFile !== undefined);
+
+  const pick = (flag: string | undefined, envName: string, key: FileKey): [string, string] | undefined => {
+    if (flag !== undefined) return [flag, `--${key}`];
+    const e = env[envName];
+    if (e !== undefined && e !== '') return [e, envName];
+    const f = file[key];
+    if (f !== undefined && f !== '') return [f, `${key} in ${cfgPath}`];
+    return undefined;
+  };
+
+  const store = pick(flags.store, 'BLOCKLIST_STORE', 'store');
+  const server = pick(flags.server, 'BLOCKLIST_SERVER', 'server');
+  // An explicit --server beats a store named only by env/file, and vice versa; two flags clash.
+  if (flags.store !== undefined && flags.server !== undefined) throw usage('give either --server or --store, not both');
+  if (store && !(server && server[1] === '--server')) {
+    const m = /^sqlite:(.+)$/.exec(store[0]);
+    if (!m) throw usage(`'${store[0]}' (${store[1]}) is not a store; use sqlite:PATH, e.g. --store sqlite:data/blocklist.db`);
+    return { kind: 'sqlite', file: m[1], source: store[1] };
+  }
+
+  let token: string | undefined;
+  const tok = pick(flags.token, 'BLOCKLIST_TOKEN', 'token');
+  const tokFile = pick(flags.tokenFile, 'BLOCKLIST_TOKEN_FILE', 'token-file');
+  if (tok && tokFile && tok[1].startsWith('--') && tokFile[1].startsWith('--')) throw usage('give either --token or --token-file, not both');
+  // The closer source wins (flag > environment > file); at the same level the literal token does.
+  const rank = (src: string) => (src.startsWith('--') ? 0 : src.startsWith('BLOCKLIST_') ? 1 : 2);
+  if (tok && (!tokFile || rank(tok[1]) <= rank(tokFile[1]))) token = tok[0];
+  else if (tokFile) token = readTokenFile(tokFile[0], tokFile[1]);
+
+  const [rawUrl, source] = server ?? [DEFAULT_SERVER, 'default'];
+  return { kind: 'server', url: normaliseServer(rawUrl, source), token, source };
+}
