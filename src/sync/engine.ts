@@ -92,7 +92,7 @@ export class SyncEngine implements SyncFacade {
   private readonly reasons = new Set<string>();
   private stopped = false;
   private started = false;
-  private polling = false;
+  private pollInFlight: Promise<void> | undefined;
   private cancelRetry: (() => void) | undefined;
   private readonly stoppers: (() => void)[] = [];
   private lastFailure: string | undefined;
@@ -119,7 +119,13 @@ export class SyncEngine implements SyncFacade {
     if (this.started) return;
     this.started = true;
     const { clock, settings, store } = this.deps;
-    this.stoppers.push(every(clock, settings.pollIntervalMs, () => void this.pollTick()));
+    this.stoppers.push(
+      every(clock, settings.pollIntervalMs, () => {
+        this.pollInFlight ??= this.pollTick().finally(() => {
+          this.pollInFlight = undefined;
+        });
+      }),
+    );
     this.stoppers.push(
       every(clock, settings.fullResyncIntervalMs, () => {
         this.reconciler.requestFullResync();
@@ -150,7 +156,11 @@ export class SyncEngine implements SyncFacade {
 
   /** Resolves when no pass is running or queued (timers may still be armed). For tests and shutdown. */
   async idle(): Promise<void> {
-    while (this.running) await this.running;
+    for (;;) {
+      if (this.pollInFlight) await this.pollInFlight;
+      else if (this.running) await this.running;
+      else return;
+    }
   }
 
   taskManagersOn(node: string): string[] {
@@ -224,14 +234,10 @@ export class SyncEngine implements SyncFacade {
   }
 
   private async pollTick(): Promise<void> {
-    if (this.polling || this.stopped) return;
-    this.polling = true;
-    try {
-      const reason = await this.reconciler.checkForChanges();
-      if (reason) this.kick(reason);
-    } finally {
-      this.polling = false;
-    }
+    if (this.stopped) return;
+    const reason = await this.reconciler.checkForChanges();
+    // While a retry is armed it will re-read everything anyway; polling must not defeat the backoff.
+    if (reason && !this.cancelRetry) this.kick(reason);
   }
 
   /** One line per evacuating item, like YARN's DecommissioningNodesWatcher. */

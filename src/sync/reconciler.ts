@@ -15,14 +15,14 @@
  *    released again (docs/sync-engine.md, "Releasing exactly once").
  */
 import { BlockedItem, EVACUATE } from '../model/item';
-import { appliesTo, nextExpiry } from '../model/effective';
+import { appliesTo, isExpired, nextExpiry } from '../model/effective';
 import { Clock } from '../model/clock';
 import { Logger } from '../log/logger';
 import { BlocklistStore } from '../store/store';
 import { AmrmProxy, AppContainer, ResourceManagerReader } from '../yarn/types';
 import { Metrics } from '../metrics/metrics';
 import { BlacklistDiff, DesiredPlan, NodeView, diffBlacklist, isEmptyDiff, planDesired } from './desired';
-import { EvacuationDecision, evaluateEvacuation, isLive } from './evacuation';
+import { EvacuationDecision, evaluateEvacuation, isLive, remainingSeconds } from './evacuation';
 import { EvacuationStatus, ItemSyncStatus, SidecarStatus } from './facade';
 
 export interface ReconcilerSettings {
@@ -309,18 +309,20 @@ export class Reconciler {
     const enforced = plan.enforced.find((i) => i.id === id);
     if (enforced) {
       if (!this.actual?.has(enforced.node)) return { state: 'pending', detail: "not yet on YARN's blacklist (the push is pending or being retried)" };
-      if (evac) return { state: evac.status.phase === 'READY' ? 'evacuated' : 'evacuating', evacuation: evac.status };
+      if (evac) return { state: evac.status.phase === 'READY' ? 'evacuated' : 'evacuating', evacuation: this.fresh(evac.status) };
       return { state: 'applied' };
     }
     const tm = plan.taskManagers.find((i) => i.id === id);
     if (tm) {
-      if (evac) return { state: evac.status.phase === 'READY' ? 'evacuated' : 'evacuating', evacuation: evac.status };
+      if (evac) return { state: evac.status.phase === 'READY' ? 'evacuated' : 'evacuating', evacuation: this.fresh(evac.status) };
       return { state: 'not-applicable', detail: "a task manager block does not touch YARN's blacklist (that would block the whole node); Flink refuses its slots" };
     }
     const item = this.snapshot?.items.find((i) => i.id === id);
     if (!item) return { state: 'pending', detail: 'not yet seen by the sync engine' };
     if (!appliesTo(item, this.appId)) return { state: 'not-applicable', detail: `scoped to ${item.scope}, not this application` };
-    return { state: 'not-applicable', detail: 'expired (the expiry job deletes it from the store)' };
+    if (isExpired(item, this.deps.clock.now())) return { state: 'not-applicable', detail: 'expired (the expiry job deletes it from the store)' };
+    // Read from the store but not yet through a pass that reached YARN (e.g. the proxy is down).
+    return { state: 'pending', detail: this.lastError ? `not yet applied: ${this.lastError}` : 'not yet reconciled' };
   }
 
   status(): SidecarStatus {
@@ -330,7 +332,7 @@ export class Reconciler {
       blacklist: { desired: this.plan?.blacklist ?? [], actual: this.actual ? [...this.actual].sort() : [] },
       pending: { additions: this.pending.additions, removals: this.pending.removals, releases: this.pendingReleases },
       deferred: this.plan?.deferred.map((i) => i.id) ?? [],
-      evacuations: [...this.evacuations.values()].map((d) => d.status),
+      evacuations: [...this.evacuations.values()].map((d) => this.fresh(d.status)),
     };
     if (this.appId !== undefined) s.applicationId = this.appId;
     if (this.attemptId !== undefined) s.appAttemptId = this.attemptId;
@@ -342,7 +344,12 @@ export class Reconciler {
 
   /** The evacuations still in progress (for the periodic status log). */
   activeEvacuations(): EvacuationStatus[] {
-    return [...this.evacuations.values()].map((d) => d.status).filter((s) => s.phase !== 'READY');
+    return [...this.evacuations.values()].map((d) => this.fresh(d.status)).filter((s) => s.phase !== 'READY');
+  }
+
+  /** The status as of the last pass, with the countdown as of now (the phase changes only in a pass). */
+  private fresh(s: EvacuationStatus): EvacuationStatus {
+    return { ...s, remainingSeconds: remainingSeconds(s.phase, s.since, s.timeoutSeconds < 0 ? -1 : s.timeoutSeconds * 1000, this.deps.clock.now()) };
   }
 
   private async readStore(): Promise<void> {

@@ -1,0 +1,100 @@
+import { strict as assert } from 'node:assert';
+import { evacuationPhase, evaluateEvacuation, evacuationTimeoutMs, remainingSeconds, isLive } from '../../src/sync/evacuation';
+import { EVACUATE, MARK_BLOCKED } from '../../src/model/item';
+import { AppContainer } from '../../src/yarn/types';
+import { nodeItem, tmItem, containerOf } from './fakes';
+
+const T0 = 1_652_313_600_000;
+const c = (n: number, host = 'node1', state = 'RUNNING'): AppContainer => ({ containerId: containerOf(1, n), nodeId: `${host}:8041`, host, state });
+
+describe('sync/evacuation: phases (graceful decommission rules, C5)', () => {
+  it('WAIT_CONTAINER while waitTime < timeout; waitTime == timeout is TIMEOUT (C5.45)', () => {
+    assert.equal(evacuationPhase(T0, 100_000, T0 + 99_999, 2), 'WAIT_CONTAINER');
+    assert.equal(evacuationPhase(T0, 100_000, T0 + 100_000, 2), 'TIMEOUT');
+    assert.equal(evacuationPhase(T0, 100_000, T0 + 500_000, 2), 'TIMEOUT');
+  });
+  it('negative timeout never times out (C5.46)', () => {
+    assert.equal(evacuationPhase(T0, -1, T0 + 10 * 365 * 86_400_000, 1), 'WAIT_CONTAINER');
+    assert.equal(remainingSeconds('WAIT_CONTAINER', T0, -1, T0 + 5), -1);
+  });
+  it('timeout 0: TIMEOUT at once when containers remain, READY when none (C5.47), even if the clock reads before the start', () => {
+    assert.equal(evacuationPhase(T0, 0, T0, 3), 'TIMEOUT');
+    assert.equal(evacuationPhase(T0, 0, T0 - 5000, 3), 'TIMEOUT');
+    assert.equal(evacuationPhase(T0, 0, T0, 0), 'READY');
+  });
+  it('READY when nothing is left, whatever the timeout', () => {
+    assert.equal(evacuationPhase(T0, 100_000, T0 + 1, 0), 'READY');
+    assert.equal(evacuationPhase(T0, -1, T0 + 1, 0), 'READY');
+  });
+  it('remaining seconds = max(0, floor(left/1000)); 0 when READY (C5.50)', () => {
+    assert.equal(remainingSeconds('WAIT_CONTAINER', T0, 100_000, T0 + 40_500), 59);
+    assert.equal(remainingSeconds('TIMEOUT', T0, 100_000, T0 + 200_000), 0);
+    assert.equal(remainingSeconds('READY', T0, -1, T0), 0);
+  });
+  it('timeout priority: the item (seconds) over the default (ms); any negative is forever', () => {
+    assert.equal(evacuationTimeoutMs(nodeItem('n', { action: EVACUATE, evacuationTimeout: 30 }), 5000), 30_000);
+    assert.equal(evacuationTimeoutMs(nodeItem('n', { action: EVACUATE }), 5000), 5000);
+    assert.equal(evacuationTimeoutMs(nodeItem('n', { action: EVACUATE, evacuationTimeout: -7 }), 5000), -1);
+    assert.equal(evacuationTimeoutMs(nodeItem('n', { action: EVACUATE }), -20), -1);
+    assert.equal(evacuationTimeoutMs(nodeItem('n', { action: EVACUATE, evacuationTimeout: 0 }), 60_000), 0);
+  });
+  it('finished and released containers are not live', () => {
+    assert.ok(isLive(c(1)));
+    assert.ok(isLive(c(1, 'node1', 'NEW')));
+    for (const s of ['COMPLETE', 'RELEASING', 'released', 'KILLED']) assert.ok(!isLive(c(1, 'node1', s)), s);
+  });
+});
+
+describe('sync/evacuation: decisions', () => {
+  const base = { released: new Map<string, string>(), defaultTimeoutMs: 0 };
+
+  it('a changed timeout does not reset the start: since 0, 100 s → 50 s at t=60 s is TIMEOUT at once (C5.43)', () => {
+    const before = nodeItem('node1', { action: EVACUATE, evacuationTimeout: 100, start: T0 });
+    const d1 = evaluateEvacuation({ ...base, item: before, containersOnNode: [c(1)], now: T0 + 60_000 });
+    assert.equal(d1.status.phase, 'WAIT_CONTAINER');
+    assert.equal(d1.wakeAt, T0 + 100_000);
+    const after = { ...before, evacuationTimeout: 50 };
+    const d2 = evaluateEvacuation({ ...base, item: after, containersOnNode: [c(1)], now: T0 + 60_000 });
+    assert.equal(d2.status.phase, 'TIMEOUT');
+    assert.equal(d2.status.since, T0);
+    assert.deepEqual(d2.toRelease, [containerOf(1, 1)]);
+  });
+
+  it('the deadline counts from evacuationSince, not from the item start (an MB→EVAC upgrade)', () => {
+    const it = nodeItem('node1', { action: EVACUATE, evacuationTimeout: 10, start: T0, evacuationSince: T0 + 50_000 });
+    const d = evaluateEvacuation({ ...base, item: it, containersOnNode: [c(1)], now: T0 + 55_000 });
+    assert.equal(d.status.phase, 'WAIT_CONTAINER');
+    assert.equal(d.status.deadline, T0 + 60_000);
+    assert.equal(d.status.remainingSeconds, 5);
+  });
+
+  it('releases each container once: already-released ones are not released again', () => {
+    const it = nodeItem('node1', { action: EVACUATE, evacuationTimeout: 0 });
+    const released = new Map([[containerOf(1, 1), 'node1']]);
+    const d = evaluateEvacuation({ item: it, containersOnNode: [c(1), c(2)], released, defaultTimeoutMs: 0, now: T0 });
+    assert.deepEqual(d.toRelease, [containerOf(1, 2)]);
+    assert.deepEqual(d.status.released, [containerOf(1, 1)]);
+  });
+
+  it('a task manager item targets only its own container', () => {
+    const it = tmItem('node1', containerOf(1, 2), { action: EVACUATE, evacuationTimeout: 0 });
+    const d = evaluateEvacuation({ ...base, item: it, containersOnNode: [c(2)], now: T0 });
+    assert.deepEqual(d.toRelease, [containerOf(1, 2)]);
+    const none = evaluateEvacuation({ ...base, item: it, containersOnNode: [], now: T0 });
+    assert.equal(none.status.phase, 'READY');
+  });
+
+  it('a forever-waiting item has no deadline and releases nothing', () => {
+    const it = nodeItem('node1', { action: EVACUATE, evacuationTimeout: -1 });
+    const d = evaluateEvacuation({ ...base, item: it, containersOnNode: [c(1)], now: T0 + 1e12 });
+    assert.equal(d.status.phase, 'WAIT_CONTAINER');
+    assert.equal(d.status.deadline, undefined);
+    assert.equal(d.wakeAt, undefined);
+    assert.deepEqual(d.toRelease, []);
+    assert.equal(d.status.timeoutSeconds, -1);
+  });
+
+  it('MARK_BLOCKED items are not evacuations (the reconciler never evaluates them)', () => {
+    assert.equal(nodeItem('n', { action: MARK_BLOCKED }).evacuationSince, undefined);
+  });
+});
