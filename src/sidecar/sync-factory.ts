@@ -1,26 +1,128 @@
 /**
- * The seam where the sidecar gets its sync engine. Until YARN is configured (or while the engine
- * is not built yet) the sidecar runs API-only with NoSync.
+ * The seam where the sidecar gets its sync engine.
+ *  - YARN configured (`yarn.resourcemanager.webapp.address` and
+ *    `cluster.resource-blocklist.amrm-proxy.address` set) and enforcement enabled: the real engine
+ *    (src/sync/engine.ts) over the RM REST client and the AMRM proxy client.
+ *  - Otherwise: API-only with NoSync (nothing is pushed anywhere).
+ * In both cases the handle carries the metrics (GET /metrics serves `metrics.text()`) and runs the
+ * expiry job, which only tidies the store: whether an item counts is decided by time.
  */
 import { NoSync, SyncFacade } from '../sync/facade';
 import { LoadedConfig } from '../config/config';
 import { BlocklistStore } from '../store/store';
 import { Clock } from '../model/clock';
 import { Logger } from '../log/logger';
+import { AuditSink } from '../api/audit';
+import { Metrics, createMetrics } from '../metrics/metrics';
+import { ExpiryJob } from '../sync/expiry';
+import { SyncEngine, syncSettingsFromConfig } from '../sync/engine';
+import { AmrmProxy, ResourceManagerReader } from '../yarn/types';
+import { ResourceManagerClient } from '../yarn/rm-client';
+import { AmrmProxyClient } from '../yarn/amrm-client';
+import { resolveApplicationId } from '../yarn/resolve-app';
 
 export interface SyncDeps {
   config: LoadedConfig;
   store: BlocklistStore;
   clock: Clock;
   logger: Logger;
+  /** Expiry audit lines go here (else to the logger with `audit: true`). */
+  audit?: AuditSink;
+  /** A registry of its own when absent. */
+  metrics?: Metrics;
+  /** Overrides the clients the config names (tests, in-process simulator). */
+  yarn?: { rm: ResourceManagerReader; proxy: AmrmProxy };
+  /** Environment for CONTAINER_ID (defaults to process.env). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface SyncHandle extends SyncFacade {
+  /** Prometheus metrics of this sidecar: `metrics.text()` / `metrics.contentType` for GET /metrics. */
+  readonly metrics: Metrics;
+  /** 'engine' when pushing to YARN, 'none' when API-only. */
+  readonly mode: 'engine' | 'none';
   start(): Promise<void>;
   stop(): Promise<void>;
 }
 
+/** Whether the config names both YARN endpoints the engine needs. */
+export function yarnConfigured(config: LoadedConfig): boolean {
+  const v = config.values;
+  return v['yarn.resourcemanager.webapp.address'].trim() !== '' && v['cluster.resource-blocklist.amrm-proxy.address'].trim() !== '';
+}
+
 export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
-  const noop = new NoSync(deps.config.values['cluster.resource-blocklist.enabled']);
-  return Object.assign(noop, { start: async () => {}, stop: async () => {} });
+  const v = deps.config.values;
+  const enabled = v['cluster.resource-blocklist.enabled'];
+  const metrics = deps.metrics ?? createMetrics();
+  const expiry = new ExpiryJob({
+    store: deps.store,
+    clock: deps.clock,
+    logger: deps.logger,
+    schedule: v['cluster.resource-blocklist.expiry.cron'],
+    metrics,
+    ...(deps.audit ? { audit: deps.audit } : {}),
+  });
+
+  if (!enabled || (!deps.yarn && !yarnConfigured(deps.config))) {
+    const appId = await configuredApplicationId(deps);
+    metrics.countFromStore({ store: deps.store, clock: deps.clock, applicationId: () => appId, enabled });
+    if (enabled) deps.logger.info('YARN is not configured (yarn.resourcemanager.webapp.address, cluster.resource-blocklist.amrm-proxy.address): API only, nothing is pushed');
+    else deps.logger.info('cluster.resource-blocklist.enabled is false: nothing is pushed to YARN');
+    const noop = new NoSync(enabled);
+    return Object.assign(noop, {
+      metrics,
+      mode: 'none' as const,
+      start: async () => expiry.start(),
+      stop: async () => expiry.stop(),
+    });
+  }
+
+  const timeoutMs = v['cluster.resource-blocklist.yarn.request-timeout'];
+  const yarn = deps.yarn ?? {
+    rm: new ResourceManagerClient({
+      addresses: v['yarn.resourcemanager.webapp.address'],
+      timeoutMs,
+      logger: deps.logger,
+      ...(v['yarn.resourcemanager.webapp.user'] ? { user: v['yarn.resourcemanager.webapp.user'] } : {}),
+    }),
+    proxy: new AmrmProxyClient({ address: v['cluster.resource-blocklist.amrm-proxy.address'], timeoutMs }),
+  };
+  const applicationId = await configuredApplicationId(deps);
+  const engine = new SyncEngine({
+    store: deps.store,
+    rm: yarn.rm,
+    proxy: yarn.proxy,
+    clock: deps.clock,
+    logger: deps.logger,
+    settings: syncSettingsFromConfig(v),
+    metrics,
+    ...(applicationId !== undefined ? { applicationId } : {}),
+  });
+  metrics.countFromStore({ store: deps.store, clock: deps.clock, applicationId: () => engine.status().applicationId ?? applicationId, enabled: true });
+  return {
+    metrics,
+    mode: 'engine',
+    kick: (reason) => engine.kick(reason),
+    taskManagersOn: (node) => engine.taskManagersOn(node),
+    itemStatus: (id) => engine.itemStatus(id),
+    status: () => engine.status(),
+    synced: () => engine.synced(),
+    async start() {
+      expiry.start();
+      await engine.start();
+    },
+    async stop() {
+      await expiry.stop();
+      await engine.stop();
+    },
+  };
+}
+
+/** yarn.application.id, else CONTAINER_ID; undefined when neither is set (the proxy will say). A bad value fails start-up. */
+async function configuredApplicationId(deps: SyncDeps): Promise<string | undefined> {
+  const configured = deps.config.values['yarn.application.id'];
+  const env = deps.env ?? process.env;
+  if (!configured.trim() && !env.CONTAINER_ID?.trim()) return undefined;
+  return (await resolveApplicationId({ configured, env })).applicationId;
 }
