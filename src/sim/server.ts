@@ -86,6 +86,12 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
 
   const app: FastifyInstance = Fastify({ logger: false, bodyLimit: 32 * 1024 * 1024, forceCloseConnections: true });
 
+  // Bodiless POSTs (curl -X POST, axios.post(url)) arrive with a form or no content type; the control
+  // calls take none, and a non-JSON body to the proxy is refused by its own validation with a 400.
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
+    done(null, body === '' ? undefined : body);
+  });
+
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     const face = faceOf(req.url);
     if (!face) return;

@@ -1,0 +1,131 @@
+import { strict as assert } from 'node:assert';
+import { startSimulator, RunningSimulator } from '../../src/sim/server';
+import { AmrmProxyClient } from '../../src/yarn/amrm-client';
+import { resolveApplicationId } from '../../src/yarn/resolve-app';
+import { ResourceManagerClient } from '../../src/yarn/rm-client';
+import { YarnCallError } from '../../src/yarn/types';
+
+async function rejects(p: Promise<unknown>, check: (e: YarnCallError) => void): Promise<void> {
+  try {
+    await p;
+  } catch (e) {
+    assert.ok(e instanceof YarnCallError, `expected YarnCallError, got ${String(e)}`);
+    check(e);
+    return;
+  }
+  assert.fail('expected a rejection');
+}
+
+describe('yarn clients against the simulator over real HTTP', () => {
+  let sim: RunningSimulator;
+  beforeEach(async () => {
+    sim = await startSimulator({ port: 0, nodes: 30, containers: 60, racks: 3, seed: 11, tickMs: 0 });
+  });
+  afterEach(async () => {
+    await sim.close();
+  });
+
+  it('RM client reads nodes, app, attempts and live containers in both container shapes', async () => {
+    const rm = new ResourceManagerClient({ addresses: sim.rmUrl, user: 'flink' });
+    const nodes = await rm.nodes();
+    assert.equal(nodes.length, 30);
+    assert.equal(nodes[0].host, 'node0001.sim.local');
+    assert.equal(nodes[0].rack, '/rack01');
+    assert.equal(nodes[29].rack, '/rack03');
+    assert.equal(nodes.reduce((s, n) => s + n.numContainers, 0), 61, '60 task managers + the AM');
+
+    const appId = sim.cluster.applicationId;
+    const app = await rm.application(appId);
+    assert.equal(app.state, 'RUNNING');
+    const attempts = await rm.attempts(appId);
+    assert.equal(attempts.length, 1);
+    const current = attempts[0].appAttemptId;
+
+    const real = await rm.containers(appId, current);
+    assert.equal(real.length, 61);
+    sim.settings.rmContainersShape = 'documented';
+    const documented = await rm.containers(appId, current);
+    assert.deepEqual(documented, real);
+    const byHost = new Map<string, number>();
+    for (const c of real) byHost.set(c.host, (byHost.get(c.host) ?? 0) + 1);
+    for (const n of nodes) assert.equal(byHost.get(n.host) ?? 0, n.numContainers, n.host);
+    assert.equal(sim.cluster.counters.rmLastUser, 'flink');
+
+    // a node state change shows in the node list
+    sim.cluster.setNodeState('node0005.sim.local', 'DECOMMISSIONING');
+    const after = await rm.nodes();
+    assert.equal(after.find((n) => n.host === 'node0005.sim.local')?.state, 'DECOMMISSIONING');
+  });
+
+  it('RM client: a single live container arrives as a bare object and still parses', async () => {
+    await sim.close();
+    sim = await startSimulator({ port: 0, nodes: 3, containers: 0, tickMs: 0 });
+    const rm = new ResourceManagerClient({ addresses: sim.url });
+    const cs = await rm.containers(sim.cluster.applicationId, sim.cluster.currentAttempt.id);
+    assert.deepEqual(cs.map((c) => c.containerId), [sim.cluster.currentAttempt.amContainerId]);
+  });
+
+  it('AMRM client: attempt, blacklist round trip, "*" refused (400, not retriable), containers, release', async () => {
+    const amrm = new AmrmProxyClient({ address: sim.amrmUrl.replace('http://', '') });
+    const a = await amrm.attempt();
+    assert.equal(a.applicationId, sim.cluster.applicationId);
+    assert.equal(a.registered, true);
+    assert.deepEqual(await amrm.blacklist(), []);
+    await amrm.updateBlacklist(['node0002.sim.local', 'node0003.sim.local'], []);
+    await amrm.updateBlacklist([], ['node0003.sim.local']);
+    assert.deepEqual(await amrm.blacklist(), ['node0002.sim.local']);
+
+    await rejects(amrm.updateBlacklist(['node0009.sim.local', '*'], []), (e) => {
+      assert.equal(e.status, 400);
+      assert.equal(e.retriable, false);
+      assert.match(e.message, /Cannot add \* to the blacklist!/);
+    });
+    assert.deepEqual(await amrm.blacklist(), ['node0002.sim.local'], 'the whole update was refused');
+
+    const tms = await amrm.containers();
+    assert.equal(tms.length, 60);
+    assert.ok(tms.every((c) => c.host.endsWith('.sim.local') && c.nodeId === `${c.host}:8041`));
+    const r = await amrm.release([tms[0].containerId, tms[1].containerId, tms[0].containerId]);
+    assert.deepEqual(r.released, [tms[0].containerId, tms[1].containerId]);
+    assert.deepEqual(r.unknown, [tms[0].containerId]);
+    assert.deepEqual(await amrm.release([]), { released: [], unknown: [] });
+    assert.equal(sim.cluster.counters.releaseCalls, 1, 'an empty release makes no call');
+  });
+
+  it('AMRM client: errors from an outage are retriable; a broken body is a clear error', async () => {
+    const amrm = new AmrmProxyClient({ address: sim.url, timeoutMs: 2000 });
+    sim.faults.set('amrm', { outage: 'unavailable' });
+    await rejects(amrm.blacklist(), (e) => {
+      assert.equal(e.status, 503);
+      assert.equal(e.retriable, true);
+      assert.match(e.message, /simulated outage/);
+    });
+    sim.faults.set('amrm', { outage: 'reset' });
+    await rejects(amrm.attempt(), (e) => {
+      assert.equal(e.status, undefined);
+      assert.equal(e.retriable, true);
+      assert.match(e.message, /cannot reach/);
+    });
+    sim.faults.clear('amrm');
+    assert.deepEqual(await amrm.blacklist(), []);
+  });
+
+  it('resolve-app: config, then CONTAINER_ID, then the proxy; a bad value is an error, not a fall-through', async () => {
+    const proxy = new AmrmProxyClient({ address: sim.url });
+    assert.deepEqual(await resolveApplicationId({ configured: 'application_1652313600000_0042', env: {}, proxy }), {
+      applicationId: 'application_1652313600000_0042',
+      source: 'config',
+    });
+    assert.deepEqual(await resolveApplicationId({ configured: '', env: { CONTAINER_ID: 'container_e01_1652313600000_0007_01_000001' }, proxy }), {
+      applicationId: 'application_1652313600000_0007',
+      source: 'CONTAINER_ID',
+    });
+    const viaProxy = await resolveApplicationId({ env: {}, proxy });
+    assert.equal(viaProxy.applicationId, sim.cluster.applicationId);
+    assert.equal(viaProxy.source, 'proxy');
+    assert.equal(viaProxy.appAttemptId, sim.cluster.currentAttempt.id);
+    await rejects(resolveApplicationId({ configured: 'app_7', env: {} }), (e) => assert.match(e.message, /yarn\.application\.id/));
+    await rejects(resolveApplicationId({ env: { CONTAINER_ID: 'container_x' } }), (e) => assert.match(e.message, /CONTAINER_ID/));
+    await rejects(resolveApplicationId({ env: {} }), (e) => assert.match(e.message, /cannot tell the YARN application/));
+  });
+});
