@@ -12,6 +12,7 @@
  */
 import { BlockedItem, EVACUATE } from '../model/item';
 import { AppContainer } from '../yarn/types';
+import { parseContainerId } from '../model/ids';
 import { EvacuationPhase, EvacuationStatus } from './facade';
 
 /**
@@ -23,6 +24,22 @@ const GONE_STATES = new Set(['COMPLETE', 'COMPLETED', 'RELEASED', 'RELEASING', '
 /** Whether a container still occupies its node (YARN counts RUNNING and NEW; we count anything not finished). */
 export function isLive(c: AppContainer): boolean {
   return !GONE_STATES.has(c.state.toUpperCase());
+}
+
+/**
+ * The ApplicationMaster's container: container 1 of its attempt (YARN allocates the AM container
+ * first). It is never a target: releasing it would kill the job's AM, and this sidecar with it.
+ * The proxy contract lists task managers only, but a proxy that lists every container must not
+ * turn an evacuation of the AM's node into a job failure.
+ */
+export function isAmContainer(containerId: string): boolean {
+  const p = parseContainerId(containerId);
+  return p.ok && p.value.container === 1;
+}
+
+/** A live task manager container (what `taskManagers` lists and evacuations move). */
+export function isTaskManager(c: AppContainer): boolean {
+  return isLive(c) && !isAmContainer(c.containerId);
 }
 
 /** Effective timeout in ms: item's seconds > default; any negative value is -1 (forever). */
@@ -84,7 +101,7 @@ export function evaluateEvacuation(input: EvacuationInput): EvacuationDecision {
   const since = evacuationStart(item);
   const timeoutMs = evacuationTimeoutMs(item, input.defaultTimeoutMs);
   const targets = input.containersOnNode
-    .filter((c) => isLive(c) && (item.kind === 'node' || c.containerId === item.containerId))
+    .filter((c) => isTaskManager(c) && (item.kind === 'node' || c.containerId === item.containerId))
     .map((c) => c.containerId)
     .sort();
   const phase = evacuationPhase(since, timeoutMs, now, targets.length);

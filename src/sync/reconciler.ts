@@ -22,7 +22,7 @@ import { BlocklistStore } from '../store/store';
 import { AmrmProxy, AppContainer, ResourceManagerReader } from '../yarn/types';
 import { Metrics } from '../metrics/metrics';
 import { BlacklistDiff, DesiredPlan, NodeView, diffBlacklist, isEmptyDiff, planDesired } from './desired';
-import { EvacuationDecision, evaluateEvacuation, isLive, remainingSeconds } from './evacuation';
+import { EvacuationDecision, evaluateEvacuation, isTaskManager, remainingSeconds } from './evacuation';
 import { EvacuationStatus, ItemSyncStatus, SidecarStatus } from './facade';
 
 export interface ReconcilerSettings {
@@ -79,6 +79,8 @@ export class Reconciler {
   private attemptId: string | undefined;
   private appId: string | undefined;
   private actual: Set<string> | undefined;
+  /** Hosts YARN may still honour although the proxy does not list them: sent as removals unless desired. */
+  private readonly maybeOnYarn = new Set<string>();
   private repushAll = false;
   private nodes: { list: NodeView[]; readAt: number } | undefined;
   private containers: { list: AppContainer[]; readAt: number; byHost: Map<string, AppContainer[]> } | undefined;
@@ -135,6 +137,9 @@ export class Reconciler {
       const attempt = await proxy.attempt();
       if (this.attemptId !== undefined && attempt.appAttemptId !== this.attemptId) {
         logger.info(`new application attempt ${attempt.appAttemptId} (was ${this.attemptId}): re-reading YARN's blacklist and re-pushing every blocked node`);
+        // The scheduler may carry the old attempt's list over while the new client starts empty
+        // (peers.md §4.3): what we had pushed is a candidate for an explicit removal.
+        for (const h of this.actual ?? []) this.maybeOnYarn.add(h);
         this.actual = undefined;
         this.repushAll = true;
         this.containers = undefined;
@@ -169,6 +174,7 @@ export class Reconciler {
       } catch (e) {
         return { result: 'failed', stage: 'blacklist-read', error: message(e) };
       }
+      await this.readSchedulerBlacklist();
     }
 
     // 5. Desired vs actual; push only a non-empty difference.
@@ -177,7 +183,7 @@ export class Reconciler {
     this.noteDeferrals(plan);
     this.plan = plan;
     metrics.deferredItems.set(plan.deferred.length);
-    const diff = diffBlacklist(plan.blacklist, this.actual, this.repushAll);
+    const diff = diffBlacklist(plan.blacklist, [...this.actual, ...this.maybeOnYarn], this.repushAll);
     this.pending = diff;
     let pushed: BlacklistDiff | undefined;
     if (!isEmptyDiff(diff)) {
@@ -197,6 +203,7 @@ export class Reconciler {
       pushed = diff;
     }
     this.actual = new Set(plan.blacklist);
+    this.maybeOnYarn.clear();
     this.repushAll = false;
     this.pending = { additions: [], removals: [] };
     metrics.blacklistHosts.set(this.actual.size);
@@ -293,7 +300,7 @@ export class Reconciler {
   taskManagersOn(node: string): string[] {
     const list = this.containers?.byHost.get(node) ?? [];
     return list
-      .filter(isLive)
+      .filter(isTaskManager)
       .map((c) => c.containerId)
       .sort();
   }
@@ -350,6 +357,23 @@ export class Reconciler {
   /** The status as of the last pass, with the countdown as of now (the phase changes only in a pass). */
   private fresh(s: EvacuationStatus): EvacuationStatus {
     return { ...s, remainingSeconds: remainingSeconds(s.phase, s.since, s.timeoutSeconds < 0 ? -1 : s.timeoutSeconds * 1000, this.deps.clock.now()) };
+  }
+
+  /**
+   * The RM's own view of the app's blacklist (AppAttemptInfo.blacklistedNodes, newer RMs): hosts
+   * the scheduler still honours but the AM's client does not report (an inherited list after an
+   * AM restart) get an explicit removal. Best effort: an older RM or an RM error just skips it.
+   */
+  private async readSchedulerBlacklist(): Promise<void> {
+    const appId = this.appId;
+    if (appId === undefined) return;
+    try {
+      const attempts = await this.deps.rm.attempts(appId);
+      const current = attempts.find((a) => a.appAttemptId === this.attemptId) ?? attempts.at(-1);
+      for (const h of current?.blacklistedNodes ?? []) if (!this.actual?.has(h)) this.maybeOnYarn.add(h);
+    } catch (e) {
+      this.deps.logger.debug(`reading the RM's view of the blacklist failed (skipped): ${message(e)}`);
+    }
   }
 
   private async readStore(): Promise<void> {

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { evacuationPhase, evaluateEvacuation, evacuationTimeoutMs, remainingSeconds, isLive } from '../../src/sync/evacuation';
+import { evacuationPhase, evaluateEvacuation, evacuationTimeoutMs, remainingSeconds, isLive, isAmContainer } from '../../src/sync/evacuation';
 import { EVACUATE, MARK_BLOCKED } from '../../src/model/item';
 import { AppContainer } from '../../src/yarn/types';
 import { nodeItem, tmItem, containerOf } from './fakes';
@@ -38,6 +38,13 @@ describe('sync/evacuation: phases (graceful decommission rules, C5)', () => {
     assert.equal(evacuationTimeoutMs(nodeItem('n', { action: EVACUATE }), -20), -1);
     assert.equal(evacuationTimeoutMs(nodeItem('n', { action: EVACUATE, evacuationTimeout: 0 }), 60_000), 0);
   });
+  it("the AM's container (container 1 of its attempt) is never a target", () => {
+    const it = nodeItem('node1', { action: EVACUATE, evacuationTimeout: 0 });
+    const d = evaluateEvacuation({ item: it, containersOnNode: [c(1), c(2)], released: new Map(), defaultTimeoutMs: 0, now: T0 });
+    assert.deepEqual(d.toRelease, [containerOf(1, 2)]);
+    assert.ok(isAmContainer(containerOf(2, 1)));
+    assert.ok(!isAmContainer(containerOf(1, 2)));
+  });
   it('finished and released containers are not live', () => {
     assert.ok(isLive(c(1)));
     assert.ok(isLive(c(1, 'node1', 'NEW')));
@@ -50,19 +57,19 @@ describe('sync/evacuation: decisions', () => {
 
   it('a changed timeout does not reset the start: since 0, 100 s → 50 s at t=60 s is TIMEOUT at once (C5.43)', () => {
     const before = nodeItem('node1', { action: EVACUATE, evacuationTimeout: 100, start: T0 });
-    const d1 = evaluateEvacuation({ ...base, item: before, containersOnNode: [c(1)], now: T0 + 60_000 });
+    const d1 = evaluateEvacuation({ ...base, item: before, containersOnNode: [c(3)], now: T0 + 60_000 });
     assert.equal(d1.status.phase, 'WAIT_CONTAINER');
     assert.equal(d1.wakeAt, T0 + 100_000);
     const after = { ...before, evacuationTimeout: 50 };
-    const d2 = evaluateEvacuation({ ...base, item: after, containersOnNode: [c(1)], now: T0 + 60_000 });
+    const d2 = evaluateEvacuation({ ...base, item: after, containersOnNode: [c(3)], now: T0 + 60_000 });
     assert.equal(d2.status.phase, 'TIMEOUT');
     assert.equal(d2.status.since, T0);
-    assert.deepEqual(d2.toRelease, [containerOf(1, 1)]);
+    assert.deepEqual(d2.toRelease, [containerOf(1, 3)]);
   });
 
   it('the deadline counts from evacuationSince, not from the item start (an MB→EVAC upgrade)', () => {
     const it = nodeItem('node1', { action: EVACUATE, evacuationTimeout: 10, start: T0, evacuationSince: T0 + 50_000 });
-    const d = evaluateEvacuation({ ...base, item: it, containersOnNode: [c(1)], now: T0 + 55_000 });
+    const d = evaluateEvacuation({ ...base, item: it, containersOnNode: [c(3)], now: T0 + 55_000 });
     assert.equal(d.status.phase, 'WAIT_CONTAINER');
     assert.equal(d.status.deadline, T0 + 60_000);
     assert.equal(d.status.remainingSeconds, 5);
@@ -70,10 +77,10 @@ describe('sync/evacuation: decisions', () => {
 
   it('releases each container once: already-released ones are not released again', () => {
     const it = nodeItem('node1', { action: EVACUATE, evacuationTimeout: 0 });
-    const released = new Map([[containerOf(1, 1), 'node1']]);
-    const d = evaluateEvacuation({ item: it, containersOnNode: [c(1), c(2)], released, defaultTimeoutMs: 0, now: T0 });
+    const released = new Map([[containerOf(1, 3), 'node1']]);
+    const d = evaluateEvacuation({ item: it, containersOnNode: [c(3), c(2)], released, defaultTimeoutMs: 0, now: T0 });
     assert.deepEqual(d.toRelease, [containerOf(1, 2)]);
-    assert.deepEqual(d.status.released, [containerOf(1, 1)]);
+    assert.deepEqual(d.status.released, [containerOf(1, 3)]);
   });
 
   it('a task manager item targets only its own container', () => {
@@ -86,7 +93,7 @@ describe('sync/evacuation: decisions', () => {
 
   it('a forever-waiting item has no deadline and releases nothing', () => {
     const it = nodeItem('node1', { action: EVACUATE, evacuationTimeout: -1 });
-    const d = evaluateEvacuation({ ...base, item: it, containersOnNode: [c(1)], now: T0 + 1e12 });
+    const d = evaluateEvacuation({ ...base, item: it, containersOnNode: [c(3)], now: T0 + 1e12 });
     assert.equal(d.status.phase, 'WAIT_CONTAINER');
     assert.equal(d.status.deadline, undefined);
     assert.equal(d.wakeAt, undefined);
