@@ -4,6 +4,9 @@ import { BlocklistStore } from '../store/store';
 import { SyncFacade } from '../sync/facade';
 import { Logger } from '../log/logger';
 import { AuditSink } from './audit';
+import { TokenTable } from '../security/tokens';
+import { ServerTls } from '../security/tls';
+import { RateLimitSettings } from './rate-limit';
 
 export interface ApiDeps {
   store: BlocklistStore;
@@ -17,4 +20,10 @@ export interface ApiDeps {
   bodyLimit?: number;
   /** Prometheus text for GET /metrics, when metrics are wired. */
   metrics?: { contentType: string; text(): Promise<string> };
+  /** Bearer tokens (rest.auth.tokens-file); absent = no auth, everyone is the anonymous admin. */
+  auth?: TokenTable;
+  /** Serve HTTPS with this key and certificate (rest.ssl.*). */
+  tls?: ServerTls;
+  /** Limit on mutating calls (rest.rate-limit.*); absent or max 0 = none. */
+  rateLimit?: RateLimitSettings;
 }

@@ -7,9 +7,14 @@ import { ApiDeps } from './deps';
 import { installErrorHandling, sendErrors } from './errors';
 import { installPrincipal } from './principal';
 import { blocklistRoutes } from './blocklist-routes';
+import { installAuth } from './auth';
+import { installMutationRateLimit } from './rate-limit';
 
 export function buildApi(deps: ApiDeps): FastifyInstance {
+  // `https: null` is a plain HTTP server; with TLS (rest.ssl.*) an https.Server. Routes and hooks
+  // are the same either way, so the instance is used through the plain FastifyInstance type below.
   const app = Fastify({
+    https: deps.tls ? { key: deps.tls.key, cert: deps.tls.cert, minVersion: 'TLSv1.2' } : null,
     logger: false,
     bodyLimit: deps.bodyLimit ?? 1_048_576,
     // Reject, never silently fix: no coercion, no dropping unknown fields; report every problem.
@@ -17,9 +22,11 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
     return503OnClosing: true,
     connectionTimeout: 30_000,
     requestTimeout: 30_000,
-  });
+  }) as unknown as FastifyInstance;
   installErrorHandling(app, deps.logger);
   installPrincipal(app);
+  if (deps.auth) installAuth(app, { tokens: deps.auth, logger: deps.logger, audit: deps.audit });
+  if (deps.rateLimit) installMutationRateLimit(app, deps.rateLimit, deps.logger);
   blocklistRoutes(app, deps);
 
   app.get('/status', async () => deps.sync.status());

@@ -114,6 +114,11 @@ export const KEYS = {
   // --- REST limits and security (issue #7) ---
   'rest.server.max-content-length': int(1_048_576, 1024, 104_857_600, 'Largest accepted request body in bytes.'),
   'rest.auth.tokens-file': str('', 'YAML/JSON file of bearer tokens: token → {name, role: admin|viewer}. Empty = no auth (loopback only).'),
+  'rest.ssl.key-file': str('', 'PEM private key of the REST API\'s certificate; with rest.ssl.cert-file the API serves HTTPS. Empty = plain HTTP.'),
+  'rest.ssl.cert-file': str('', 'PEM certificate (chain) of the REST API; set together with rest.ssl.key-file.'),
+  'rest.rate-limit.max-mutations': int(1000, 0, 10_000_000, 'Most mutating calls (PUT/POST/DELETE) one principal (without auth: one client address) may make per rest.rate-limit.window; beyond it 429. 0 = no limit.'),
+  'rest.rate-limit.window': duration('10 s', 'Window of rest.rate-limit.max-mutations.', { min: 100 }),
+  'cluster.resource-blocklist.yarn.ssl.ca-file': str('', 'PEM CA bundle trusted for https:// RM and AMRM proxy addresses (only these CAs). Empty = the system roots.'),
 } as const;
 
 export type KeyName = keyof typeof KEYS;

@@ -13,6 +13,7 @@ import { buildApi } from '../api/server';
 import { AuditSink, createAuditSink } from '../api/audit';
 import { SyncDeps, SyncHandle, createSync } from './sync-factory';
 import { checkBindSafety } from './bind-safety';
+import { loadRestSecurity } from '../security/rest-security';
 
 export interface SidecarOptions {
   config: LoadedConfig;
@@ -41,6 +42,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? createLogger({ format: v['log.format'], level: v['log.level'] });
   checkBindSafety(v);
+  const security = loadRestSecurity(v, logger.child({ component: 'security' }));
 
   const store = opts.store ?? (await openStore(v, logger));
   const audit = opts.audit ?? createAuditSink(logger.child({ component: 'audit' }), v['log.audit.file'] || undefined, () => clock.now());
@@ -66,6 +68,9 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
       enabled: v['cluster.resource-blocklist.enabled'],
       bodyLimit: v['rest.server.max-content-length'],
       metrics,
+      ...(security.tokens ? { auth: security.tokens } : {}),
+      ...(security.tls ? { tls: security.tls } : {}),
+      rateLimit: security.rateLimit,
     });
     await api.listen({ host: v['rest.bind-address'], port: v['rest.port'] });
     await sync.start();
@@ -77,7 +82,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
   }
   const addr = api.server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  const url = `http://${host}:${addr.port}`;
+  const url = `${security.tls ? 'https' : 'http'}://${host}:${addr.port}`;
   logger.info(`REST API listening on ${url} (store ${store.description})`);
 
   let closed = false;
