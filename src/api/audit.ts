@@ -4,6 +4,7 @@
  * dedicated file. Secrets never reach it (principals are names, never tokens).
  */
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { BlockedItem, WireItem, toWire } from '../model/item';
 import { Logger } from '../log/logger';
 
@@ -39,6 +40,7 @@ interface AuditLine {
 }
 
 export function createAuditSink(logger: Logger, file?: string, now: () => number = Date.now): AuditSink {
+  if (file) fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const fd = file ? fs.openSync(file, 'a') : undefined;
   return {
     record(r) {

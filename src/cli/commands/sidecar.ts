@@ -4,17 +4,28 @@ import { ConfigError, describeConfig } from '../../config/config';
 import { startSidecar } from '../../sidecar/sidecar';
 import { addConfigOptions, ConfigFlags, resolveConfig } from '../config-options';
 import { EXIT } from '../exit-codes';
+import { readYarnSite, YarnSiteError } from '../../yarn/yarn-site';
 
 export function register(program: Command): void {
   const cmd = program
     .command('sidecar')
     .description('run the blocklist sidecar: REST API, store, YARN sync, evacuation and expiry')
-    .option('--print-config', 'print the effective configuration (secrets masked) and exit');
-  addConfigOptions(cmd).action(async (flags: ConfigFlags & { printConfig?: boolean }) => {
+    .option('--print-config', 'print the effective configuration (secrets masked) and exit')
+    .option('--yarn-site <file>', "take the RM web address(es) from Hadoop's yarn-site.xml when yarn.resourcemanager.webapp.address is not set (HA and HTTPS_ONLY aware)");
+  addConfigOptions(cmd).action(async (flags: ConfigFlags & { printConfig?: boolean; yarnSite?: string }) => {
     let config;
     try {
       config = resolveConfig(flags);
+      if (flags.yarnSite && !config.values['yarn.resourcemanager.webapp.address']) {
+        const site = readYarnSite(flags.yarnSite);
+        config = resolveConfig({ ...flags, define: [`yarn.resourcemanager.webapp.address=${site.rmWebAddresses.join(',')}`, ...(flags.define ?? [])] });
+      }
     } catch (e) {
+      if (e instanceof YarnSiteError) {
+        process.stderr.write(`blocklist sidecar: ${e.message}\n`);
+        process.exitCode = EXIT.USAGE;
+        return;
+      }
       if (e instanceof ConfigError) {
         process.stderr.write(`blocklist sidecar: ${e.message}\n`);
         process.exitCode = EXIT.USAGE;
