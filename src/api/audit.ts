@@ -49,7 +49,8 @@ export function createAuditSink(logger: Logger, file?: string, now: () => number
       if (r.after) line.after = toWire(r.after);
       if (r.detail) line.detail = r.detail;
       if (r.dryRun) line.dryRun = true;
-      logger.info(`audit ${r.op} ${r.id} ${r.outcome} by ${r.who}`, line);
+      const what = r.after ? ` (${r.after.action}, cause "${r.after.cause}", ends ${line.after?.endTimestamp})` : '';
+      logger.info(`audit${r.dryRun ? ' (dry run)' : ''}: ${r.op} ${r.id} → ${r.outcome} by ${r.who} from ${r.from}${what}${r.detail ? `: ${r.detail}` : ''}`, line);
       if (fd !== undefined) fs.writeSync(fd, JSON.stringify(line) + '\n');
     },
   };

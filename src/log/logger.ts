@@ -18,7 +18,8 @@ export interface LogOptions {
 
 const text = winston.format.printf((info) => {
   const { level, message, timestamp, component, ...rest } = info as winston.Logform.TransformableInfo & { timestamp?: string; component?: string };
-  const extras = Object.entries(rest).filter(([k]) => typeof k === 'string' && !k.startsWith('Symbol('));
+  // An audit record's full before/after belongs in JSON output; a terminal gets the one-line message.
+  const extras = rest.audit === true ? [] : Object.entries(rest).filter(([k]) => typeof k === 'string' && !k.startsWith('Symbol('));
   const tail = extras.length ? ' ' + extras.map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ') : '';
   return `${timestamp} ${level.toUpperCase().padEnd(5)} ${component ? `[${component}] ` : ''}${String(message)}${tail}`;
 });
