@@ -1,4 +1,9 @@
 import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import axios from 'axios';
+import YAML from 'yaml';
+import { repoRoot } from '../support/paths';
 import { startSimulator, RunningSimulator } from '../../src/sim/server';
 import { AmrmProxyClient } from '../../src/yarn/amrm-client';
 import { resolveApplicationId } from '../../src/yarn/resolve-app';
@@ -127,5 +132,30 @@ describe('yarn clients against the simulator over real HTTP', () => {
     await rejects(resolveApplicationId({ configured: 'app_7', env: {} }), (e) => assert.match(e.message, /yarn\.application\.id/));
     await rejects(resolveApplicationId({ env: { CONTAINER_ID: 'container_x' } }), (e) => assert.match(e.message, /CONTAINER_ID/));
     await rejects(resolveApplicationId({ env: {} }), (e) => assert.match(e.message, /cannot tell the YARN application/));
+  });
+});
+
+describe('docs/amrm-proxy.openapi.yaml and the simulator agree', () => {
+  it('every path of the contract is served, and GET answers carry the required fields', async () => {
+    const doc = YAML.parse(fs.readFileSync(path.join(repoRoot, 'docs', 'amrm-proxy.openapi.yaml'), 'utf8')) as {
+      paths: Record<string, Record<string, { responses: Record<string, { content?: { 'application/json'?: { schema?: { $ref?: string; required?: string[] } } } }> }>>;
+      components: { schemas: Record<string, { required?: string[] }> };
+    };
+    const sim = await startSimulator({ port: 0, nodes: 4, containers: 4, tickMs: 0 });
+    try {
+      const http = axios.create({ validateStatus: () => true });
+      for (const [p, ops] of Object.entries(doc.paths)) {
+        for (const [method, op] of Object.entries(ops)) {
+          const schema = op.responses['200']?.content?.['application/json']?.schema;
+          const required = schema?.$ref ? doc.components.schemas[schema.$ref.split('/').pop()!].required : schema?.required;
+          const body = p.endsWith('/release') ? { containerIds: [] } : p.endsWith('/blacklist') ? { blacklistAdditions: [] } : undefined;
+          const r = await http.request({ method, url: sim.url + p, data: body });
+          assert.equal(r.status, 200, `${method} ${p}`);
+          for (const k of required ?? []) assert.ok(k in r.data, `${method} ${p}: missing ${k}`);
+        }
+      }
+    } finally {
+      await sim.close();
+    }
   });
 });
