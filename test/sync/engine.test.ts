@@ -4,7 +4,9 @@
  */
 import { strict as assert } from 'node:assert';
 import { FakeClock } from '../../src/model/clock';
-import { silentLogger } from '../../src/log/logger';
+import { Writable } from 'node:stream';
+import winston from 'winston';
+import { Logger, silentLogger } from '../../src/log/logger';
 import { EVACUATE, BlockedItem } from '../../src/model/item';
 import { mergeItems } from '../../src/model/merge';
 import { SyncEngine, SyncSettings } from '../../src/sync/engine';
@@ -42,7 +44,19 @@ interface Rig {
 
 const rigs: Rig[] = [];
 
-async function rig(o: { settings?: Partial<SyncSettings>; hosts?: number; start?: boolean; yarn?: FakeYarn; store?: FlakyStore; clock?: FakeClock } = {}): Promise<Rig> {
+/** A logger whose messages land in `lines`. */
+function captureLogger(lines: string[]): Logger {
+  const stream = new Writable({
+    objectMode: true,
+    write(info: { level: string; message: string }, _enc, cb) {
+      lines.push(`${info.level} ${info.message}`);
+      cb();
+    },
+  });
+  return winston.createLogger({ level: 'debug', transports: [new winston.transports.Stream({ stream })] });
+}
+
+async function rig(o: { settings?: Partial<SyncSettings>; hosts?: number; start?: boolean; yarn?: FakeYarn; store?: FlakyStore; clock?: FakeClock; logger?: Logger } = {}): Promise<Rig> {
   const clock = o.clock ?? new FakeClock(T0);
   const yarn = o.yarn ?? new FakeYarn(o.hosts ?? 10);
   const store = o.store ?? new FlakyStore();
@@ -53,7 +67,7 @@ async function rig(o: { settings?: Partial<SyncSettings>; hosts?: number; start?
     yarn,
     store,
     metrics,
-    engine: new SyncEngine({ store, rm: yarn, proxy: yarn, clock, logger: silentLogger, settings: { ...SETTINGS, ...o.settings }, metrics, applicationId: APP }),
+    engine: new SyncEngine({ store, rm: yarn, proxy: yarn, clock, logger: o.logger ?? silentLogger, settings: { ...SETTINGS, ...o.settings }, metrics, applicationId: APP }),
     async step(ms) {
       clock.advance(ms);
       await r.engine.idle();
@@ -439,6 +453,21 @@ describe('sync/engine: evacuation', () => {
     await r.step(5000);
     assert.equal(r.yarn.releaseCalls.length, 1);
     assert.equal(r.yarn.releasedIds.length, 2);
+  });
+
+  it('logs one status line per evacuating item every status-log-interval, and each phase change once', async () => {
+    const lines: string[] = [];
+    const r = await rig({ logger: captureLogger(lines), settings: { statusLogIntervalMs: 20_000 } });
+    r.yarn.addContainers('node1', 2);
+    await r.block(nodeItem('node1', { action: EVACUATE, evacuationTimeout: 100, start: T0 }));
+    await r.step(40_000);
+    const status = lines.filter((l) => l.includes('evacuating node1'));
+    assert.equal(status.length, 2);
+    assert.match(status[1], /40s containers: 2 +WAIT_CONTAINER timeout:60s left/);
+    assert.equal(lines.filter((l) => l.includes('start -> WAIT_CONTAINER')).length, 1);
+    await r.step(60_000);
+    assert.equal(lines.filter((l) => l.includes('WAIT_CONTAINER -> TIMEOUT')).length, 1);
+    assert.ok(lines.some((l) => /released 2 container/.test(l)));
   });
 
   it('unblocking during WAIT_CONTAINER stops the evacuation (nothing released at the old deadline)', async () => {
