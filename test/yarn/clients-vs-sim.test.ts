@@ -9,6 +9,7 @@ import { AmrmProxyClient } from '../../src/yarn/amrm-client';
 import { resolveApplicationId } from '../../src/yarn/resolve-app';
 import { ResourceManagerClient } from '../../src/yarn/rm-client';
 import { YarnCallError } from '../../src/yarn/types';
+import { startFixtureServer } from './fixture-server';
 
 async function rejects(p: Promise<unknown>, check: (e: YarnCallError) => void): Promise<void> {
   try {
@@ -113,6 +114,18 @@ describe('yarn clients against the simulator over real HTTP', () => {
     });
     sim.faults.clear('amrm');
     assert.deepEqual(await amrm.blacklist(), []);
+
+    const broken = await startFixtureServer({
+      '/amrm/v1/blacklist': { body: '{"blacklist":"node1"}' },
+      '/amrm/v1/attempt': { body: '<html>proxy error</html>' },
+    });
+    try {
+      const bad = new AmrmProxyClient({ address: broken.url });
+      await rejects(bad.blacklist(), (e) => assert.match(e.message, /"blacklist" is not a list of strings/));
+      await rejects(bad.attempt(), (e) => assert.match(e.message, /not a JSON object: <html>proxy error/));
+    } finally {
+      await broken.close();
+    }
   });
 
   it('resolve-app: config, then CONTAINER_ID, then the proxy; a bad value is an error, not a fall-through', async () => {
