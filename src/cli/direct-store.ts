@@ -29,14 +29,19 @@ export class DirectStoreTransport implements Transport {
     private readonly audit: AuditSink,
   ) {}
 
-  /** `create`: a mutating command may start a new store file; a reading one must not invent one. */
-  static async open(file: string, create: boolean): Promise<DirectStoreTransport> {
-    if (!create && !fs.existsSync(file)) {
+  /**
+   * `missing`: what to do when the file does not exist. A mutating command may create it; a
+   * reading one must not invent a store from a typo; a dry run previews against an empty
+   * in-memory store so that it writes nothing, not even a new file.
+   */
+  static async open(file: string, missing: 'error' | 'create' | 'empty'): Promise<DirectStoreTransport> {
+    const exists = fs.existsSync(file);
+    if (!exists && missing === 'error') {
       throw new CliError(`no store file at ${file}; check the path given to --store (a block or import creates it)`, EXIT.NOT_FOUND);
     }
     let store: SqliteStore;
     try {
-      store = new SqliteStore(file);
+      store = new SqliteStore(!exists && missing === 'empty' ? ':memory:' : file);
     } catch (e) {
       const msg = e instanceof StoreUnavailableError ? e.message : (e as Error).message;
       throw new CliError(`cannot open the store ${file}: ${msg}`, EXIT.UNREACHABLE);

@@ -113,7 +113,7 @@ function defineBlock(program: Command, name: string, kind: 'node' | 'taskmanager
             write(`${r.message}\n`);
           }
         },
-        { create: !flags.dryRun },
+        { create: true, dryRun: !!flags.dryRun },
       );
     }),
   );

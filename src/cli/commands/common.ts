@@ -27,9 +27,9 @@ export function painter(flags: CommonFlags): Paint {
 }
 
 /** Opens the client, runs fn, always closes (an SQLite store must be closed to checkpoint). */
-export async function withClient<T>(flags: CommonFlags, fn: (c: BlocklistClient) => Promise<T>, opts: { create?: boolean } = {}): Promise<T> {
+export async function withClient<T>(flags: CommonFlags, fn: (c: BlocklistClient) => Promise<T>, opts: { create?: boolean; dryRun?: boolean } = {}): Promise<T> {
   const target = resolveTarget(flags);
-  const transport = target.kind === 'server' ? new HttpTransport(target.url, target.token) : await DirectStoreTransport.open(target.file, opts.create ?? false);
+  const transport = target.kind === 'server' ? new HttpTransport(target.url, target.token) : await DirectStoreTransport.open(target.file, opts.dryRun ? 'empty' : opts.create ? 'create' : 'error');
   const client = new BlocklistClient(transport);
   try {
     return await fn(client);

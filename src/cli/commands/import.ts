@@ -134,7 +134,7 @@ async function runImport(client: BlocklistClient, planned: Planned[], flags: Imp
       throw new CliError(
         `${conflicts.length} of ${items.length} host(s) are already blocked; nothing was imported — add --merge to merge into the existing blocks`,
         EXIT.CONFLICT,
-        conflicts.map((c) => `${c.id}: ${(c.errors ?? []).join('; ')}`),
+        conflicts.map((c) => `${c.id}: ${(c.errors ?? []).join('; ').replace(/; set allowMerge to merge$/, '')}`),
       );
     }
   }
@@ -189,7 +189,7 @@ export function register(program: Command): void {
         return;
       }
 
-      const { results, effect } = await withClient(flags, (c) => runImport(c, planned, flags), { create: !flags.dryRun });
+      const { results, effect } = await withClient(flags, (c) => runImport(c, planned, flags), { create: true, dryRun: !!flags.dryRun });
       const counts = new Map<string, number>();
       for (const r of results) counts.set(r.outcome, (counts.get(r.outcome) ?? 0) + 1);
       const summary = [...counts].map(([k, n]) => `${n} ${k}`).join(', ');
