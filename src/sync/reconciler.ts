@@ -70,6 +70,12 @@ interface Snapshot {
   version: string;
 }
 
+function indexPlan(plan: DesiredPlan): Map<string, { list: 'enforced' | 'deferred' | 'taskManagers'; item: BlockedItem }> {
+  const out = new Map<string, { list: 'enforced' | 'deferred' | 'taskManagers'; item: BlockedItem }>();
+  for (const list of ['enforced', 'deferred', 'taskManagers'] as const) for (const item of plan[list]) out.set(item.id, { list, item });
+  return out;
+}
+
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 export class Reconciler {
@@ -94,6 +100,8 @@ export class Reconciler {
   private lastSuccessfulSync: number | undefined;
   private lastError: string | undefined;
   private warnedMismatch = false;
+  private planIndex: { plan: DesiredPlan; byId: Map<string, { list: 'enforced' | 'deferred' | 'taskManagers'; item: BlockedItem }> } | undefined;
+  private snapshotIndex: { snapshot: Snapshot; byId: Map<string, BlockedItem> } | undefined;
 
   constructor(private readonly deps: ReconcilerDeps) {
     this.appId = deps.applicationId;
@@ -308,23 +316,27 @@ export class Reconciler {
   itemStatus(id: string): ItemSyncStatus | undefined {
     const plan = this.plan;
     if (!plan) return { state: 'pending', detail: 'no reconcile pass has completed yet' };
-    const deferred = plan.deferred.find((i) => i.id === id);
+    // GET /blocklist asks once per item: index the plan once per pass, not a scan per call.
+    if (this.planIndex?.plan !== plan) this.planIndex = { plan, byId: indexPlan(plan) };
+    const where = this.planIndex.byId.get(id);
+    const deferred = where?.list === 'deferred' ? where.item : undefined;
     if (deferred) {
       return { state: 'deferred', detail: `held back by the safety cap: at most ${plan.capacity} of ${plan.runningNodes} RUNNING nodes may be blacklisted (max-blocked-fraction ${this.deps.settings.maxBlockedFraction}); older items are kept` };
     }
     const evac = this.evacuations.get(id);
-    const enforced = plan.enforced.find((i) => i.id === id);
+    const enforced = where?.list === 'enforced' ? where.item : undefined;
     if (enforced) {
       if (!this.actual?.has(enforced.node)) return { state: 'pending', detail: "not yet on YARN's blacklist (the push is pending or being retried)" };
       if (evac) return { state: evac.status.phase === 'READY' ? 'evacuated' : 'evacuating', evacuation: this.fresh(evac.status) };
       return { state: 'applied' };
     }
-    const tm = plan.taskManagers.find((i) => i.id === id);
+    const tm = where?.list === 'taskManagers' ? where.item : undefined;
     if (tm) {
       if (evac) return { state: evac.status.phase === 'READY' ? 'evacuated' : 'evacuating', evacuation: this.fresh(evac.status) };
       return { state: 'not-applicable', detail: "a task manager block does not touch YARN's blacklist (that would block the whole node); Flink refuses its slots" };
     }
-    const item = this.snapshot?.items.find((i) => i.id === id);
+    if (this.snapshotIndex?.snapshot !== this.snapshot) this.snapshotIndex = this.snapshot ? { snapshot: this.snapshot, byId: new Map(this.snapshot.items.map((i) => [i.id, i])) } : undefined;
+    const item = this.snapshotIndex?.byId.get(id);
     if (!item) return { state: 'pending', detail: 'not yet seen by the sync engine' };
     if (!appliesTo(item, this.appId)) return { state: 'not-applicable', detail: `scoped to ${item.scope}, not this application` };
     if (isExpired(item, this.deps.clock.now())) return { state: 'not-applicable', detail: 'expired (the expiry job deletes it from the store)' };

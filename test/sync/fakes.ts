@@ -226,7 +226,9 @@ export class FakeYarn implements AmrmProxy, ResourceManagerReader {
   }
   async nodes(): Promise<ClusterNode[]> {
     this.rmCall();
-    return [...this.nodeStates].map(([host, state]) => ({ id: `${host}:8041`, host, rack: '/default-rack', state, healthReport: '', numContainers: this.containersOn(host).length }));
+    const count = new Map<string, number>();
+    for (const c of this.live.values()) if (c.state === 'RUNNING') count.set(c.host, (count.get(c.host) ?? 0) + 1);
+    return [...this.nodeStates].map(([host, state]) => ({ id: `${host}:8041`, host, rack: '/default-rack', state, healthReport: '', numContainers: count.get(host) ?? 0 }));
   }
   async application(appId: string): Promise<ApplicationInfo> {
     this.rmCall();
