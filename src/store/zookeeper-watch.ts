@@ -5,7 +5,8 @@
  * Why no change is missed:
  *  - on a fire, the re-arming `exists` is *sent* before listeners are told; a listener reads
  *    through the same session, and ZooKeeper answers one session's requests in order, so the
- *    listener sees at least the state the new watch was armed on; anything later fires it again;
+ *    listener sees at least the state the new watch was armed on; anything later fires it again
+ *    (a listener that subscribes while that re-arm is in flight is covered by comparing markers);
  *  - an arm that failed (timeout, lost connection) is retried with a capped backoff, and its
  *    answer is compared with the last marker seen: a difference is reported;
  *  - a new session (after expiry) has no watches: re-arm and compare the same way.
@@ -21,6 +22,7 @@ export class ZkWatch {
   private lastMarker: string | undefined;
   private arming = false;
   private armAgain = false;
+  private lateJoiner = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private retryDelay = 0;
   private closed = false;
@@ -37,6 +39,10 @@ export class ZkWatch {
 
   subscribe(onChange: () => void): () => void {
     this.listeners.add(onChange);
+    // A listener joining while a fired watch is being re-armed missed that fire's notification,
+    // and the re-arm may answer with a state that already includes a later change (another
+    // session's write can be ordered before our exists): have the answer notify on a difference.
+    if (this.arming) this.lateJoiner = true;
     if (this.listeners.size === 1) this.arm(false);
     return () => {
       this.listeners.delete(onChange);
@@ -72,7 +78,9 @@ export class ZkWatch {
         this.lastMarker = m;
         this.retryDelay = 0;
         this.arming = false;
-        if (changed && !fired) this.notify();
+        const late = this.lateJoiner;
+        this.lateJoiner = false;
+        if (changed && (!fired || late)) this.notify();
         if (this.armAgain) {
           this.armAgain = false;
           this.arm(false);
