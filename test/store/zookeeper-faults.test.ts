@@ -2,7 +2,9 @@
  * The ZooKeeper store on a real 3-server ensemble under faults (issue 6, "Ensemble faults"):
  *  - the leader dies → writes resume after re-election; nothing acknowledged is lost;
  *  - 2 of 3 die → every call fails fast with StoreUnavailableError within the operation timeout;
- *  - they come back → the same store instance works again and still holds everything.
+ *  - they come back → the same store instance works again and still holds everything;
+ *  - the same through a sidecar: 503 while quorum is lost, the last snapshot stays enforced in
+ *    YARN, and after the restore it converges.
  * Timings are printed for the report; the assertions only bound them loosely (2-core machine).
  */
 import { strict as assert } from 'node:assert';
@@ -10,6 +12,11 @@ import { ZookeeperStore, ZookeeperStoreOptions } from '../../src/store/zookeeper
 import { StoreUnavailableError } from '../../src/store/store';
 import { item } from './conformance';
 import { ZkCluster, requireZookeeper } from '../support/zookeeper';
+import { loadConfig } from '../../src/config/config';
+import { silentLogger } from '../../src/log/logger';
+import { startSimulator } from '../../src/sim/server';
+import { startSidecar } from '../../src/sidecar/sidecar';
+import { http } from '../support/sidecar';
 
 const T0 = 1_652_313_600_000;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -158,5 +165,67 @@ describe('zookeeper store on a 3-server ensemble (faults)', function () {
     assert.ok(ids.includes('before') && ids.includes('after'), ids.join(','));
     // 'during' timed out: its outcome was unknown to the caller and may or may not have landed.
     await healEnsemble();
+  });
+
+  it('sidecar: quorum lost → 503 and YARN keeps the last snapshot; restored → it converges', async () => {
+    const sim = await startSimulator({ port: 0, nodes: 10, containers: 10, seed: 3, tickMs: 0 });
+    const config = loadConfig({
+      dynamic: {
+        'rest.port': '0',
+        'cluster.resource-blocklist.store.type': 'zookeeper',
+        'cluster.resource-blocklist.store.zookeeper.quorum': cluster!.connectString(),
+        'cluster.resource-blocklist.store.zookeeper.root': `/sidecar${process.pid}-${++seq}`,
+        'cluster.resource-blocklist.store.zookeeper.operation-timeout': '1 s',
+        'cluster.resource-blocklist.store.zookeeper.session-timeout': '4 s',
+        'yarn.resourcemanager.webapp.address': sim.url.replace(/^http:\/\//, ''),
+        'cluster.resource-blocklist.amrm-proxy.address': sim.url,
+        'yarn.application.id': sim.cluster.applicationId,
+        'cluster.resource-blocklist.poll-interval': '200 ms',
+      },
+    });
+    const sidecar = await startSidecar({ config, logger: silentLogger, env: {} });
+    const hosts = sim.cluster.nodes.map((n) => n.host);
+    const inYarn = (h: string): boolean => sim.cluster.clientBlacklistView().includes(h);
+    const until = async (what: string, cond: () => boolean, ms = 10_000): Promise<void> => {
+      const t0 = performance.now();
+      while (!cond()) {
+        if (performance.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
+        await sleep(20);
+      }
+    };
+    try {
+      assert.equal((await http(sidecar.url, 'PUT', `/blocklist/nodes/${hosts[0]}`, { action: 'MARK_BLOCKED', cause: 'before' })).status, 201);
+      await until('the block in YARN', () => inYarn(hosts[0]));
+
+      const leader = await cluster!.leader();
+      const follower = cluster!.ids().find((id) => id !== leader)!;
+      await Promise.all([cluster!.kill(leader), cluster!.kill(follower)]);
+      const t0 = performance.now();
+      const r = await http(sidecar.url, 'PUT', `/blocklist/nodes/${hosts[1]}`, { action: 'MARK_BLOCKED', cause: 'during' });
+      const took = performance.now() - t0;
+      assert.equal(r.status, 503, r.text);
+      assert.match(r.text, /zookeeper store .* did not complete within 1000 ms/);
+      assert.ok(took < 2500, `503 after ${took.toFixed(0)} ms`);
+      // Several poll intervals without a store: the last snapshot stays enforced, not an empty list.
+      await sleep(1000);
+      assert.ok(inYarn(hosts[0]), 'a store outage emptied the blacklist');
+      console.log(`      sidecar without quorum: PUT → 503 after ${took.toFixed(0)} ms (operation timeout 1 s); blacklist kept: ${sim.cluster.clientBlacklistView().join(',')}`);
+
+      cluster!.restart(leader);
+      cluster!.restart(follower);
+      const restoredAt = performance.now();
+      let status = 0;
+      for (let i = 0; i < 40 && status !== 201; i++) {
+        status = (await http(sidecar.url, 'PUT', `/blocklist/nodes/${hosts[2]}`, { action: 'MARK_BLOCKED', cause: 'after' })).status;
+        if (status !== 201) await sleep(100);
+      }
+      assert.equal(status, 201);
+      await until('the new block in YARN', () => inYarn(hosts[2]) && inYarn(hosts[0]));
+      console.log(`      restored: sidecar accepted writes and pushed them ${(performance.now() - restoredAt).toFixed(0)} ms after restarting the servers`);
+    } finally {
+      await sidecar.close();
+      await sim.close();
+      await healEnsemble();
+    }
   });
 });
