@@ -4,6 +4,9 @@
  */
 import { benchPropagation, PropagationSizes } from './propagation';
 import { benchReconcile, ReconcileSizes } from './reconcile';
+import { benchThroughput, ThroughputSizes } from './throughput';
+import { benchEvacuation, EvacuationSizes } from './evacuation';
+import { benchMemory, MemorySizes } from './memory';
 import { measureLimits } from './lib/limits';
 import { Row, SectionResult, Skipped } from './lib/report';
 
@@ -14,7 +17,9 @@ export interface BenchSizes {
   limitSamples: number;
   propagation: PropagationSizes;
   reconcile: ReconcileSizes;
-  memory: { soakSeconds: number };
+  throughput: ThroughputSizes;
+  evacuation: EvacuationSizes;
+  memory: MemorySizes;
 }
 
 export function sizesFor(quick: boolean): BenchSizes {
@@ -23,14 +28,18 @@ export function sizesFor(quick: boolean): BenchSizes {
       limitSamples: 200,
       propagation: { apiBlocks: 100, pollBlocks: { 100: 20 }, zkBlocks: 0, warmup: 5 },
       reconcile: { nodes: 10_000, items: 5_000, containers: 50_000, churn: 0.01, passes: 20, warmup: 5 },
-      memory: { soakSeconds: 3 },
+      throughput: { concurrency: [8], durationMs: 1000, storeInserts: 300, listItems: 2_000, listRequests: 5 },
+      evacuation: { nodes: 20, perNode: 10, tickMs: 100, releaseBatchSize: 500 },
+      memory: { items: [1_000, 10_000], soakItems: 1_000, soakSeconds: 3 },
     };
   }
   return {
     limitSamples: 1000,
     propagation: { apiBlocks: 1000, pollBlocks: { 100: 300, 1000: 50 }, zkBlocks: 500, warmup: 20 },
     reconcile: { nodes: 10_000, items: 5_000, containers: 50_000, churn: 0.01, passes: 200, warmup: 20 },
-    memory: { soakSeconds: 60 },
+    throughput: { concurrency: [8, 32], durationMs: 5000, storeInserts: 1000, listItems: 10_000, listRequests: 20 },
+    evacuation: { nodes: 100, perNode: 10, tickMs: 100, releaseBatchSize: 500 },
+    memory: { items: [1_000, 10_000, 100_000], soakItems: 10_000, soakSeconds: 60 },
   };
 }
 
@@ -40,7 +49,9 @@ export function tinySizes(): BenchSizes {
     limitSamples: 20,
     propagation: { apiBlocks: 5, pollBlocks: { 50: 3 }, zkBlocks: 0, warmup: 1 },
     reconcile: { nodes: 200, items: 100, containers: 500, churn: 0.04, passes: 3, warmup: 1 },
-    memory: { soakSeconds: 1 },
+    throughput: { concurrency: [2], durationMs: 200, storeInserts: 20, listItems: 50, listRequests: 2 },
+    evacuation: { nodes: 3, perNode: 2, tickMs: 20, releaseBatchSize: 4 },
+    memory: { items: [10, 100], soakItems: 10, soakSeconds: 1 },
   };
 }
 
@@ -64,8 +75,15 @@ export async function runBench(sections: readonly SectionName[], sizes: BenchSiz
       case 'reconcile':
         r = await benchReconcile(sizes.reconcile);
         break;
-      default:
-        r = { rows: [], skipped: [{ section: name, figure: '(all)', reason: 'not implemented yet' }], notes: [] };
+      case 'throughput':
+        r = await benchThroughput(sizes.throughput);
+        break;
+      case 'evacuation':
+        r = await benchEvacuation(limits, sizes.evacuation);
+        break;
+      case 'memory':
+        r = await benchMemory(sizes.memory);
+        break;
     }
     for (const row of r.rows) log(`  ${row.figure}: ${row.value.toFixed(3)} ${row.unit} vs ${row.limit.toFixed(3)} ${row.limitUnit} = ${row.ratio.toFixed(2)}× ${row.met === undefined ? '' : row.met ? '(goal met)' : '(GOAL MISSED)'}`);
     all.rows.push(...r.rows);

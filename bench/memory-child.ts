@@ -1,0 +1,100 @@
+/**
+ * One sidecar in a process of its own, for clean RSS figures (memory.ts spawns it with
+ * --expose-gc). It opens a SQLite file the parent filled, syncs with the parent's simulator,
+ * serves one GET /blocklist, then optionally churns (block + unblock of fresh hosts through its own
+ * API) for a while, sampling memory after a full GC. Prints one JSON line (MemoryReport) on stdout.
+ *
+ *   node --expose-gc dist/bench/memory-child.js <sqlite-file> <simulator-url> <soak-seconds>
+ */
+import { loadConfig } from '../src/config/config';
+import { silentLogger } from '../src/log/logger';
+import { startSidecar } from '../src/sidecar/sidecar';
+import { BENCH_DEFINES, deleteNode, putNode } from './lib/harness';
+import { now, sleep, until } from './lib/stats';
+
+export interface MemorySample {
+  atMs: number;
+  rss: number;
+  heapUsed: number;
+}
+
+export interface MemoryReport {
+  items: number;
+  /** After the first sync, GC'd. */
+  idle: MemorySample;
+  /** After one GET /blocklist of every item, GC'd (RSS keeps the pages the response needed). */
+  afterList: MemorySample;
+  listBytes: number;
+  soak: MemorySample[];
+  soakOps: number;
+}
+
+function sample(t0: number): MemorySample {
+  const g = (globalThis as { gc?: () => void }).gc;
+  if (g) {
+    g();
+    g();
+  }
+  const m = process.memoryUsage();
+  return { atMs: now() - t0, rss: m.rss, heapUsed: m.heapUsed };
+}
+
+async function main(): Promise<void> {
+  const [file, simUrl, soakArg] = process.argv.slice(2);
+  const soakSeconds = Number(soakArg ?? '0');
+  if (!file || !simUrl || !Number.isFinite(soakSeconds)) throw new Error('usage: memory-child <sqlite-file> <simulator-url> <soak-seconds>');
+  const config = loadConfig({
+    env: {},
+    dynamic: {
+      ...BENCH_DEFINES,
+      'cluster.resource-blocklist.store.type': 'sqlite',
+      'cluster.resource-blocklist.store.sqlite.path': file,
+      'yarn.resourcemanager.webapp.address': simUrl.replace(/^http:\/\//, ''),
+      'cluster.resource-blocklist.amrm-proxy.address': simUrl,
+    },
+  });
+  const sidecar = await startSidecar({ config, logger: silentLogger, env: {} });
+  try {
+    await until(() => sidecar.sync.synced(), 120_000, 'the first sync', 10);
+    const items = (await sidecar.store.list()).length;
+    const t0 = now();
+    const idle = sample(t0);
+    const res = await fetch(`${sidecar.url}/blocklist`);
+    const listBytes = (await res.text()).length;
+    if (res.status !== 200) throw new Error(`GET /blocklist: ${res.status}`);
+    const afterList = sample(t0);
+    const soak: MemorySample[] = [];
+    let soakOps = 0;
+    if (soakSeconds > 0) {
+      const start = now();
+      const end = start + soakSeconds * 1000;
+      let nextSample = start;
+      let i = 0;
+      while (now() < end) {
+        const host = `soak${i++}.bench.invalid`;
+        await putNode(sidecar.url, host, { action: 'MARK_BLOCKED', cause: 'bench soak' }, [201]);
+        await deleteNode(sidecar.url, host);
+        soakOps += 2;
+        if (now() >= nextSample) {
+          soak.push(sample(start));
+          nextSample += Math.max(250, (soakSeconds * 1000) / 40);
+        }
+        // Leave the engine room to push each change, as a steady stream of operators would.
+        if (i % 10 === 0) await sleep(1);
+      }
+      soak.push(sample(start));
+    }
+    const report: MemoryReport = { items, idle, afterList, listBytes, soak, soakOps };
+    process.stdout.write(JSON.stringify(report) + '\n');
+  } finally {
+    await sidecar.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.exit(1);
+  },
+);
