@@ -144,8 +144,12 @@ export interface ExportEntry {
 }
 
 const xmlEscape = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-/** A comment may not contain "--" nor end in "-". */
-const xmlComment = (s: string): string => s.replace(/-(?=-)/g, '- ').replace(/-$/, '- ');
+/**
+ * A comment may not contain "--" nor end in "-", nor hold a character XML 1.0 forbids everywhere
+ * (a cause may carry U+FFFE/U+FFFF; written raw they make the file unreadable to Hadoop and to us).
+ */
+const xmlComment = (s: string): string =>
+  s.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '\uFFFD').replace(/-(?=-)/g, '- ').replace(/-$/, '- ');
 /** A text-file comment runs to the end of the line, so the note must stay on one line. */
 const oneLine = (s: string): string => s.replace(/[\r\n\f]+/g, ' ');
 
