@@ -1,5 +1,6 @@
 /**
- * 3. API throughput.
+ * 3. API throughput. The simulator runs in a process of its own here (lib/sim-child.ts): the
+ * proxy's work is the AM's, not the sidecar's.
  *  - Sustained PUT (new item) and PUT (merge that changes the item) per second with 8 and 32
  *    concurrent keep-alive clients (a worker thread), against the full sidecar: SQLite store, the
  *    sync engine pushing every change to the simulator, audit, metrics. Limit: the store's own
@@ -10,7 +11,7 @@
  */
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { BenchCluster, startBenchCluster, putNode } from './lib/harness';
+import { RemoteBenchCluster, startRemoteBenchCluster, putNode } from './lib/harness';
 import { LoadJob, LoadResult } from './lib/load-worker';
 import { nodeItem, outsideHost } from './lib/items';
 import { benchDir, storeWrites } from './lib/limits';
@@ -61,7 +62,7 @@ async function storeRate(ms: number, min: number): Promise<number> {
   }
 }
 
-async function synced(c: BenchCluster): Promise<void> {
+async function synced(c: RemoteBenchCluster): Promise<void> {
   await until(() => c.sidecar.sync.synced(), 10_000, 'the first sync');
 }
 
@@ -70,7 +71,7 @@ export async function benchThroughput(s: ThroughputSizes): Promise<SectionResult
   const rates: number[] = [];
   for (const mode of ['new', 'merge'] as const) {
     for (const concurrency of s.concurrency) {
-      const c = await startBenchCluster({ sim: { nodes: 50, containers: 100 } });
+      const c = await startRemoteBenchCluster({ sim: { nodes: 50, containers: 100 } });
       try {
         await synced(c);
         const mergeHosts: string[] = [];
@@ -107,7 +108,7 @@ export async function benchThroughput(s: ThroughputSizes): Promise<SectionResult
   }
 
   // GET /blocklist of listItems items.
-  const c = await startBenchCluster({ sim: { nodes: 50, containers: 100 } });
+  const c = await startRemoteBenchCluster({ sim: { nodes: 50, containers: 100 } });
   try {
     await synced(c);
     const t = Date.now();
@@ -115,7 +116,7 @@ export async function benchThroughput(s: ThroughputSizes): Promise<SectionResult
     await c.sidecar.store.addMany(reqs);
     // Let the engine take the items in (as it would after any bulk import) so the list shows sync state.
     c.sidecar.sync.kick('bench import');
-    await until(() => c.tap.pushes.some((p) => p.additions >= s.listItems), 60_000, 'the engine to push the imported items', 5);
+    await until(() => c.sidecar.sync.status().blacklist.actual.length >= s.listItems, 60_000, 'the engine to push the imported items', 20);
     const get = async (): Promise<string> => {
       const res = await fetch(`${c.sidecar.url}/blocklist`);
       const text = await res.text();

@@ -11,6 +11,7 @@ import { silentLogger } from '../../src/log/logger';
 import { RunningSimulator, SimulatorOptions, startSimulator } from '../../src/sim/server';
 import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
 import { benchDir } from './limits';
+import { startSimChild } from './sim-child';
 import { now } from './stats';
 
 type Waiter = { host: string; kind: 'add' | 'remove'; resolve: (t: number) => void; timer: NodeJS.Timeout };
@@ -84,6 +85,45 @@ export const BENCH_DEFINES: Record<string, string> = {
   'cluster.resource-blocklist.expiry.cron': '0 0 1 1 *',
 };
 
+/** A sidecar wired to a simulator in another process (no tap: nothing is timed at the proxy). */
+export interface RemoteBenchCluster {
+  simUrl: string;
+  sidecar: Sidecar;
+  close(): Promise<void>;
+}
+
+export async function startRemoteBenchCluster(o: BenchClusterOptions): Promise<RemoteBenchCluster> {
+  const sim = await startSimChild(o.sim);
+  const dir = benchDir('sidecar');
+  try {
+    const config = loadConfig({
+      env: {},
+      dynamic: {
+        ...BENCH_DEFINES,
+        'cluster.resource-blocklist.store.type': 'sqlite',
+        'cluster.resource-blocklist.store.sqlite.path': path.join(dir, 'blocklist.db'),
+        'yarn.resourcemanager.webapp.address': sim.url.replace(/^http:\/\//, ''),
+        'cluster.resource-blocklist.amrm-proxy.address': sim.url,
+        ...o.define,
+      },
+    });
+    const sidecar = await startSidecar({ config, logger: silentLogger, env: {} });
+    return {
+      simUrl: sim.url,
+      sidecar,
+      async close() {
+        await sidecar.close();
+        await sim.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (e) {
+    await sim.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
+}
+
 export async function startBenchCluster(o: BenchClusterOptions): Promise<BenchCluster> {
   const sim = await startSimulator({ port: 0, seed: 7, tickMs: 0, ...o.sim });
   const tap = new ProxyTap(sim);
@@ -101,7 +141,7 @@ export async function startBenchCluster(o: BenchClusterOptions): Promise<BenchCl
         ...o.define,
       },
     });
-    const sidecar = await startSidecar({ config, logger: silentLogger, env: {}, audit: { record: () => undefined } as never });
+    const sidecar = await startSidecar({ config, logger: silentLogger, env: {} });
     return {
       sim,
       sidecar,
