@@ -20,6 +20,7 @@ import { AmrmProxy, ResourceManagerReader } from '../yarn/types';
 import { ResourceManagerClient } from '../yarn/rm-client';
 import { AmrmProxyClient } from '../yarn/amrm-client';
 import { resolveApplicationId } from '../yarn/resolve-app';
+import { createYarnHttpsAgent } from '../security/tls';
 
 export interface SyncDeps {
   config: LoadedConfig;
@@ -79,14 +80,18 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
   }
 
   const timeoutMs = v['cluster.resource-blocklist.yarn.request-timeout'];
+  // https:// RMs and proxies signed by a private CA: one agent trusting the configured bundle.
+  const httpsAgent = v['cluster.resource-blocklist.yarn.ssl.ca-file'] ? createYarnHttpsAgent(v['cluster.resource-blocklist.yarn.ssl.ca-file']) : undefined;
+  const tls = httpsAgent ? { httpsAgent } : {};
   const yarn = deps.yarn ?? {
     rm: new ResourceManagerClient({
       addresses: v['yarn.resourcemanager.webapp.address'],
       timeoutMs,
       logger: deps.logger,
       ...(v['yarn.resourcemanager.webapp.user'] ? { user: v['yarn.resourcemanager.webapp.user'] } : {}),
+      ...tls,
     }),
-    proxy: new AmrmProxyClient({ address: v['cluster.resource-blocklist.amrm-proxy.address'], timeoutMs }),
+    proxy: new AmrmProxyClient({ address: v['cluster.resource-blocklist.amrm-proxy.address'], timeoutMs, ...tls }),
   };
   const applicationId = await configuredApplicationId(deps);
   const engine = new SyncEngine({

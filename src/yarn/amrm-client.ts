@@ -7,6 +7,7 @@
  * a refused update (e.g. "*", YARN's "Cannot add * to the blacklist!") will not get better.
  */
 import axios, { AxiosInstance, AxiosResponse } from 'axios';
+import * as https from 'node:https';
 import { parseApplicationId, parseAttemptId, parseContainerId } from '../model/ids';
 import { excerpt, retriableStatus, transportError, tryParseJson } from './http-errors';
 import { hostOfNodeId } from './rm-json';
@@ -17,6 +18,8 @@ export interface AmrmClientOptions {
   address: string;
   /** Timeout of each call, ms. */
   timeoutMs?: number;
+  /** For an https:// proxy: trusts the configured CA bundle. */
+  httpsAgent?: https.Agent;
 }
 
 export const AMRM_BASE_PATH = '/amrm/v1';
@@ -46,6 +49,7 @@ export class AmrmProxyClient implements AmrmProxy {
       responseType: 'text',
       transformResponse: [(d: unknown) => d],
       headers: { Accept: 'application/json' },
+      ...(opts.httpsAgent ? { httpsAgent: opts.httpsAgent } : {}),
     });
   }
 

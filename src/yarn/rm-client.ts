@@ -16,6 +16,7 @@
  *    TypeError in the caller.
  */
 import axios, { AxiosInstance, AxiosResponse } from 'axios';
+import * as https from 'node:https';
 import { parseApplicationId, parseAttemptId } from '../model/ids';
 import { Logger, silentLogger } from '../log/logger';
 import { excerpt, isConnectionError, retriableStatus, transportError, tryParseJson } from './http-errors';
@@ -40,6 +41,8 @@ export interface RmClientOptions {
   /** 307 hops followed per call before giving up (a redirect loop between two standbys). */
   maxRedirects?: number;
   logger?: Logger;
+  /** For https:// RMs: trusts the configured CA bundle (cluster.resource-blocklist.yarn.ssl.ca-file). */
+  httpsAgent?: https.Agent;
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -84,6 +87,7 @@ export class ResourceManagerClient implements ResourceManagerReader {
       // Keep the raw text: JSON is parsed (and refused with a clear message) by us, not by axios.
       transformResponse: [(d: unknown) => d],
       headers: { Accept: 'application/json' },
+      ...(opts.httpsAgent ? { httpsAgent: opts.httpsAgent } : {}),
     });
   }
 
