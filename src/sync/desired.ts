@@ -21,6 +21,12 @@ export interface DesiredInput {
   nodes: readonly NodeView[];
   /** max-blocked-fraction: at most floor(fraction × RUNNING nodes) RUNNING hosts are blacklisted. */
   maxBlockedFraction: number;
+  /**
+   * A lower bound for the cap's denominator: the most RUNNING nodes seen recently. A node list that
+   * dips (an RM restart while NodeManagers re-register, a truncated answer) must not shrink the
+   * cap and lift blocks that were rightly enforced a moment ago.
+   */
+  runningNodesFloor?: number;
 }
 
 export interface DesiredPlan {
@@ -34,7 +40,7 @@ export interface DesiredPlan {
   taskManagers: BlockedItem[];
   /** The hosts YARN should have on the blacklist, sorted. */
   blacklist: string[];
-  /** RUNNING nodes in the cluster (the cap's denominator). */
+  /** RUNNING nodes in the cluster now (the cap's denominator unless runningNodesFloor is larger). */
   runningNodes: number;
   /** How many RUNNING hosts the cap allows on the blacklist. */
   capacity: number;
@@ -59,7 +65,7 @@ export function planDesired(input: DesiredInput): DesiredPlan {
   const effective = effectiveItems(input.items, input.applicationId, input.now);
   const running = new Set<string>();
   for (const n of input.nodes) if (n.state === 'RUNNING') running.add(n.host);
-  const capacity = blockCapacity(input.maxBlockedFraction, running.size);
+  const capacity = blockCapacity(input.maxBlockedFraction, Math.max(running.size, input.runningNodesFloor ?? 0));
 
   const enforced: BlockedItem[] = [];
   const deferred: BlockedItem[] = [];

@@ -33,6 +33,8 @@ export interface ReconcilerSettings {
   releaseBatchSize: number;
   /** Node and container lists older than this are re-read by the next pass. */
   refreshIntervalMs: number;
+  /** How long the highest RUNNING-node count is remembered as the cap's floor (default 5 min). */
+  capNodeCountMemoryMs?: number;
 }
 
 export interface ReconcilerDeps {
@@ -100,6 +102,8 @@ export class Reconciler {
   private lastSuccessfulSync: number | undefined;
   private lastError: string | undefined;
   private warnedMismatch = false;
+  /** The most RUNNING nodes seen lately (a cache: after a restart it simply starts again). */
+  private runningHighWater: { count: number; at: number } | undefined;
   private planIndex: { plan: DesiredPlan; byId: Map<string, { list: 'enforced' | 'deferred' | 'taskManagers'; item: BlockedItem }> } | undefined;
   private snapshotIndex: { snapshot: Snapshot; byId: Map<string, BlockedItem> } | undefined;
 
@@ -109,6 +113,19 @@ export class Reconciler {
 
   get applicationId(): string | undefined {
     return this.appId;
+  }
+
+  /**
+   * The cap's denominator never drops below the most RUNNING nodes seen within the memory window,
+   * so a dip in the RM's node list (RM restart, NodeManagers re-registering) does not lift
+   * enforced blocks; a real shrink takes effect once the window has passed.
+   */
+  private capFloor(now: number): number {
+    const running = this.nodes ? this.nodes.list.filter((n) => n.state === 'RUNNING').length : 0;
+    const memory = this.deps.settings.capNodeCountMemoryMs ?? 5 * 60_000;
+    const hw = this.runningHighWater;
+    if (!hw || running >= hw.count || now - hw.at > memory) this.runningHighWater = { count: running, at: now };
+    return this.runningHighWater?.count ?? running;
   }
 
   /** Forget what YARN has and the node list: the next pass re-reads both (full resync). */
@@ -187,7 +204,14 @@ export class Reconciler {
 
     // 5. Desired vs actual; push only a non-empty difference.
     const now = clock.now();
-    const plan = planDesired({ items: snapshot.items, applicationId: this.appId, now, nodes: this.nodes.list, maxBlockedFraction: settings.maxBlockedFraction });
+    const plan = planDesired({
+      items: snapshot.items,
+      applicationId: this.appId,
+      now,
+      nodes: this.nodes.list,
+      maxBlockedFraction: settings.maxBlockedFraction,
+      runningNodesFloor: this.capFloor(now),
+    });
     this.noteDeferrals(plan);
     this.plan = plan;
     metrics.deferredItems.set(plan.deferred.length);

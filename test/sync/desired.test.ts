@@ -52,6 +52,15 @@ describe('sync/desired: the desired blacklist', () => {
     assert.equal(p.runningNodes, 10);
   });
 
+  it('safety cap: runningNodesFloor keeps the denominator from dipping with the node list', () => {
+    const items = [1, 2, 3].map((k) => nodeItem(`node${k}`, { start: T0 + k }));
+    const dipped = running(4);
+    assert.deepEqual(planDesired({ items, applicationId: APP, now: T0 + 100, nodes: dipped, maxBlockedFraction: 0.33 }).blacklist, ['node1']);
+    const p = planDesired({ items, applicationId: APP, now: T0 + 100, nodes: dipped, maxBlockedFraction: 0.33, runningNodesFloor: 10 });
+    assert.equal(p.capacity, 3);
+    assert.deepEqual(p.blacklist, ['node1', 'node2', 'node3']);
+  });
+
   it('blockCapacity floors and tolerates binary fractions; empty cluster allows nothing', () => {
     assert.equal(blockCapacity(0.33, 10), 3);
     assert.equal(blockCapacity(0.3, 10), 3);

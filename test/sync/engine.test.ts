@@ -300,6 +300,25 @@ describe('sync/engine: safety cap', () => {
   });
 });
 
+describe('sync/engine: safety cap under a dipping node list', () => {
+  it('an RM that briefly reports fewer RUNNING nodes does not lift enforced blocks; a lasting shrink does, after the memory window', async () => {
+    const r = await rig({ settings: { maxBlockedFraction: 0.33, refreshIntervalMs: 1000, capNodeCountMemoryMs: 60_000 } });
+    for (let k = 1; k <= 3; k++) await r.block(nodeItem(`node${k}`, { start: T0 + k }));
+    assert.deepEqual(await r.yarn.blacklist(), ['node1', 'node2', 'node3']);
+    // NodeManagers re-registering after an RM restart: 4 of 10 RUNNING for a while.
+    for (let k = 5; k <= 10; k++) r.yarn.nodeStates.set(`node${k}`, 'NEW');
+    await r.step(2000);
+    await r.step(2000);
+    assert.deepEqual(await r.yarn.blacklist(), ['node1', 'node2', 'node3'], 'a dip must not lift blocks');
+    assert.deepEqual(r.engine.status().deferred, []);
+    // Still only 4 RUNNING after the window: the cap (floor(0.33 × 4) = 1) applies, oldest kept.
+    await r.step(61_000);
+    await r.step(2000);
+    assert.deepEqual(await r.yarn.blacklist(), ['node1']);
+    assert.deepEqual(r.engine.status().deferred, ['node2', 'node3']);
+  });
+});
+
 describe('sync/engine: evacuation', () => {
   it('timeout 0 → every app container there released exactly once, replacements elsewhere, node READY', async () => {
     const r = await rig();
