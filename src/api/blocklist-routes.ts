@@ -158,6 +158,17 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
   // Seed 000 writes the delete as DELETE /blocklist/node/<id>.
   app.delete<{ Params: { '*': string }; Querystring: DryRunQuery }>('/blocklist/node/*', { schema: { querystring: dryRunQuerySchema, response: deleteResponses } }, (req, reply) => del('node', req.params['*'], req, reply));
 
+  // One expiry pass now, for system cron (`blocklist expire`): the same job as the schedule.
+  app.post('/blocklist/expire', { schema: { response: { 200: { type: 'object', properties: { removed: { type: 'array', items: itemSchema } } }, '4xx': errorSchema, '5xx': errorSchema } } }, async (req, reply) => {
+    requireAdmin(req);
+    requireEnabled();
+    if (!deps.expire) return sendErrors(reply, 404, ['this sidecar runs no expiry job']);
+    const out = await deps.expire();
+    if (out.outcome === 'failed') return sendErrors(reply, 503, [`expiry pass failed: ${out.error}; nothing acknowledged, retry later`]);
+    if (out.outcome === 'skipped') return sendErrors(reply, 409, [`an expiry pass is already running (${out.reason}); retry in a moment`]);
+    return { removed: out.items.map((i) => ({ ...toWire(i), taskManagers: [] })) };
+  });
+
   const batchResultSchema = {
     type: 'object',
     properties: {
@@ -213,5 +224,4 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
     },
   );
 
-  void sendErrors;
 }

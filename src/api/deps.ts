@@ -4,6 +4,7 @@ import { BlocklistStore } from '../store/store';
 import { SyncFacade } from '../sync/facade';
 import { Logger } from '../log/logger';
 import { AuditSink } from './audit';
+import { ExpiryOutcome } from '../sync/expiry';
 import { TokenTable } from '../security/tokens';
 import { ServerTls } from '../security/tls';
 import { RateLimitSettings } from './rate-limit';
@@ -18,6 +19,8 @@ export interface ApiDeps {
   enabled: boolean;
   /** Largest request body in bytes (rest.server.max-content-length). */
   bodyLimit?: number;
+  /** One expiry pass (POST /blocklist/expire); absent = the endpoint answers 404. */
+  expire?: () => Promise<ExpiryOutcome>;
   /** Prometheus text for GET /metrics, when metrics are wired. */
   metrics?: { contentType: string; text(): Promise<string> };
   /** Bearer tokens (rest.auth.tokens-file); absent = no auth, everyone is the anonymous admin. */

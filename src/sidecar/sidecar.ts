@@ -59,6 +59,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
       ...(opts.env ? { env: opts.env } : {}),
     });
     const metrics = sync.metrics;
+    const syncForApi = sync;
     api = buildApi({
       store,
       sync,
@@ -71,6 +72,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
       ...(security.tokens ? { auth: security.tokens } : {}),
       ...(security.tls ? { tls: security.tls } : {}),
       rateLimit: security.rateLimit,
+      expire: () => syncForApi.expireNow(),
     });
     await api.listen({ host: v['rest.bind-address'], port: v['rest.port'] });
     await sync.start();

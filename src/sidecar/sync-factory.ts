@@ -14,7 +14,7 @@ import { Clock } from '../model/clock';
 import { Logger } from '../log/logger';
 import { AuditSink } from '../api/audit';
 import { Metrics, createMetrics } from '../metrics/metrics';
-import { ExpiryJob } from '../sync/expiry';
+import { ExpiryJob, ExpiryOutcome } from '../sync/expiry';
 import { SyncEngine, syncSettingsFromConfig } from '../sync/engine';
 import { AmrmProxy, ResourceManagerReader } from '../yarn/types';
 import { ResourceManagerClient } from '../yarn/rm-client';
@@ -42,6 +42,8 @@ export interface SyncHandle extends SyncFacade {
   readonly metrics: Metrics;
   /** 'engine' when pushing to YARN, 'none' when API-only. */
   readonly mode: 'engine' | 'none';
+  /** One expiry pass now (POST /blocklist/expire, `blocklist expire`), besides the cron schedule. */
+  expireNow(): Promise<ExpiryOutcome>;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -74,6 +76,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     return Object.assign(noop, {
       metrics,
       mode: 'none' as const,
+      expireNow: () => expiry.runOnce(),
       start: async () => expiry.start(),
       stop: async () => expiry.stop(),
     });
@@ -108,6 +111,11 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
   return {
     metrics,
     mode: 'engine',
+    async expireNow() {
+      const out = await expiry.runOnce();
+      if (out.outcome === 'removed' && out.items.length) engine.kick('expired items deleted');
+      return out;
+    },
     kick: (reason) => engine.kick(reason),
     taskManagersOn: (node) => engine.taskManagersOn(node),
     itemStatus: (id) => engine.itemStatus(id),

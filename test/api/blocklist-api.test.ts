@@ -281,6 +281,19 @@ describe('REST API: blocklist endpoints (C1, C2)', () => {
     assert.equal(merged.from, '127.0.0.1');
   });
 
+  it('POST /blocklist/expire runs one expiry pass: deletes what ended, audits it, idempotent', async () => {
+    await put('x1', { action: MB, cause: 'x', endTimestamp: 1_001_000 });
+    await put('x2', { action: MB, cause: 'x', endTimestamp: 1_005_000 });
+    await put('x3', { action: MB, cause: 'x' });
+    clock.set(1_005_000);
+    const r = await call('POST', '/blocklist/expire');
+    assert.equal(r.status, 200);
+    assert.deepEqual((r.body as { removed: Item[] }).removed.map((i) => i.id).sort(), ['x1', 'x2']);
+    assert.deepEqual((await s.store.list()).map((i) => i.id), ['x3']);
+    assert.deepEqual(s.audit.records.filter((a) => a.op === 'expire').map((a) => a.id).sort(), ['x1', 'x2']);
+    assert.deepEqual(((await call('POST', '/blocklist/expire')).body as { removed: Item[] }).removed, []);
+  });
+
   it('/healthz and /readyz answer; unknown endpoints are a 404 in the errors shape', async () => {
     assert.equal((await call('GET', '/healthz')).status, 200);
     assert.equal((await call('GET', '/readyz')).status, 200);

@@ -4,7 +4,6 @@
  */
 import { Command, Option } from 'commander';
 import { BlocklistClient, HttpTransport } from '../client';
-import { DirectStoreTransport } from '../direct-store';
 import { usage } from '../errors';
 import { OutputFormat, Paint, paint, useColor } from '../format';
 import { addConnectionOptions, ConnectionFlags, resolveTarget } from '../settings';
@@ -29,7 +28,12 @@ export function painter(flags: CommonFlags): Paint {
 /** Opens the client, runs fn, always closes (an SQLite store must be closed to checkpoint). */
 export async function withClient<T>(flags: CommonFlags, fn: (c: BlocklistClient) => Promise<T>, opts: { create?: boolean; dryRun?: boolean } = {}): Promise<T> {
   const target = resolveTarget(flags);
-  const transport = target.kind === 'server' ? new HttpTransport(target.url, target.token) : await DirectStoreTransport.open(target.file, opts.dryRun ? 'empty' : opts.create ? 'create' : 'error');
+  // The direct-store transport runs the whole API in-process (fastify, SQLite): loaded only when used,
+  // so a plain `blocklist list` against a sidecar starts fast.
+  const transport =
+    target.kind === 'server'
+      ? new HttpTransport(target.url, target.token)
+      : await (await import('../direct-store.js')).DirectStoreTransport.open(target.file, opts.dryRun ? 'empty' : opts.create ? 'create' : 'error');
   const client = new BlocklistClient(transport);
   try {
     return await fn(client);

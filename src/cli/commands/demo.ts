@@ -1,6 +1,5 @@
 /** `blocklist demo` (what `npm run demo` runs): the scripted story of src/quickstart/demo.ts. */
 import { Command } from 'commander';
-import { runDemo } from '../../quickstart/demo';
 import { EXIT } from '../exit-codes';
 
 export function register(program: Command): void {
@@ -8,6 +7,6 @@ export function register(program: Command): void {
     .command('demo')
     .description('run a scripted story against a sidecar and a YARN simulator: block, evacuate, unblock, expire')
     .action(async () => {
-      process.exitCode = (await runDemo()) ? EXIT.OK : EXIT.ERROR;
+      process.exitCode = (await (await import('../../quickstart/demo.js')).runDemo()) ? EXIT.OK : EXIT.ERROR;
     });
 }

@@ -4,7 +4,6 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { createLogger } from '../../log/logger';
-import { startLocalCluster } from '../../quickstart/local-cluster';
 import { EXIT } from '../exit-codes';
 
 const port = (v: string): number => {
@@ -25,7 +24,7 @@ export function register(program: Command): void {
       const logger = createLogger({ format: 'text', level: 'info' });
       let local;
       try {
-        local = await startLocalCluster({ restPort: f.port, simPort: f.simPort, sqlitePath: f.store, nodes: f.nodes, containers: f.containers, tickMs: 500, logger });
+        local = await (await import('../../quickstart/local-cluster.js')).startLocalCluster({ restPort: f.port, simPort: f.simPort, sqlitePath: f.store, nodes: f.nodes, containers: f.containers, tickMs: 500, logger });
       } catch (e) {
         const msg = (e as NodeJS.ErrnoException).code === 'EADDRINUSE' ? `${(e as Error).message}: is another sidecar running? use --port / --sim-port` : (e as Error).message;
         process.stderr.write(`blocklist quickstart: cannot start: ${msg}\n`);

@@ -1,7 +1,6 @@
 /** `blocklist sidecar`: runs the service until SIGINT/SIGTERM. */
 import { Command } from 'commander';
 import { ConfigError, describeConfig } from '../../config/config';
-import { startSidecar } from '../../sidecar/sidecar';
 import { addConfigOptions, ConfigFlags, resolveConfig } from '../config-options';
 import { EXIT } from '../exit-codes';
 import { readYarnSite, YarnSiteError } from '../../yarn/yarn-site';
@@ -39,7 +38,7 @@ export function register(program: Command): void {
     }
     let sidecar;
     try {
-      sidecar = await startSidecar({ config });
+      sidecar = await (await import('../../sidecar/sidecar.js')).startSidecar({ config });
     } catch (e) {
       process.stderr.write(`blocklist sidecar: cannot start: ${(e as Error).message}\n`);
       process.exitCode = e instanceof ConfigError ? EXIT.USAGE : EXIT.ERROR;
