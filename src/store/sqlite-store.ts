@@ -15,7 +15,8 @@ import { BlockedItem, isPermanent } from '../model/item';
 import { mergeItems } from '../model/merge';
 import { isExpired } from '../model/effective';
 import { AddOutcome, AddRequest, BlocklistStore, StoreUnavailableError } from './store';
-import { decodeItem, encodeItem } from './codec';
+import { CorruptItemError, decodeItem, encodeItem } from './codec';
+import { ItemCache } from './item-cache';
 
 /** Each entry migrates from version i to i+1. Append only; never edit a shipped step. */
 const MIGRATIONS: string[] = [
@@ -64,7 +65,9 @@ export class SqliteStore implements BlocklistStore {
   };
 
   /** The last list() and the store version it was read at. */
-  private listCache: { version: number; items: BlockedItem[] } | undefined;
+  private listCache: ItemCache | undefined;
+
+  private pendingAdds: { reqs: AddRequest[]; resolve: (o: AddOutcome[]) => void; reject: (e: unknown) => void }[] = [];
 
   constructor(readonly file: string, opts: SqliteStoreOptions = {}) {
     this.description = `sqlite:${file}`;
@@ -129,12 +132,78 @@ export class SqliteStore implements BlocklistStore {
     return (await this.addMany([req]))[0];
   }
 
-  async addMany(reqs: AddRequest[]): Promise<AddOutcome[]> {
+  /**
+   * Group commit: adds that arrive in the same event-loop turn (concurrent API requests) share one
+   * transaction and so one fsync, and each promise resolves only after that commit. Each request
+   * runs in its own savepoint, so a request that fails on bad stored data (a corrupt row) is rolled
+   * back alone; an I/O failure fails the whole group and acknowledges none of it.
+   */
+  addMany(reqs: AddRequest[]): Promise<AddOutcome[]> {
+    return new Promise((resolve, reject) => {
+      this.pendingAdds.push({ reqs, resolve, reject });
+      if (this.pendingAdds.length === 1) setImmediate(() => this.commitPendingAdds());
+    });
+  }
+
+  private commitPendingAdds(): void {
+    const group = this.pendingAdds;
+    this.pendingAdds = [];
+    let results: (AddOutcome[] | CorruptItemError)[];
+    let versions: [number, number];
     try {
-      return this.db.transaction(() => reqs.map((r) => this.addOne(r))).immediate();
+      [results, versions] = this.db
+        .transaction((): [(AddOutcome[] | CorruptItemError)[], [number, number]] => {
+          const before = this.currentVersion();
+          const out = group.map((g) => {
+            try {
+              return this.db.transaction(() => g.reqs.map((r) => this.addOne(r)))();
+            } catch (e) {
+              if (e instanceof CorruptItemError) return e;
+              throw e;
+            }
+          });
+          return [out, [before, this.currentVersion()]];
+        })
+        .immediate();
     } catch (e) {
-      unavailable(e, 'write');
+      let failure: unknown = e;
+      try {
+        unavailable(e, 'write');
+      } catch (mapped) {
+        failure = mapped;
+      }
+      for (const g of group) g.reject(failure);
+      return;
     }
+    this.afterWrite(versions, (cache) => {
+      for (const r of results) {
+        if (r instanceof CorruptItemError) continue;
+        for (const o of r) if (o.outcome === 'created' || (o.outcome === 'merged' && o.changed)) cache.upsert(o.item);
+      }
+    });
+    group.forEach((g, i) => {
+      const r = results[i];
+      if (r instanceof CorruptItemError) g.reject(r);
+      else g.resolve(r);
+    });
+  }
+
+  private currentVersion(): number {
+    return this.stmts.version.get()?.value ?? 0;
+  }
+
+  /**
+   * Keeps the list cache current after a committed write of ours: applied only when the cache
+   * reflected the version the write started from (no other process wrote in between).
+   */
+  private afterWrite([before, after]: [number, number], apply: (cache: ItemCache) => void): void {
+    if (before === after || !this.listCache) return;
+    if (this.listCache.version !== before) {
+      this.listCache = undefined;
+      return;
+    }
+    apply(this.listCache);
+    this.listCache.version = after;
   }
 
   async get(id: string): Promise<BlockedItem | undefined> {
@@ -153,9 +222,9 @@ export class SqliteStore implements BlocklistStore {
       // every row again (for 10,000 items decoding cost as much as serialising GET /blocklist,
       // docs/benchmarks.md). Callers share the item objects and never mutate them.
       return this.db.transaction(() => {
-        const version = this.stmts.version.get()?.value ?? 0;
-        if (this.listCache?.version !== version) this.listCache = { version, items: this.stmts.list.all().map((r) => decodeItem(r.data)) };
-        return [...this.listCache.items];
+        const version = this.currentVersion();
+        if (this.listCache?.version !== version) this.listCache = new ItemCache(version, this.stmts.list.all().map((r) => decodeItem(r.data)));
+        return this.listCache.snapshot();
       })();
     } catch (e) {
       unavailable(e, 'read');
@@ -164,13 +233,17 @@ export class SqliteStore implements BlocklistStore {
 
   async remove(id: string): Promise<BlockedItem | undefined> {
     try {
-      return this.db.transaction(() => {
+      const removed = this.db.transaction(() => {
         const row = this.stmts.get.get(id);
         if (!row) return undefined;
+        const before = this.currentVersion();
         this.stmts.del.run(id);
         this.stmts.bump.run();
-        return decodeItem(row.data);
+        return { item: decodeItem(row.data), versions: [before, this.currentVersion()] as [number, number] };
       }).immediate();
+      if (!removed) return undefined;
+      this.afterWrite(removed.versions, (cache) => cache.delete(id));
+      return removed.item;
     } catch (e) {
       unavailable(e, 'write');
     }
@@ -178,12 +251,15 @@ export class SqliteStore implements BlocklistStore {
 
   async removeExpired(now: number): Promise<BlockedItem[]> {
     try {
-      return this.db.transaction(() => {
+      const done = this.db.transaction(() => {
+        const before = this.currentVersion();
         const rows = this.stmts.expired.all(now);
         for (const r of rows) this.stmts.del.run(r.id);
         if (rows.length) this.stmts.bump.run();
-        return rows.map((r) => decodeItem(r.data));
+        return { rows, versions: [before, this.currentVersion()] as [number, number] };
       }).immediate();
+      this.afterWrite(done.versions, (cache) => done.rows.forEach((r) => cache.delete(r.id)));
+      return done.rows.map((r) => decodeItem(r.data));
     } catch (e) {
       unavailable(e, 'write');
     }

@@ -4,6 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { SqliteStore } from '../../src/store/sqlite-store';
 import { describeStoreConformance } from './conformance';
+import { strict as assert } from 'node:assert';
+import { newItem } from '../../src/model/merge';
 
 describeStoreConformance('sqlite', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-sqlite-'));
@@ -21,4 +23,51 @@ describeStoreConformance('sqlite', async () => {
     },
     cleanup: async () => fs.rmSync(dir, { recursive: true, force: true }),
   };
+});
+
+describe('sqlite store: group commit and the list cache', () => {
+  const actor = { by: 't', from: 't' };
+  const item = (id: string, cause = 'x', at = 1000) =>
+    newItem({ id, kind: 'node', node: id, action: 'MARK_BLOCKED', end: { type: 'permanent' }, cause, scope: 'cluster', allowMerge: true }, at, actor);
+  let dir: string;
+  beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-sqlite-gc-'))));
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('concurrent adds share one commit; a request on a corrupt row fails alone, the others land', async () => {
+    const file = path.join(dir, 'b.db');
+    const store = new SqliteStore(file);
+    const raw = new Database(file);
+    raw.prepare('INSERT INTO items(id, end_ts, data) VALUES (?, NULL, ?)').run('bad', '{not json');
+    raw.close();
+    const results = await Promise.allSettled([store.add({ item: item('a'), allowMerge: false }), store.add({ item: item('bad'), allowMerge: true }), store.add({ item: item('c'), allowMerge: false })]);
+    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+    await store.close();
+    const again = new SqliteStore(file);
+    assert.ok(await again.get('a'));
+    assert.ok(await again.get('c'));
+    await again.close();
+  });
+
+  it('list() stays exact through local writes (kept incrementally) and another process\'s writes (reloaded)', async () => {
+    const file = path.join(dir, 'b.db');
+    const a = new SqliteStore(file);
+    const b = new SqliteStore(file);
+    const ids = async (s: SqliteStore) => (await s.list()).map((i) => `${i.id}:${i.cause}`);
+    await a.add({ item: item('n2'), allowMerge: false });
+    assert.deepEqual(await ids(a), ['n2:x']);
+    await Promise.all([a.add({ item: item('n1'), allowMerge: false }), a.add({ item: item('n3'), allowMerge: false })]);
+    await a.add({ item: item('n2', 'y'), allowMerge: true });
+    assert.deepEqual(await ids(a), ['n1:x', 'n2:x,y', 'n3:x']);
+    await b.add({ item: item('n0'), allowMerge: false });
+    await b.remove('n3');
+    assert.deepEqual(await ids(a), ['n0:x', 'n1:x', 'n2:x,y']);
+    await a.remove('n1');
+    await a.add({ item: { ...item('e1'), endTimestamp: 5000 }, allowMerge: false });
+    assert.deepEqual(await ids(a), ['e1:x', 'n0:x', 'n2:x,y']);
+    await a.removeExpired(6000);
+    assert.deepEqual(await ids(a), ['n0:x', 'n2:x,y']);
+    assert.deepEqual(await ids(b), await ids(a));
+    await a.close();
+    await b.close();
+  });
 });
