@@ -9,6 +9,7 @@
  * Mutations take ?dryRun=true: same status and body, plus what YARN would see; nothing written.
  */
 import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Readable } from 'node:stream';
 import { BlockedItem, ItemKind, WireItem, toWire } from '../model/item';
 import { mergeItems, newItem } from '../model/merge';
 import { isExpired } from '../model/effective';
@@ -31,6 +32,21 @@ import {
 
 type DryRunQuery = { dryRun?: string };
 type ListQuery = { kind?: ItemKind; scope?: string; action?: string };
+
+/** Above this many items GET /blocklist streams its body. */
+const STREAM_ABOVE = 2000;
+const SLICE = 500;
+
+/** The JSON map `{id: item, …}` in slices of SLICE items, built only as the socket takes them. */
+function* listChunks(items: BlockedItem[], present: (item: BlockedItem) => object): Generator<string> {
+  yield '{';
+  for (let i = 0; i < items.length; i += SLICE) {
+    const parts: string[] = [];
+    for (const item of items.slice(i, i + SLICE)) parts.push(`${JSON.stringify(item.id)}:${JSON.stringify(present(item))}`);
+    yield (i === 0 ? '' : ',') + parts.join(',');
+  }
+  yield '}';
+}
 
 export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const { store, sync, clock, audit } = deps;
@@ -133,17 +149,20 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
   // items the latter measured 5-10x slower (bench/, docs/benchmarks.md). The schema stays as the
   // documented shape.
   const listSerializer = () => (data: unknown) => JSON.stringify(data);
-  app.get<{ Querystring: ListQuery }>('/blocklist', { schema: { querystring: listQuerySchema, response: { 200: listResponseSchema, '4xx': errorSchema } }, serializerCompiler: listSerializer }, async (req) => {
+  app.get<{ Querystring: ListQuery }>('/blocklist', { schema: { querystring: listQuerySchema, response: { 200: listResponseSchema, '4xx': errorSchema } }, serializerCompiler: listSerializer }, async (req, reply) => {
     const q = req.query;
     const now = clock.now();
-    const out: Record<string, ReturnType<typeof present>> = {};
-    for (const item of await store.list()) {
-      if (isExpired(item, now)) continue; // gone at its end, whether or not the expiry job ran
-      if (q.kind && item.kind !== q.kind) continue;
-      if (q.scope && item.scope !== q.scope) continue;
-      if (q.action && item.action !== q.action) continue;
-      out[item.id] = present(item);
+    const items = (await store.list()).filter(
+      // gone at its end, whether or not the expiry job ran
+      (item) => !isExpired(item, now) && (!q.kind || item.kind === q.kind) && (!q.scope || item.scope === q.scope) && (!q.action || item.action === q.action),
+    );
+    if (items.length > STREAM_ABOVE) {
+      // Large lists are streamed in slices: 100,000 items would otherwise be held three times at
+      // once (items, response objects, one big string), pushing the sidecar's RSS past its budget.
+      return reply.type('application/json; charset=utf-8').send(Readable.from(listChunks(items, present)));
     }
+    const out: Record<string, ReturnType<typeof present>> = {};
+    for (const item of items) out[item.id] = present(item);
     return out;
   });
 

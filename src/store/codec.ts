@@ -57,11 +57,27 @@ function str(v: unknown, field: string): string {
   if (typeof v !== 'string') throw new CorruptItemError(`bad ${field}`);
   return v;
 }
+/**
+ * Low-cardinality strings (scope, principal, origin, action, kind) repeat across every item; a
+ * store of 100,000 items would otherwise hold 100,000 copies of each (JSON.parse makes new
+ * strings). Bounded, so a store of unique values cannot grow it without limit.
+ */
+const INTERN_MAX = 4096;
+const interned = new Map<string, string>();
+function intern(s: string): string {
+  const hit = interned.get(s);
+  if (hit !== undefined) return hit;
+  if (s.length <= 128 && interned.size < INTERN_MAX) interned.set(s, s);
+  return s;
+}
+
 function stampIn(v: unknown, field: string): Stamp {
   if (!v || typeof v !== 'object') throw new CorruptItemError(`bad ${field}`);
   const o = v as Record<string, unknown>;
-  return { by: str(o.by, `${field}.by`), from: str(o.from, `${field}.from`), at: ts(o.at, `${field}.at`) };
+  return { by: intern(str(o.by, `${field}.by`)), from: intern(str(o.from, `${field}.from`)), at: ts(o.at, `${field}.at`) };
 }
+
+const sameStamp = (a: Stamp, b: Stamp): boolean => a.by === b.by && a.from === b.from && a.at === b.at;
 
 export function decodeItem(text: string): BlockedItem {
   let o: Record<string, unknown>;
@@ -76,17 +92,23 @@ export function decodeItem(text: string): BlockedItem {
   if (kind !== 'node' && kind !== 'taskmanager') throw new CorruptItemError('bad kind');
   const action = o.action;
   if (typeof action !== 'string' || !(ACTIONS as readonly string[]).includes(action)) throw new CorruptItemError('bad action');
+  const id = str(o.id, 'id');
+  const node = str(o.node, 'node');
+  const created = stampIn(o.created, 'created');
+  const updated = stampIn(o.updated, 'updated');
   const item: BlockedItem = {
-    id: str(o.id, 'id'),
+    id,
     kind,
-    node: str(o.node, 'node'),
+    // A node item's host is its id: one string, not two.
+    node: node === id ? id : node,
     action: action as BlockAction,
     startTimestamp: ts(o.start, 'start'),
     endTimestamp: ts(o.end, 'end'),
     cause: str(o.cause, 'cause'),
-    scope: str(o.scope, 'scope'),
-    created: stampIn(o.created, 'created'),
-    updated: stampIn(o.updated, 'updated'),
+    scope: intern(str(o.scope, 'scope')),
+    created,
+    // Never merged items were created and last changed by the same act (as newItem builds them).
+    updated: sameStamp(created, updated) ? created : updated,
   };
   if (o.containerId !== undefined) item.containerId = str(o.containerId, 'containerId');
   if (o.evacuationTimeout !== undefined) {

@@ -6,12 +6,13 @@ import { ConfigValues } from '../config/keys';
 import { Logger } from '../log/logger';
 import { BlocklistStore } from './store';
 import { SqliteStore } from './sqlite-store';
-import { ZookeeperStore } from './zookeeper-store';
 
 export async function openStore(values: ConfigValues, logger: Logger): Promise<BlocklistStore> {
   const type = values['cluster.resource-blocklist.store.type'];
   let store: BlocklistStore;
   if (type === 'zookeeper') {
+    // Loaded only in ZooKeeper mode: the embedded default does not carry the ZooKeeper client.
+    const { ZookeeperStore } = await import('./zookeeper-store.js');
     store = await ZookeeperStore.open({
       quorum: values['cluster.resource-blocklist.store.zookeeper.quorum'],
       root: values['cluster.resource-blocklist.store.zookeeper.root'],
