@@ -30,30 +30,12 @@ export interface Transport {
 
 // ---- wire types (what the server sends; timestamps are strings of digits) ----
 
-export type EvacuationPhase = 'WAIT_CONTAINER' | 'TIMEOUT' | 'READY';
+export type { EvacuationPhase } from '../sync/facade';
 
-export interface WireEvacuation {
-  node: string;
-  phase: EvacuationPhase | string;
-  since: number;
-  timeoutSeconds: number;
-  deadline?: number;
-  remainingSeconds: number;
-  containers: string[];
-  released: string[];
-}
-
-export interface WireSync {
-  state: string;
-  detail?: string;
-  evacuation?: WireEvacuation;
-}
-
-export interface DryRunEffect {
-  blacklistAdditions: string[];
-  blacklistRemovals: string[];
-  containersToRelease: string[];
-}
+// The wire shapes of /status, an item's sync state and a dry run are the server's own types.
+import type { EvacuationStatus, ItemSyncStatus, SidecarStatus } from '../sync/facade';
+import type { DryRunEffect } from '../api/preview';
+export type { EvacuationStatus as WireEvacuation, ItemSyncStatus as WireSync, SidecarStatus, DryRunEffect };
 
 export interface ApiItem {
   id: string;
@@ -71,7 +53,7 @@ export interface ApiItem {
   updatedBy?: string;
   updatedFrom?: string;
   updatedAt?: string;
-  sync?: WireSync;
+  sync?: ItemSyncStatus;
   dryRun?: DryRunEffect;
 }
 
@@ -81,19 +63,6 @@ export interface BatchResult {
   outcome: string;
   item?: ApiItem;
   errors?: string[];
-}
-
-export interface SidecarStatus {
-  enabled: boolean;
-  applicationId?: string;
-  appAttemptId?: string;
-  lastSuccessfulSync?: number;
-  lastError?: string;
-  storeDegraded: boolean;
-  blacklist: { desired: string[]; actual: string[] };
-  pending: { additions: string[]; removals: string[]; releases: string[] };
-  deferred: string[];
-  evacuations: WireEvacuation[];
 }
 
 export interface BlockBody {

@@ -85,7 +85,7 @@ export async function followEvacuation(client: BlocklistClient, id: string, o: F
       return finish({ code: EXIT.ERROR, message: `${id} will not be evacuated: sync state ${sync.state}${sync.detail ? ` (${sync.detail})` : ''}` });
     } else if (sync.state === 'evacuated' || ev?.phase === 'READY') {
       const rel = ev?.released.length ? `; ${ev.released.length} container(s) were released at the deadline` : '';
-      show(`${id}  ${evacuationLine(ev ?? { node: id, phase: 'READY', since: t, timeoutSeconds: 0, remainingSeconds: 0, containers: [], released: [] }, t, p)} ${elapsed}`, 'ready');
+      show(`${id}  ${evacuationLine(ev ?? { itemId: id, node: id, phase: 'READY', since: t, timeoutSeconds: 0, remainingSeconds: 0, containers: [], released: [] }, t, p)} ${elapsed}`, 'ready');
       return finish({ code: EXIT.OK, message: `${id} evacuated in ${humanizeMs(t - (ev?.since ?? started))}${rel}` });
     } else if (ev?.phase === 'TIMEOUT' && ev.timeoutSeconds !== 0) {
       show(`${id}  ${evacuationLine(ev, t, p)} ${elapsed}`, `timeout`);

@@ -6,10 +6,10 @@
  * Errors: {"errors":[…]} bodies become YarnCallError; 4xx (except 408/429) are not retriable —
  * a refused update (e.g. "*", YARN's "Cannot add * to the blacklist!") will not get better.
  */
-import axios, { AxiosInstance, AxiosResponse } from 'axios';
+import { AxiosInstance, AxiosResponse } from 'axios';
 import * as https from 'node:https';
 import { parseApplicationId, parseAttemptId, parseContainerId } from '../model/ids';
-import { excerpt, retriableStatus, transportError, tryParseJson } from './http-errors';
+import { excerpt, retriableStatus, transportError, tryParseJson, createYarnHttp } from './http-errors';
 import { hostOfNodeId } from './rm-json';
 import { AmrmProxy, AppContainer, AttemptInfo, ReleaseResult, YarnCallError } from './types';
 
@@ -41,16 +41,7 @@ export class AmrmProxyClient implements AmrmProxy {
     }
     this.baseUrl = `${u.protocol}//${u.host}`;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
-    this.http = axios.create({
-      baseURL: this.baseUrl + AMRM_BASE_PATH,
-      timeout: this.timeoutMs,
-      maxRedirects: 0,
-      validateStatus: () => true,
-      responseType: 'text',
-      transformResponse: [(d: unknown) => d],
-      headers: { Accept: 'application/json' },
-      ...(opts.httpsAgent ? { httpsAgent: opts.httpsAgent } : {}),
-    });
+    this.http = createYarnHttp({ timeoutMs: this.timeoutMs, baseURL: this.baseUrl + AMRM_BASE_PATH, ...(opts.httpsAgent ? { httpsAgent: opts.httpsAgent } : {}) });
   }
 
   async attempt(): Promise<AttemptInfo> {

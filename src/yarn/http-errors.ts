@@ -2,7 +2,8 @@
  * Turning a failed HTTP exchange with YARN (the RM or the AMRM proxy) into one readable
  * YarnCallError. Shared by both clients so the sync engine sees one error shape.
  */
-import { AxiosError, isAxiosError } from 'axios';
+import axios, { AxiosError, AxiosInstance, isAxiosError } from 'axios';
+import * as https from 'node:https';
 import { YarnCallError } from './types';
 
 /** Connection-level failures: the peer never answered, so another RM of an HA list may. */
@@ -47,4 +48,22 @@ export function excerpt(body: unknown, max = 200): string {
   const s = typeof body === 'string' ? body : JSON.stringify(body) ?? '';
   const flat = s.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+}
+
+/**
+ * The HTTP client both YARN clients use: no redirects followed by axios (the RM client follows a
+ * standby's 307 itself, across its HA list), every status answered (the caller maps it), and the
+ * raw text kept — JSON is parsed, and refused with a clear message, by us, not by axios.
+ */
+export function createYarnHttp(opts: { timeoutMs: number; baseURL?: string; httpsAgent?: https.Agent }): AxiosInstance {
+  return axios.create({
+    ...(opts.baseURL ? { baseURL: opts.baseURL } : {}),
+    timeout: opts.timeoutMs,
+    maxRedirects: 0,
+    validateStatus: () => true,
+    responseType: 'text',
+    transformResponse: [(d: unknown) => d],
+    headers: { Accept: 'application/json' },
+    ...(opts.httpsAgent ? { httpsAgent: opts.httpsAgent } : {}),
+  });
 }

@@ -15,11 +15,11 @@
  *  - Every body is validated (rm-json.ts) before use: a broken RM yields a YarnCallError, never a
  *    TypeError in the caller.
  */
-import axios, { AxiosInstance, AxiosResponse } from 'axios';
+import { AxiosInstance, AxiosResponse } from 'axios';
 import * as https from 'node:https';
 import { parseApplicationId, parseAttemptId } from '../model/ids';
 import { Logger, silentLogger } from '../log/logger';
-import { excerpt, isConnectionError, retriableStatus, transportError, tryParseJson } from './http-errors';
+import { excerpt, isConnectionError, retriableStatus, transportError, tryParseJson, createYarnHttp } from './http-errors';
 import { RmShapeError, parseApplication, parseAttempts, parseClusterInfo, parseContainers, parseNodes } from './rm-json';
 import {
   AppContainer,
@@ -79,16 +79,7 @@ export class ResourceManagerClient implements ResourceManagerReader {
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.maxRedirects = opts.maxRedirects ?? 3;
     this.log = opts.logger ?? silentLogger;
-    this.http = axios.create({
-      timeout: this.timeoutMs,
-      maxRedirects: 0,
-      validateStatus: () => true,
-      responseType: 'text',
-      // Keep the raw text: JSON is parsed (and refused with a clear message) by us, not by axios.
-      transformResponse: [(d: unknown) => d],
-      headers: { Accept: 'application/json' },
-      ...(opts.httpsAgent ? { httpsAgent: opts.httpsAgent } : {}),
-    });
+    this.http = createYarnHttp({ timeoutMs: this.timeoutMs, ...(opts.httpsAgent ? { httpsAgent: opts.httpsAgent } : {}) });
   }
 
   /** The RM base URL tried first on the next call. */
