@@ -33,8 +33,11 @@ import {
 type DryRunQuery = { dryRun?: string };
 type ListQuery = { kind?: ItemKind; scope?: string; action?: string };
 
-/** Above this many items GET /blocklist streams its body. */
-const STREAM_ABOVE = 2000;
+/**
+ * Above this many items GET /blocklist streams its body. Below it one JSON.stringify is faster
+ * (10,000 items: ~2.5× the bare serialisation, against ~3.4× streamed) and the body is a few MB.
+ */
+export const STREAM_ABOVE = 20_000;
 const SLICE = 500;
 
 /** The JSON map `{id: item, …}` in slices of SLICE items, built only as the socket takes them. */
