@@ -91,7 +91,8 @@ export class Reconciler {
   private readonly maybeOnYarn = new Set<string>();
   private repushAll = false;
   private nodes: { list: NodeView[]; readAt: number } | undefined;
-  private containers: { list: AppContainer[]; readAt: number; byHost: Map<string, AppContainer[]> } | undefined;
+  /** The app's containers as last read, indexed once per read (a pass may look them up many times). */
+  private containers: { list: AppContainer[]; readAt: number; byHost: Map<string, AppContainer[]>; byId: Map<string, AppContainer> } | undefined;
   /** Containers this process asked the proxy to release: id → host. */
   private readonly released = new Map<string, string>();
   private plan: DesiredPlan | undefined;
@@ -259,12 +260,11 @@ export class Reconciler {
     const batch = toRelease.slice(0, settings.releaseBatchSize);
     let released: string[] = [];
     if (batch.length > 0) {
-      const hostOf = new Map((this.containers?.list ?? []).map((c) => [c.containerId, c.host]));
       try {
         const res = await proxy.release(batch);
         released = res.released;
         // Unknown = already gone: done as well, never asked again.
-        for (const id of [...res.released, ...res.unknown]) this.released.set(id, hostOf.get(id) ?? '');
+        for (const id of [...res.released, ...res.unknown]) this.released.set(id, this.containers?.byId.get(id)?.host ?? '');
         metrics.containersReleased.inc(res.released.length);
         logger.info(`evacuation: released ${res.released.length} container(s)${res.unknown.length ? ` (${res.unknown.length} already gone)` : ''}: ${batch.join(', ')}`);
       } catch (e) {
@@ -444,23 +444,25 @@ export class Reconciler {
 
   private setContainers(list: AppContainer[], now: number): void {
     const byHost = new Map<string, AppContainer[]>();
+    const byId = new Map<string, AppContainer>();
     for (const c of list) {
       const host = c.host || c.nodeId.split(':')[0];
       let l = byHost.get(host);
       if (!l) byHost.set(host, (l = []));
       l.push(c);
+      byId.set(c.containerId, c);
     }
-    this.containers = { list, readAt: now, byHost };
+    this.containers = { list, readAt: now, byHost, byId };
   }
 
   private evaluateEvacuations(items: BlockedItem[], now: number): void {
     const next = new Map<string, EvacuationDecision>();
-    const byId = new Map((this.containers?.list ?? []).map((c) => [c.containerId, c]));
+    const byId = this.containers?.byId;
     for (const item of items) {
       let onNode: AppContainer[];
       if (item.kind === 'node') onNode = this.containers?.byHost.get(item.node) ?? [];
       else {
-        const c = item.containerId !== undefined ? byId.get(item.containerId) : undefined;
+        const c = item.containerId !== undefined ? byId?.get(item.containerId) : undefined;
         onNode = c ? [c] : [];
       }
       const d = evaluateEvacuation({ item, containersOnNode: onNode, released: this.released, defaultTimeoutMs: this.deps.settings.evacuationTimeoutMs, now });
@@ -486,7 +488,8 @@ export class Reconciler {
 
   /** Keep a released id while the proxy still lists it or an evacuating item reports it; no longer. */
   private pruneReleased(): void {
-    const listed = new Set((this.containers?.list ?? []).map((c) => c.containerId));
+    if (this.released.size === 0) return;
+    const listed = this.containers?.byId ?? new Map<string, AppContainer>();
     const reported = new Set<string>();
     for (const d of this.evacuations.values()) for (const c of d.status.released) reported.add(c);
     for (const id of [...this.released.keys()]) if (!listed.has(id) && !reported.has(id)) this.released.delete(id);
