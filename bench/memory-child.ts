@@ -60,8 +60,11 @@ async function main(): Promise<void> {
     const t0 = now();
     const idle = sample(t0);
     const res = await fetch(`${sidecar.url}/blocklist`);
-    const listBytes = (await res.text()).length;
-    if (res.status !== 200) throw new Error(`GET /blocklist: ${res.status}`);
+    if (res.status !== 200 || !res.body) throw new Error(`GET /blocklist: ${res.status}`);
+    // Count the body as it streams by: the client runs in this process too, and holding the whole
+    // 38 MB answer (as res.text() did) charged the client's buffer to the sidecar's RSS.
+    let listBytes = 0;
+    for await (const chunk of res.body) listBytes += (chunk as Uint8Array).byteLength;
     const afterList = sample(t0);
     const soak: MemorySample[] = [];
     let soakOps = 0;
