@@ -97,7 +97,13 @@ export async function benchMemory(s: MemorySizes): Promise<SectionResult> {
       ...(last && !big ? { note: 'largest size in this run' } : {}),
     });
   }
-  if (bySize.length >= 2) {
+  // A per-item figure needs enough items for their memory to stand out of RSS's page-level noise
+  // (a few MB either way between two processes): below that it is noise, and is said to be.
+  const MIN_ITEMS_FOR_PER_ITEM = 5_000;
+  const lastTwo = bySize.slice(-2);
+  if (lastTwo.length === 2 && lastTwo[1].items - lastTwo[0].items < MIN_ITEMS_FOR_PER_ITEM) {
+    out.skipped.push({ section: SECTION, figure: 'RSS per item', reason: `only ${lastTwo[1].items - lastTwo[0].items} items between the two sizes (needs ${MIN_ITEMS_FOR_PER_ITEM} to rise above RSS noise)` });
+  } else if (bySize.length >= 2) {
     const a = bySize[bySize.length - 2];
     const b = bySize[bySize.length - 1];
     const perItem = (b.afterList.rss - a.afterList.rss) / (b.items - a.items);
