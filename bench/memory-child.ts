@@ -6,7 +6,7 @@
  *
  *   node --expose-gc dist/bench/memory-child.js <sqlite-file> <simulator-url> <soak-seconds>
  */
-import { loadConfig } from '../src/config/config';
+import { sidecarConfigForSimulator } from '../src/quickstart/local-cluster';
 import { silentLogger } from '../src/log/logger';
 import { startSidecar } from '../src/sidecar/sidecar';
 import { BENCH_DEFINES, deleteNode, putNode } from './lib/harness';
@@ -43,16 +43,7 @@ async function main(): Promise<void> {
   const [file, simUrl, soakArg] = process.argv.slice(2);
   const soakSeconds = Number(soakArg ?? '0');
   if (!file || !simUrl || !Number.isFinite(soakSeconds)) throw new Error('usage: memory-child <sqlite-file> <simulator-url> <soak-seconds>');
-  const config = loadConfig({
-    env: {},
-    dynamic: {
-      ...BENCH_DEFINES,
-      'cluster.resource-blocklist.store.type': 'sqlite',
-      'cluster.resource-blocklist.store.sqlite.path': file,
-      'yarn.resourcemanager.webapp.address': simUrl.replace(/^http:\/\//, ''),
-      'cluster.resource-blocklist.amrm-proxy.address': simUrl,
-    },
-  });
+  const config = sidecarConfigForSimulator(simUrl, file, BENCH_DEFINES);
   const sidecar = await startSidecar({ config, logger: silentLogger, env: {} });
   try {
     await until(() => sidecar.sync.synced(), 120_000, 'the first sync', 10);

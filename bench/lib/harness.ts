@@ -6,10 +6,10 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { loadConfig } from '../../src/config/config';
 import { silentLogger } from '../../src/log/logger';
 import { RunningSimulator, SimulatorOptions, startSimulator } from '../../src/sim/server';
 import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
+import { sidecarConfigForSimulator } from '../../src/quickstart/local-cluster';
 import { benchDir } from './limits';
 import { startSimChild } from './sim-child';
 import { now } from './stats';
@@ -96,17 +96,7 @@ export async function startRemoteBenchCluster(o: BenchClusterOptions): Promise<R
   const sim = await startSimChild(o.sim);
   const dir = benchDir('sidecar');
   try {
-    const config = loadConfig({
-      env: {},
-      dynamic: {
-        ...BENCH_DEFINES,
-        'cluster.resource-blocklist.store.type': 'sqlite',
-        'cluster.resource-blocklist.store.sqlite.path': path.join(dir, 'blocklist.db'),
-        'yarn.resourcemanager.webapp.address': sim.url.replace(/^http:\/\//, ''),
-        'cluster.resource-blocklist.amrm-proxy.address': sim.url,
-        ...o.define,
-      },
-    });
+    const config = sidecarConfigForSimulator(sim.url, path.join(dir, 'blocklist.db'), { ...BENCH_DEFINES, ...o.define });
     const sidecar = await startSidecar({ config, logger: silentLogger, env: {} });
     return {
       simUrl: sim.url,
@@ -130,17 +120,7 @@ export async function startBenchCluster(o: BenchClusterOptions): Promise<BenchCl
   const dir = o.sqlitePath ? undefined : benchDir('sidecar');
   const sqlitePath = o.sqlitePath ?? path.join(dir as string, 'blocklist.db');
   try {
-    const config = loadConfig({
-      env: {},
-      dynamic: {
-        ...BENCH_DEFINES,
-        'cluster.resource-blocklist.store.type': 'sqlite',
-        'cluster.resource-blocklist.store.sqlite.path': sqlitePath,
-        'yarn.resourcemanager.webapp.address': sim.url.replace(/^http:\/\//, ''),
-        'cluster.resource-blocklist.amrm-proxy.address': sim.url,
-        ...o.define,
-      },
-    });
+    const config = sidecarConfigForSimulator(sim.url, sqlitePath, { ...BENCH_DEFINES, ...o.define });
     const sidecar = await startSidecar({ config, logger: silentLogger, env: {} });
     return {
       sim,

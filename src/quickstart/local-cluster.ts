@@ -3,7 +3,7 @@
  * (the sidecar's RM and proxy clients point at the simulator's address). Used by `npm start`
  * (blocklist quickstart) and `npm run demo`.
  */
-import { loadConfig } from '../config/config';
+import { LoadedConfig, loadConfig } from '../config/config';
 import { Logger, silentLogger } from '../log/logger';
 import { RunningSimulator, startSimulator } from '../sim/server';
 import { Sidecar, startSidecar } from '../sidecar/sidecar';
@@ -27,20 +27,31 @@ export interface LocalCluster {
   close(): Promise<void>;
 }
 
+/**
+ * The configuration of a sidecar on an SQLite file whose RM and AMRM proxy are a simulator at
+ * `simUrl` (both faces share its port). Used by the quickstart, the demo and the benchmarks.
+ */
+export function sidecarConfigForSimulator(simUrl: string, sqlitePath: string, define: Record<string, string> = {}): LoadedConfig {
+  return loadConfig({
+    env: {},
+    dynamic: {
+      'cluster.resource-blocklist.store.type': 'sqlite',
+      'cluster.resource-blocklist.store.sqlite.path': sqlitePath,
+      'yarn.resourcemanager.webapp.address': simUrl.replace(/^http:\/\//, ''),
+      'cluster.resource-blocklist.amrm-proxy.address': simUrl,
+      ...define,
+    },
+  });
+}
+
 export async function startLocalCluster(o: LocalClusterOptions): Promise<LocalCluster> {
   const sim = await startSimulator({ port: o.simPort, nodes: o.nodes, containers: o.containers, tickMs: o.tickMs, seed: o.seed ?? 7 });
   try {
-    const config = loadConfig({
-      dynamic: {
-        'rest.port': String(o.restPort),
-        'cluster.resource-blocklist.store.type': 'sqlite',
-        'cluster.resource-blocklist.store.sqlite.path': o.sqlitePath,
-        'yarn.resourcemanager.webapp.address': sim.url.replace(/^http:\/\//, ''),
-        'cluster.resource-blocklist.amrm-proxy.address': sim.url,
-        'cluster.resource-blocklist.poll-interval': '500 ms',
-        'cluster.resource-blocklist.expiry.cron': '*/2 * * * * *',
-        ...o.define,
-      },
+    const config = sidecarConfigForSimulator(sim.url, o.sqlitePath, {
+      'rest.port': String(o.restPort),
+      'cluster.resource-blocklist.poll-interval': '500 ms',
+      'cluster.resource-blocklist.expiry.cron': '*/2 * * * * *',
+      ...o.define,
     });
     const sidecar = await startSidecar({ config, logger: o.logger ?? silentLogger, env: {} });
     return {

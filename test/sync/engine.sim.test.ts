@@ -13,22 +13,11 @@ import { createMetrics, Metrics } from '../../src/metrics/metrics';
 import { RunningSimulator, SimulatorOptions, startSimulator } from '../../src/sim/server';
 import { ResourceManagerClient } from '../../src/yarn/rm-client';
 import { AmrmProxyClient } from '../../src/yarn/amrm-client';
-import { FlakyStore, nodeItem } from './fakes';
+import { FlakyStore, nodeItem, TEST_SETTINGS } from './fakes';
 
 const T0 = 1_652_313_600_000;
 
-const SETTINGS: SyncSettings = {
-  pollIntervalMs: 1000,
-  maxBlockedFraction: 1,
-  evacuationTimeoutMs: 0,
-  releaseBatchSize: 500,
-  refreshIntervalMs: 10_000,
-  statusLogIntervalMs: 20_000,
-  fullResyncIntervalMs: 300_000,
-  initialBackoffMs: 200,
-  maxBackoffMs: 5_000,
-  backoffJitter: 0,
-};
+const SETTINGS: SyncSettings = TEST_SETTINGS;
 
 interface SimRig {
   sim: RunningSimulator;

@@ -11,22 +11,11 @@ import { EVACUATE, BlockedItem } from '../../src/model/item';
 import { mergeItems } from '../../src/model/merge';
 import { SyncEngine, SyncSettings } from '../../src/sync/engine';
 import { createMetrics, Metrics } from '../../src/metrics/metrics';
-import { APP, FakeYarn, FlakyStore, nodeItem, tmItem } from './fakes';
+import { APP, FakeYarn, FlakyStore, nodeItem, tmItem, TEST_SETTINGS } from './fakes';
 
 const T0 = 1_652_313_600_000;
 
-const SETTINGS: SyncSettings = {
-  pollIntervalMs: 1000,
-  maxBlockedFraction: 1,
-  evacuationTimeoutMs: 0,
-  releaseBatchSize: 500,
-  refreshIntervalMs: 10_000,
-  statusLogIntervalMs: 20_000,
-  fullResyncIntervalMs: 300_000,
-  initialBackoffMs: 200,
-  maxBackoffMs: 5_000,
-  backoffJitter: 0,
-};
+const SETTINGS: SyncSettings = TEST_SETTINGS;
 
 interface Rig {
   clock: FakeClock;

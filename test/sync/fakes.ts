@@ -1,3 +1,4 @@
+import { SyncSettings } from '../../src/sync/engine';
 /**
  * In-memory fakes of the sync engine's edges: a tiny YARN (RM reader + AMRM proxy over one model
  * of nodes, containers and a blacklist that the "scheduler" honours), a store that can be made
@@ -239,3 +240,17 @@ export class FakeYarn implements AmrmProxy, ResourceManagerReader {
     return [{ appAttemptId: attemptOf(this.attemptNo) }];
   }
 }
+
+/** Engine settings for tests: exact timing (no jitter), defaults otherwise. */
+export const TEST_SETTINGS: SyncSettings = {
+  pollIntervalMs: 1000,
+  maxBlockedFraction: 1,
+  evacuationTimeoutMs: 0,
+  releaseBatchSize: 500,
+  refreshIntervalMs: 10_000,
+  statusLogIntervalMs: 20_000,
+  fullResyncIntervalMs: 300_000,
+  initialBackoffMs: 200,
+  maxBackoffMs: 5_000,
+  backoffJitter: 0,
+};
