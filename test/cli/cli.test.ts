@@ -11,15 +11,8 @@ import YAML from 'yaml';
 import { TestSidecar, startTestSidecar, tempDir } from '../support/sidecar';
 import { LocalCluster, startLocalCluster } from '../../src/quickstart/local-cluster';
 import { CliResult, expectCode, runCli } from './run';
+import { HADOOP_SAMPLE_XML } from './samples';
 
-const HADOOP_XML = `<?xml version="1.0"?>
-<hosts>
-  <host><name>host1</name></host>
-  <host><name>host2</name><timeout>123</timeout></host>
-  <host><name>host3</name><timeout>-1</timeout></host>
-  <host><name>host4, host5,host6</name><timeout>1800</timeout></host>
-</hosts>
-`;
 const TM = 'node3/container_e01_1652313600000_0001_01_000002';
 const LONG_MAX = '9223372036854775807';
 
@@ -131,7 +124,7 @@ describe('cli: the blocklist executable against a real sidecar', function () {
 
   it('--dry-run answers what would change (YARN additions/removals) and changes nothing', async () => {
     const xml = path.join(dir, 'dry.xml');
-    fs.writeFileSync(xml, HADOOP_XML);
+    fs.writeFileSync(xml, HADOOP_SAMPLE_XML);
     const before = await listJson();
     const [b, u, i, conflict] = await Promise.all([
       cli('block', 'node9', '--cause', 'x', '--evacuate', '--dry-run', '-o', 'json'),
@@ -153,7 +146,7 @@ describe('cli: the blocklist executable against a real sidecar', function () {
   it('import: Hadoop XML (per-host timeout > -g > default) and text through the batch endpoint; malformed files import nothing', async () => {
     const xml = path.join(dir, 'excludes.xml');
     const txt = path.join(dir, 'excludes');
-    fs.writeFileSync(xml, HADOOP_XML);
+    fs.writeFileSync(xml, HADOOP_SAMPLE_XML);
     fs.writeFileSync(txt, 'hostA hostB # hostC\n  # comment line\n\thostD\n');
     const r = json<{ results: { id: string; outcome: string; item: Item }[] }>(expectCode(await cli('import', xml, '-g', '600', '-o', 'json'), 0, 'import xml'));
     assert.deepEqual(

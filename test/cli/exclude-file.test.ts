@@ -1,15 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { ExcludeFileError, formatOf, formatText, formatYarnXml, parseExcludeFile, parseJavaInt, trimmedStrings } from '../../src/cli/exclude-file';
 import { parseXml, XmlSyntaxError } from '../../src/cli/xml-lite';
+import { HADOOP_SAMPLE_XML } from './samples';
 
-const HADOOP_SAMPLE = `<?xml version="1.0"?>
-<hosts>
-  <host><name>host1</name></host>
-  <host><name>host2</name><timeout>123</timeout></host>
-  <host><name>host3</name><timeout>-1</timeout></host>
-  <host><name>host4, host5,host6</name><timeout>1800</timeout></host>
-</hosts>
-`;
 
 const problemsOf = (f: () => unknown): string[] => {
   try {
@@ -23,7 +16,7 @@ const problemsOf = (f: () => unknown): string[] => {
 
 describe('cli/exclude-file (HostsFileReader formats, C55–C56)', () => {
   it('reads the documented XML sample: comma lists share a timeout, missing timeout = null, -1 kept', () => {
-    const e = parseExcludeFile('excludes.xml', HADOOP_SAMPLE);
+    const e = parseExcludeFile('excludes.xml', HADOOP_SAMPLE_XML);
     assert.deepEqual(
       e.map((x) => [x.host, x.timeout, x.line]),
       [['host1', null, 3], ['host2', 123, 4], ['host3', -1, 5], ['host4', 1800, 6], ['host5', 1800, 6], ['host6', 1800, 6]],
@@ -36,7 +29,7 @@ describe('cli/exclude-file (HostsFileReader formats, C55–C56)', () => {
     assert.equal(formatOf('excludes'), 'text');
     assert.equal(formatOf('excludes.xml.bak'), 'text');
     // An XML document in a file not named .xml is plain text to Hadoop: '<hosts>' is not a host name.
-    assert.match(problemsOf(() => parseExcludeFile('excludes', HADOOP_SAMPLE)).join('\n'), /line 1: .*not a host name/);
+    assert.match(problemsOf(() => parseExcludeFile('excludes', HADOOP_SAMPLE_XML)).join('\n'), /line 1: .*not a host name/);
   });
 
   it('does not check the root element and finds <host> at any depth (but not the root itself)', () => {

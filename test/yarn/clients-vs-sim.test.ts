@@ -8,19 +8,9 @@ import { startSimulator, RunningSimulator } from '../../src/sim/server';
 import { AmrmProxyClient } from '../../src/yarn/amrm-client';
 import { resolveApplicationId } from '../../src/yarn/resolve-app';
 import { ResourceManagerClient } from '../../src/yarn/rm-client';
-import { YarnCallError } from '../../src/yarn/types';
+import { rejects } from './assert-yarn';
 import { startFixtureServer } from './fixture-server';
 
-async function rejects(p: Promise<unknown>, check: (e: YarnCallError) => void): Promise<void> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof YarnCallError, `expected YarnCallError, got ${String(e)}`);
-    check(e);
-    return;
-  }
-  assert.fail('expected a rejection');
-}
 
 describe('yarn clients against the simulator over real HTTP', () => {
   let sim: RunningSimulator;

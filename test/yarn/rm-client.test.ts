@@ -1,22 +1,12 @@
 import { strict as assert } from 'node:assert';
 import { ResourceManagerClient, normaliseBaseUrl } from '../../src/yarn/rm-client';
-import { YarnCallError } from '../../src/yarn/types';
+import { rejects } from './assert-yarn';
 import { FixtureServer, deadPort, startFixtureServer } from './fixture-server';
 
 const APP = 'application_1326821518301_0005';
 const APP7 = 'application_1652313600000_0007';
 const ATT7 = 'appattempt_1652313600000_0007_000002';
 
-async function rejects(p: Promise<unknown>, check: (e: YarnCallError) => void): Promise<void> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof YarnCallError, `expected YarnCallError, got ${String(e)}`);
-    check(e);
-    return;
-  }
-  assert.fail('expected a rejection');
-}
 
 describe('yarn/rm-client against fixtures (Hadoop ResourceManagerRest.md samples and real-RM variants)', () => {
   let srv: FixtureServer;
