@@ -7,7 +7,7 @@
  *   node --expose-gc dist/bench/memory-child.js <sqlite-file> <simulator-url> <soak-seconds>
  */
 import { sidecarConfigForSimulator } from '../src/quickstart/local-cluster';
-import { silentLogger } from '../src/log/logger';
+import { silentLogger } from '../src/core/logger';
 import { startSidecar } from '../src/sidecar/sidecar';
 import { BENCH_DEFINES, deleteNode, putNode } from './lib/harness';
 import { now, sleep, until } from './lib/stats';

@@ -14,7 +14,7 @@
  */
 import { SqliteStore } from '../src/store/sqlite-store';
 import { ZookeeperStore } from '../src/store/zookeeper-store';
-import { silentLogger } from '../src/log/logger';
+import { silentLogger } from '../src/core/logger';
 import { MARK_BLOCKED } from '../src/model/item';
 import { ZkCluster, zookeeperUnavailableReason } from '../test/support/zookeeper';
 import { BenchCluster, deleteNode, putNode, startBenchCluster } from './lib/harness';

@@ -15,8 +15,8 @@
  * defer 1,700 of them; the cap's cost is in the figure either way).
  */
 import { BlockedItem } from '../src/model/item';
-import { silentLogger } from '../src/log/logger';
-import { systemClock } from '../src/model/clock';
+import { silentLogger } from '../src/core/logger';
+import { systemClock } from '../src/core/clock';
 import { createMetrics } from '../src/metrics/metrics';
 import { NodeView, diffBlacklist, planDesired } from '../src/sync/desired';
 import { Reconciler } from '../src/sync/reconciler';

@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { silentLogger } from '../../src/log/logger';
+import { silentLogger } from '../../src/core/logger';
 import { RunningSimulator, SimulatorOptions, startSimulator } from '../../src/sim/server';
 import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
 import { sidecarConfigForSimulator } from '../../src/quickstart/local-cluster';

@@ -14,9 +14,9 @@
  * including the 404 handler: an unauthenticated caller cannot probe which endpoints exist.
  */
 import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Logger } from '../log/logger';
+import { Logger } from '../core/logger';
 import { TOKEN_RE, TokenTable } from '../security/tokens';
-import { AuditSink } from './audit';
+import { AuditSink } from '../model/audit';
 import { sendErrors } from './errors';
 import { Principal, origin } from './principal';
 

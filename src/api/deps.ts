@@ -1,13 +1,13 @@
 /** What the REST API is built from: all edges injected, so tests run it on any store and clock. */
-import { Clock } from '../model/clock';
+import { Clock } from '../core/clock';
 import { BlocklistStore } from '../store/store';
 import { SyncFacade } from '../sync/facade';
-import { Logger } from '../log/logger';
-import { AuditSink } from './audit';
+import { Logger } from '../core/logger';
+import { AuditSink } from '../model/audit';
 import { ExpiryOutcome } from '../sync/expiry';
 import { TokenTable } from '../security/tokens';
 import { ServerTls } from '../security/tls';
-import { RateLimitSettings } from './rate-limit';
+import { RateLimitSettings } from '../security/rest-security';
 
 export interface ApiDeps {
   store: BlocklistStore;

@@ -5,7 +5,7 @@
  */
 import { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { StoreUnavailableError } from '../store/store';
-import { Logger } from '../log/logger';
+import { Logger } from '../core/logger';
 
 export class ApiError extends Error {
   constructor(readonly status: number, readonly errors: string[]) {

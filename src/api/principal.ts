@@ -3,13 +3,11 @@
  * role; the auth plugin (src/api/auth.ts, when tokens are configured) sets the real principal.
  */
 import { FastifyInstance, FastifyRequest } from 'fastify';
+import { ANONYMOUS, Principal } from '../core/principal';
 
-export type Role = 'admin' | 'viewer';
+export { ANONYMOUS } from '../core/principal';
+export type { Principal, Role } from '../core/principal';
 
-export interface Principal {
-  name: string;
-  role: Role;
-}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -17,7 +15,6 @@ declare module 'fastify' {
   }
 }
 
-export const ANONYMOUS: Principal = { name: 'anonymous', role: 'admin' };
 
 export function installPrincipal(app: FastifyInstance): void {
   app.decorateRequest('principal', null as unknown as Principal);

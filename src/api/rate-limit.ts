@@ -13,15 +13,11 @@
  */
 import rateLimit from '@fastify/rate-limit';
 import { FastifyInstance, FastifyRequest } from 'fastify';
-import { Logger } from '../log/logger';
+import { Logger } from '../core/logger';
 import { ApiError } from './errors';
 import { isMutation } from './auth';
+import { RateLimitSettings } from '../security/rest-security';
 
-export interface RateLimitSettings {
-  /** Mutations per window per key; 0 = no limit. */
-  max: number;
-  windowMs: number;
-}
 
 type Limiter = ReturnType<FastifyInstance['createRateLimit']>;
 

@@ -8,10 +8,11 @@
 import * as fs from 'node:fs';
 import { FastifyInstance } from 'fastify';
 import { buildApi } from '../api/server';
-import { AuditSink, createAuditSink } from '../api/audit';
+import { createAuditSink } from '../log/audit';
+import { AuditSink } from '../model/audit';
 import { toWire } from '../model/item';
-import { silentLogger } from '../log/logger';
-import { systemClock } from '../model/clock';
+import { silentLogger } from '../core/logger';
+import { systemClock } from '../core/clock';
 import { SqliteStore } from '../store/sqlite-store';
 import { StoreUnavailableError } from '../store/store';
 import { NoSync } from '../sync/facade';

@@ -3,8 +3,9 @@
  * Components take a Logger (child loggers carry a `component` field); nothing logs secrets.
  */
 import winston from 'winston';
+import { Logger } from '../core/logger';
 
-export type Logger = winston.Logger;
+export type { Logger } from '../core/logger';
 export type LogFormat = 'text' | 'json';
 
 export interface LogOptions {
@@ -24,6 +25,7 @@ const text = winston.format.printf((info) => {
   return `${timestamp} ${level.toUpperCase().padEnd(5)} ${component ? `[${component}] ` : ''}${String(message)}${tail}`;
 });
 
+/** The real logger: winston, which satisfies the project's Logger port structurally. */
 export function createLogger(opts: LogOptions = {}): Logger {
   const format =
     opts.format === 'json'
@@ -36,6 +38,3 @@ export function createLogger(opts: LogOptions = {}): Logger {
     transports: [new winston.transports.Console({ stderrLevels: opts.stderr ? ['error', 'warn', 'info', 'debug', 'verbose', 'silly'] : ['error'] })],
   });
 }
-
-/** A logger that drops everything; for unit tests and library use. */
-export const silentLogger: Logger = createLogger({ silent: true });

@@ -9,7 +9,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { BlockedItem } from '../model/item';
 import { effectiveItems, nextExpiry } from '../model/effective';
 import { BlocklistStore } from '../store/store';
-import { Clock } from '../model/clock';
+import { Clock } from '../core/clock';
 
 export const METRIC_NAMES = {
   blockedNodes: 'numBlockedNodes',

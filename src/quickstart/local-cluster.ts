@@ -4,7 +4,7 @@
  * (blocklist quickstart) and `npm run demo`.
  */
 import { LoadedConfig, loadConfig } from '../config/config';
-import { Logger, silentLogger } from '../log/logger';
+import { Logger, silentLogger } from '../core/logger';
 import { RunningSimulator, startSimulator } from '../sim/server';
 import { Sidecar, startSidecar } from '../sidecar/sidecar';
 

@@ -5,11 +5,17 @@
  */
 import { ConfigError } from '../config/config';
 import { ConfigValues } from '../config/keys';
-import { Logger } from '../log/logger';
-import { RateLimitSettings } from '../api/rate-limit';
-import { isLoopback } from '../sidecar/bind-safety';
+import { Logger } from '../core/logger';
+import { isLoopback } from './bind-safety';
 import { TokenFileError, TokenTable, loadTokenFile } from './tokens';
 import { ServerTls, TlsConfigError, loadServerTls } from './tls';
+
+/** The mutation rate limit (src/api/rate-limit.ts applies it). */
+export interface RateLimitSettings {
+  /** Mutations per window per key; 0 = no limit. */
+  max: number;
+  windowMs: number;
+}
 
 export interface RestSecurity {
   tokens?: TokenTable;

@@ -16,7 +16,7 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import YAML from 'yaml';
-import { Principal, Role } from '../api/principal';
+import { Principal, Role } from '../core/principal';
 
 /** Shorter secrets are refused: a token is a password that never expires. */
 export const MIN_TOKEN_LENGTH = 16;

@@ -5,14 +5,16 @@
 import { AddressInfo } from 'node:net';
 import { FastifyInstance } from 'fastify';
 import { LoadedConfig } from '../config/config';
-import { Clock, systemClock } from '../model/clock';
-import { Logger, createLogger } from '../log/logger';
+import { Clock, systemClock } from '../core/clock';
+import { createLogger } from '../log/logger';
+import { Logger } from '../core/logger';
 import { BlocklistStore } from '../store/store';
 import { openStore } from '../store/factory';
 import { buildApi } from '../api/server';
-import { AuditSink, createAuditSink } from '../api/audit';
+import { createAuditSink } from '../log/audit';
+import { AuditSink } from '../model/audit';
 import { SyncDeps, SyncHandle, createSync } from './sync-factory';
-import { checkBindSafety } from './bind-safety';
+import { checkBindSafety } from '../security/bind-safety';
 import { loadRestSecurity } from '../security/rest-security';
 
 export interface SidecarOptions {

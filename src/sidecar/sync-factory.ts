@@ -10,9 +10,9 @@
 import { NoSync, SyncFacade } from '../sync/facade';
 import { LoadedConfig } from '../config/config';
 import { BlocklistStore } from '../store/store';
-import { Clock } from '../model/clock';
-import { Logger } from '../log/logger';
-import { AuditSink } from '../api/audit';
+import { Clock } from '../core/clock';
+import { Logger } from '../core/logger';
+import { AuditSink } from '../model/audit';
 import { Metrics, createMetrics } from '../metrics/metrics';
 import { ExpiryJob, ExpiryOutcome } from '../sync/expiry';
 import { SyncEngine, syncSettingsFromConfig } from '../sync/engine';

@@ -24,7 +24,7 @@
  * Everything is indexed by host (no O(nodes × containers) work); one allocation round is
  * O(nodes + containers placed).
  */
-import { Clock, systemClock } from '../model/clock';
+import { Clock, systemClock } from '../core/clock';
 import { formatApplicationId, formatAttemptId, formatContainerId } from '../model/ids';
 import { NodeState, NODE_STATES, ReleaseResult } from '../yarn/types';
 import { Random, seededRandom, shuffle } from './random';

@@ -10,8 +10,8 @@
  */
 import Fastify, { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AddressInfo } from 'node:net';
-import { Clock } from '../model/clock';
-import { Logger, silentLogger } from '../log/logger';
+import { Clock } from '../core/clock';
+import { Logger, silentLogger } from '../core/logger';
 import { registerAmrmRoutes, sendErrors } from './amrm-routes';
 import { ClusterOptions, SimCluster } from './cluster';
 import { registerControlRoutes } from './control-routes';

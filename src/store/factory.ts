@@ -3,7 +3,7 @@
  * and the CLI call this; nothing else chooses an implementation.
  */
 import { ConfigValues } from '../config/keys';
-import { Logger } from '../log/logger';
+import { Logger } from '../core/logger';
 import { BlocklistStore } from './store';
 import { SqliteStore } from './sqlite-store';
 

@@ -16,7 +16,7 @@
 import { EventEmitter } from 'node:events';
 import { createHash } from 'node:crypto';
 import * as zk from 'node-zookeeper-client';
-import { Logger, silentLogger } from '../log/logger';
+import { Logger, silentLogger } from '../core/logger';
 import { StoreUnavailableError } from './store';
 
 /** ZooKeeper's own error codes the store branches on (KeeperException.Code). */

@@ -23,7 +23,7 @@
 import { BlockedItem } from '../model/item';
 import { mergeItems } from '../model/merge';
 import { isExpired } from '../model/effective';
-import { Logger, silentLogger } from '../log/logger';
+import { Logger, silentLogger } from '../core/logger';
 import { AddOutcome, AddRequest, BlocklistStore, StoreUnavailableError } from './store';
 import { CorruptItemError, decodeItem, encodeItem } from './codec';
 import { ZkLayout, decodeId, parseConnectString } from './zookeeper-paths';

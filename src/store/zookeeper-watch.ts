@@ -12,7 +12,7 @@
  *  - a new session (after expiry) has no watches: re-arm and compare the same way.
  * Extra notifications are possible and harmless (a listener re-reads version()); missing ones are not.
  */
-import { Logger, silentLogger } from '../log/logger';
+import { Logger, silentLogger } from '../core/logger';
 import { ZkSession, ZkStat } from './zookeeper-session';
 
 export const markerOf = (stat: ZkStat | undefined): string => (stat ? `${stat.mzxid}.${stat.pzxid}` : 'absent');

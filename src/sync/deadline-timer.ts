@@ -8,7 +8,7 @@
  * item (expiry is inclusive at now >= end), so firing early would just waste a pass and miss the
  * instant. A timer that fires early anyway (setTimeout's 2^31 ms clamp) re-arms for the rest.
  */
-import { Clock } from '../model/clock';
+import { Clock } from '../core/clock';
 
 interface Entry {
   key: string;

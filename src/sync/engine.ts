@@ -15,8 +15,8 @@
  * Passes never overlap; kicks during a pass coalesce into one more pass. All timers come from the
  * injected Clock, so tests drive the engine with a FakeClock.
  */
-import { Clock } from '../model/clock';
-import { Logger } from '../log/logger';
+import { Clock } from '../core/clock';
+import { Logger } from '../core/logger';
 import { BlocklistStore } from '../store/store';
 import { AmrmProxy, ResourceManagerReader } from '../yarn/types';
 import { Metrics, createMetrics } from '../metrics/metrics';

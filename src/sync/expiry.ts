@@ -9,10 +9,10 @@
  */
 import * as cron from 'node-cron';
 import { BlockedItem } from '../model/item';
-import { Clock } from '../model/clock';
-import { Logger } from '../log/logger';
+import { Clock } from '../core/clock';
+import { Logger } from '../core/logger';
 import { BlocklistStore } from '../store/store';
-import { AuditSink } from '../api/audit';
+import { AuditSink } from '../model/audit';
 import { Metrics } from '../metrics/metrics';
 
 export type ExpiryOutcome = { outcome: 'removed'; items: BlockedItem[] } | { outcome: 'failed'; error: string } | { outcome: 'skipped'; reason: string };

@@ -16,8 +16,8 @@
  */
 import { BlockedItem, EVACUATE } from '../model/item';
 import { appliesTo, isExpired, nextExpiry } from '../model/effective';
-import { Clock } from '../model/clock';
-import { Logger } from '../log/logger';
+import { Clock } from '../core/clock';
+import { Logger } from '../core/logger';
 import { BlocklistStore } from '../store/store';
 import { AmrmProxy, AppContainer, ResourceManagerReader } from '../yarn/types';
 import { Metrics } from '../metrics/metrics';

@@ -18,7 +18,7 @@
 import { AxiosInstance, AxiosResponse } from 'axios';
 import * as https from 'node:https';
 import { parseApplicationId, parseAttemptId } from '../model/ids';
-import { Logger, silentLogger } from '../log/logger';
+import { Logger, silentLogger } from '../core/logger';
 import { excerpt, isConnectionError, retriableStatus, transportError, tryParseJson, createYarnHttp } from './http-errors';
 import { RmShapeError, parseApplication, parseAttempts, parseClusterInfo, parseContainers, parseNodes } from './rm-json';
 import {

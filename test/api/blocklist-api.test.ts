@@ -2,7 +2,7 @@
  * The FLIP-224 REST API over real HTTP on a real SQLite store (reference Part C §C1, §C2).
  */
 import { strict as assert } from 'node:assert';
-import { FakeClock } from '../../src/model/clock';
+import { FakeClock } from '../../src/core/clock';
 import { newItem } from '../../src/model/merge';
 import { STREAM_ABOVE } from '../../src/api/blocklist-routes';
 import { http, startTestSidecar, TestSidecar } from '../support/sidecar';

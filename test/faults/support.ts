@@ -6,9 +6,9 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { loadConfig } from '../../src/config/config';
-import { MemoryAudit } from '../../src/api/audit';
-import { Clock } from '../../src/model/clock';
-import { silentLogger } from '../../src/log/logger';
+import { MemoryAudit } from '../../src/model/audit';
+import { Clock } from '../../src/core/clock';
+import { silentLogger } from '../../src/core/logger';
 import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
 import { cliMain } from '../support/paths';
 import { tempDir } from '../support/sidecar';

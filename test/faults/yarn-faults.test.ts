@@ -9,7 +9,7 @@ import { strict as assert } from 'node:assert';
 import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { RunningSimulator, startSimulator } from '../../src/sim/server';
-import { Clock, systemClock } from '../../src/model/clock';
+import { Clock, systemClock } from '../../src/core/clock';
 import { http as request } from '../support/sidecar';
 import { count, printFigures } from '../fuzz/figures';
 import { YarnSidecar, sleep, startYarnSidecar, waitFor } from './support';

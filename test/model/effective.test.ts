@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { effectiveItems, isExpired, nextExpiry } from '../../src/model/effective';
 import { newItem } from '../../src/model/merge';
 import { BlockedItem, PERMANENT } from '../../src/model/item';
-import { FakeClock } from '../../src/model/clock';
+import { FakeClock } from '../../src/core/clock';
 
 const item = (id: string, end: number, scope = 'cluster'): BlockedItem =>
   newItem({ id, kind: 'node', node: id, action: 'MARK_BLOCKED', end: end === PERMANENT ? { type: 'permanent' } : { type: 'at', at: end }, cause: 'x', scope, allowMerge: false }, 0, { by: 't', from: 't' });
@@ -33,7 +33,7 @@ describe('model/effective: what counts at time t (C2)', () => {
   });
 });
 
-describe('model/clock: FakeClock', () => {
+describe('core/clock: FakeClock', () => {
   it('fires due timers in time order at their own instants, and cancelled ones never', () => {
     const c = new FakeClock(0);
     const seen: [string, number][] = [];

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import fc from 'fast-check';
-import { FakeClock } from '../../src/model/clock';
+import { FakeClock } from '../../src/core/clock';
 import { SimCluster } from '../../src/sim/cluster';
 import { NodeState } from '../../src/yarn/types';
 

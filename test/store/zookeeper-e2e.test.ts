@@ -9,7 +9,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { loadConfig } from '../../src/config/config';
-import { silentLogger } from '../../src/log/logger';
+import { silentLogger } from '../../src/core/logger';
 import { RunningSimulator, startSimulator } from '../../src/sim/server';
 import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
 import { ZkCluster, requireZookeeper } from '../support/zookeeper';

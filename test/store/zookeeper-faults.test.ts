@@ -13,7 +13,7 @@ import { StoreUnavailableError } from '../../src/store/store';
 import { item } from './conformance';
 import { ZkCluster, requireZookeeper } from '../support/zookeeper';
 import { loadConfig } from '../../src/config/config';
-import { silentLogger } from '../../src/log/logger';
+import { silentLogger } from '../../src/core/logger';
 import { startSimulator } from '../../src/sim/server';
 import { startSidecar } from '../../src/sidecar/sidecar';
 import { http } from '../support/sidecar';

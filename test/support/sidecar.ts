@@ -6,10 +6,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadConfig } from '../../src/config/config';
-import { Clock } from '../../src/model/clock';
-import { silentLogger } from '../../src/log/logger';
+import { Clock } from '../../src/core/clock';
+import { silentLogger } from '../../src/core/logger';
 import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
-import { MemoryAudit } from '../../src/api/audit';
+import { MemoryAudit } from '../../src/model/audit';
 
 export function tempDir(prefix = 'blocklist-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));

@@ -5,8 +5,8 @@
  * The engine's timers run on a FakeClock, so deadlines and expiries need no sleeping.
  */
 import { strict as assert } from 'node:assert';
-import { FakeClock } from '../../src/model/clock';
-import { silentLogger } from '../../src/log/logger';
+import { FakeClock } from '../../src/core/clock';
+import { silentLogger } from '../../src/core/logger';
 import { BlockedItem, EVACUATE } from '../../src/model/item';
 import { SyncEngine, SyncSettings } from '../../src/sync/engine';
 import { createMetrics, Metrics } from '../../src/metrics/metrics';

@@ -3,10 +3,10 @@
  * a FakeClock: every timer the engine arms (poll, deadlines, retries) hangs off it.
  */
 import { strict as assert } from 'node:assert';
-import { FakeClock } from '../../src/model/clock';
+import { FakeClock } from '../../src/core/clock';
 import { Writable } from 'node:stream';
 import winston from 'winston';
-import { Logger, silentLogger } from '../../src/log/logger';
+import { Logger, silentLogger } from '../../src/core/logger';
 import { EVACUATE, BlockedItem } from '../../src/model/item';
 import { mergeItems } from '../../src/model/merge';
 import { SyncEngine, SyncSettings } from '../../src/sync/engine';

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
-import { FakeClock } from '../../src/model/clock';
-import { silentLogger } from '../../src/log/logger';
-import { MemoryAudit } from '../../src/api/audit';
+import { FakeClock } from '../../src/core/clock';
+import { silentLogger } from '../../src/core/logger';
+import { MemoryAudit } from '../../src/model/audit';
 import { ExpiryJob } from '../../src/sync/expiry';
 import { createMetrics } from '../../src/metrics/metrics';
 import { FlakyStore, nodeItem } from './fakes';

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { FakeClock } from '../../src/model/clock';
-import { silentLogger } from '../../src/log/logger';
+import { FakeClock } from '../../src/core/clock';
+import { silentLogger } from '../../src/core/logger';
 import { loadConfig } from '../../src/config/config';
 import { createSync } from '../../src/sidecar/sync-factory';
 import { startSimulator } from '../../src/sim/server';

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { FakeClock } from '../../src/model/clock';
+import { FakeClock } from '../../src/core/clock';
 import { DeadlineTimer } from '../../src/sync/deadline-timer';
 import { Backoff } from '../../src/sync/backoff';
 

@@ -1,31 +1,15 @@
 /**
- * The audit trail: one JSON line per mutation attempt — who, from where, what, before/after,
+ * The audit trail's edge: one JSON line per mutation attempt — who, from where, what, before/after,
  * outcome — through the main logger (field `audit: true`) and, when configured, appended to a
  * dedicated file. Secrets never reach it (principals are names, never tokens).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { BlockedItem, WireItem, toWire } from '../model/item';
-import { Logger } from '../log/logger';
+import { WireItem, toWire } from '../model/item';
+import { AuditSink } from '../model/audit';
+import { Logger } from '../core/logger';
 
-export interface AuditRecord {
-  /** What was attempted: block, unblock, batch-block, expire. */
-  op: string;
-  id: string;
-  who: string;
-  from: string;
-  outcome: string;
-  before?: BlockedItem;
-  after?: BlockedItem;
-  detail?: string;
-  dryRun?: boolean;
-}
-
-export interface AuditSink {
-  record(r: AuditRecord): void;
-}
-
-interface AuditLine {
+type AuditLine = {
   audit: true;
   at: string;
   op: string;
@@ -37,7 +21,7 @@ interface AuditLine {
   after?: WireItem;
   detail?: string;
   dryRun?: boolean;
-}
+};
 
 export function createAuditSink(logger: Logger, file?: string, now: () => number = Date.now): AuditSink {
   if (file) fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
@@ -54,12 +38,4 @@ export function createAuditSink(logger: Logger, file?: string, now: () => number
       if (fd !== undefined) fs.writeSync(fd, JSON.stringify(line) + '\n');
     },
   };
-}
-
-/** Keeps records in memory (tests). */
-export class MemoryAudit implements AuditSink {
-  readonly records: AuditRecord[] = [];
-  record(r: AuditRecord): void {
-    this.records.push(r);
-  }
 }

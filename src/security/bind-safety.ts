@@ -1,6 +1,7 @@
 /**
  * The sidecar can take work off production nodes: it refuses to listen beyond loopback unless
- * bearer-token auth is configured (design §10).
+ * bearer-token auth is configured: a token is the only thing that stands between the network and a
+ * blacklist that empties a cluster.
  */
 import { ConfigValues } from '../config/keys';
 import { ConfigError } from '../config/config';

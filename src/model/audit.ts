@@ -1,0 +1,31 @@
+/**
+ * The audit port: one record per mutation attempt — who, from where, what, before/after, outcome.
+ * The API, the expiry job and the detector write records; src/log/audit.ts turns them into JSON
+ * lines (and a file when configured). Secrets never reach it (principals are names, never tokens).
+ */
+import { BlockedItem } from './item';
+
+export interface AuditRecord {
+  /** What was attempted: block, unblock, batch-block, expire. */
+  op: string;
+  id: string;
+  who: string;
+  from: string;
+  outcome: string;
+  before?: BlockedItem;
+  after?: BlockedItem;
+  detail?: string;
+  dryRun?: boolean;
+}
+
+export interface AuditSink {
+  record(r: AuditRecord): void;
+}
+
+/** Keeps records in memory (tests). */
+export class MemoryAudit implements AuditSink {
+  readonly records: AuditRecord[] = [];
+  record(r: AuditRecord): void {
+    this.records.push(r);
+  }
+}
