@@ -21,7 +21,7 @@ import { createMetrics } from '../src/metrics/metrics';
 import { NodeView, diffBlacklist, planDesired } from '../src/sync/desired';
 import { Reconciler } from '../src/sync/reconciler';
 import { AddOutcome, AddRequest, BlocklistStore } from '../src/store/store';
-import { AmrmProxy, AppContainer, AttemptInfo, ClusterNode, ReleaseResult, ResourceManagerReader, AttemptSummary, ApplicationInfo, ClusterInfo } from '../src/yarn/types';
+import { AmrmProxy, AppContainer, AttemptInfo, BlacklistChange, BlacklistView, CompletedContainersPage, ClusterNode, ReleaseResult, ResourceManagerReader, AttemptSummary, ApplicationInfo, ClusterInfo } from '../src/yarn/types';
 import { nodeItem } from './lib/items';
 import { Row, SectionResult, emptyResult } from './lib/report';
 import { cpuMs, mean } from './lib/stats';
@@ -107,13 +107,16 @@ class FakeProxy implements AmrmProxy {
   async attempt(): Promise<AttemptInfo> {
     return { applicationId: APP, appAttemptId: ATTEMPT, registered: true };
   }
-  async blacklist(): Promise<string[]> {
-    return [...this.blacklistSet];
+  async blacklist(): Promise<BlacklistView> {
+    return { blacklist: [...this.blacklistSet], owners: { blocklist: [...this.blacklistSet] } };
   }
-  async updateBlacklist(additions: string[], removals: string[]): Promise<void> {
+  async updateBlacklist({ additions, removals }: BlacklistChange): Promise<void> {
     for (const a of additions) this.blacklistSet.add(a);
     for (const r of removals) this.blacklistSet.delete(r);
     this.pushes.push({ additions: additions.length, removals: removals.length });
+  }
+  async completedContainers(after: number): Promise<CompletedContainersPage> {
+    return { containers: [], next: after };
   }
   async containers(): Promise<AppContainer[]> {
     return this.list;

@@ -3,7 +3,7 @@
  * simulated AM's AMRMClient state (cluster.ts). Errors use {"errors":[…]}.
  */
 import { FastifyInstance, FastifyReply } from 'fastify';
-import { SimCluster } from './cluster';
+import { DEFAULT_BLACKLIST_OWNER, SimCluster, ownerError } from './cluster';
 
 export function sendErrors(reply: FastifyReply, status: number, ...errors: string[]): FastifyReply {
   return reply.code(status).send({ errors });
@@ -26,21 +26,35 @@ export function registerAmrmRoutes(app: FastifyInstance, cluster: SimCluster): v
     return { applicationId: cluster.applicationId, appAttemptId: a.id, registered: a.registered };
   });
 
-  app.get('/amrm/v1/blacklist', async () => ({ blacklist: cluster.clientBlacklistView() }));
+  app.get('/amrm/v1/blacklist', async () => ({ blacklist: cluster.clientBlacklistView(), owners: cluster.ownersView() }));
 
   app.post<{ Body: unknown }>('/amrm/v1/blacklist', async (req, reply) => {
     const body = req.body;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      return sendErrors(reply, 400, 'body must be {"blacklistAdditions":[…],"blacklistRemovals":[…]}');
+      return sendErrors(reply, 400, 'body must be {"owner"?: "…", "blacklistAdditions":[…],"blacklistRemovals":[…]}');
     }
     const o = body as Record<string, unknown>;
+    const owner = o.owner === undefined ? DEFAULT_BLACKLIST_OWNER : o.owner;
+    if (typeof owner !== 'string') return sendErrors(reply, 400, '"owner" must be a string');
+    const badOwner = ownerError(owner);
+    if (badOwner !== undefined) return sendErrors(reply, 400, badOwner);
     const additions = stringList(o, 'blacklistAdditions', false);
     const removals = stringList(o, 'blacklistRemovals', false);
     if (typeof additions === 'string') return sendErrors(reply, 400, additions);
     if (typeof removals === 'string') return sendErrors(reply, 400, removals);
-    const r = cluster.updateBlacklist(additions, removals);
+    const r = cluster.updateBlacklist(additions, removals, owner);
     if (!r.ok) return sendErrors(reply, 400, r.error);
-    return { blacklist: r.blacklist };
+    return { blacklist: r.blacklist, owners: r.owners };
+  });
+
+  app.get<{ Querystring: Record<string, unknown> }>('/amrm/v1/completed-containers', async (req, reply) => {
+    const raw = req.query.after;
+    let after = 0;
+    if (raw !== undefined) {
+      if (typeof raw !== 'string' || !/^\d{1,15}$/.test(raw)) return sendErrors(reply, 400, '"after" must be a non-negative integer (a seq from an earlier answer)');
+      after = Number(raw);
+    }
+    return cluster.completedAfter(after);
   });
 
   app.get('/amrm/v1/containers', async () => ({

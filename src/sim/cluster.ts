@@ -20,6 +20,14 @@
  *    container is requested again and placed on the next allocation round (an AM heartbeat).
  *  - A new attempt keeps the task-manager containers (Flink sets keep-containers-across-application-
  *    attempts); the blacklist of the new attempt is chosen by `newAttemptBlacklist` (see below).
+ *  - The AM's one blacklist is shared by several owners (the sidecar as `blocklist`, Flink's own
+ *    blocklist as `am`, …): each owner changes only its own set, the AMRMClient holds the union, so
+ *    one owner's removal never lifts a host another owner still holds.
+ *  - What the AM sees in onContainersCompleted is kept in a bounded ring with a sequence number.
+ *    Exit statuses are Hadoop's (ContainerExitStatus): a container the AM releases through allocate
+ *    and a container on a node that leaves the scheduler both complete as ABORTED (-100), with
+ *    SchedulerUtils' diagnostics "Container released by application" / "Container released on a
+ *    *lost* node"; a kill or an injected failure carries whatever status it is given.
  *
  * Everything is indexed by host (no O(nodes × containers) work); one allocation round is
  * O(nodes + containers placed).
@@ -62,6 +70,8 @@ export interface ClusterOptions {
   /** RM epoch written into container ids as e<epoch>_ (YARN does after an RM restart); undefined = none. */
   epoch?: number;
   newAttemptBlacklist?: NewAttemptBlacklist;
+  /** Completed containers the proxy remembers (a ring; the oldest fall out). Default 1024. */
+  completedRingSize?: number;
   /** Flink's default: task managers survive an AM failover. */
   keepContainersAcrossAttempts?: boolean;
   clock?: Clock;
@@ -142,10 +152,46 @@ export function emptyCounters(): SimCounters {
   };
 }
 
-export type BlacklistUpdateResult = { ok: true; blacklist: string[] } | { ok: false; error: string };
+export type BlacklistUpdateResult =
+  | { ok: true; blacklist: string[]; owners: Record<string, string[]> }
+  | { ok: false; error: string };
 
 export const ANY = '*';
 export const CANNOT_ADD_ANY = 'Cannot add * to the blacklist!';
+
+/** The owner the proxy contract assumes when a request names none: the sidecar. */
+export const DEFAULT_BLACKLIST_OWNER = 'blocklist';
+/** An owner is a short token: it appears in logs, URLs and the proxy's state. */
+export const OWNER_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+export function ownerError(owner: string): string | undefined {
+  return OWNER_PATTERN.test(owner) ? undefined : `"owner" must be a short token (letters, digits, '.', '_', '-'; at most 64; got '${owner.slice(0, 80)}')`;
+}
+
+/** Hadoop's ContainerExitStatus values the simulator produces by itself. */
+export const EXIT_ABORTED = -100;
+export const EXIT_KILLED_EXCEEDED_PMEM = -104;
+export const RELEASED_CONTAINER = 'Container released by application';
+export const LOST_CONTAINER = 'Container released on a *lost* node';
+
+/** One entry of the proxy's completed-containers ring (what onContainersCompleted reported). */
+export interface CompletedContainer {
+  seq: number;
+  containerId: string;
+  /** NodeId host:port of the node the container ran on. */
+  nodeId: string;
+  exitStatus: number;
+  diagnostics: string;
+  /** Epoch ms at which the AM saw it complete. */
+  finishedAt: number;
+}
+
+/** NM-style diagnostics for an exit status (ContainerExecutor / ContainersMonitorImpl wording). */
+function defaultDiagnostics(id: string, exitStatus: number): string {
+  if (exitStatus === EXIT_KILLED_EXCEEDED_PMEM) return `Container [${id}] is running beyond physical memory limits. Killing container.`;
+  if (exitStatus > 0) return `Exception from container-launch.\nContainer id: ${id}\nExit code: ${exitStatus}`;
+  return `Container ${id} completed with exit status ${exitStatus}`;
+}
 
 const pad = (n: number, w: number): string => String(n).padStart(w, '0');
 
@@ -172,6 +218,8 @@ export class SimCluster {
   private nextContainerSeq = 2;
   private tmCount = 0;
 
+  // Each owner's own set; the AMRMClient holds their union.
+  private readonly owners = new Map<string, Set<string>>();
   // AMRMClientImpl's sets (the AM side) …
   private readonly clientBlacklist = new Set<string>();
   private readonly pendingAdditions = new Set<string>();
@@ -180,6 +228,10 @@ export class SimCluster {
   private readonly schedulerBlacklist = new Set<string>();
 
   private stopTicking: (() => void) | undefined;
+
+  private readonly completedRing: CompletedContainer[] = [];
+  private readonly completedRingSize: number;
+  private completedSeq = 0;
 
   constructor(opts: ClusterOptions) {
     if (!Number.isInteger(opts.nodes) || opts.nodes < 1) throw new Error('nodes must be a positive integer');
@@ -195,6 +247,8 @@ export class SimCluster {
     this.target = opts.containers;
     this.slotsPerNode = opts.slotsPerNode ?? Math.max(4, Math.ceil((2 * opts.containers) / opts.nodes));
     this.startedOn = this.clock.now();
+    this.completedRingSize = opts.completedRingSize ?? 1024;
+    if (!Number.isInteger(this.completedRingSize) || this.completedRingSize < 1) throw new Error('completedRingSize must be a positive integer');
 
     const racks = Math.max(1, Math.min(opts.racks ?? Math.ceil(opts.nodes / 20), opts.nodes));
     const perRack = Math.ceil(opts.nodes / racks);
@@ -262,9 +316,30 @@ export class SimCluster {
     return this.attemptList[this.attemptList.length - 1];
   }
 
-  /** What the AM's AMRMClient has asked for (the proxy's GET /blacklist). */
+  /** What the AM's AMRMClient has asked for: the union of all owners (the proxy's GET /blacklist). */
   clientBlacklistView(): string[] {
     return [...this.clientBlacklist].sort();
+  }
+
+  /** Each owner's hosts (owners with an empty set are left out), keys and hosts sorted. */
+  ownersView(): Record<string, string[]> {
+    const out: Record<string, string[]> = {};
+    for (const owner of [...this.owners.keys()].sort()) {
+      const set = this.owners.get(owner);
+      if (set && set.size > 0) out[owner] = [...set].sort();
+    }
+    return out;
+  }
+
+  /**
+   * Completed containers with a sequence number above `after`, oldest first, and the sequence
+   * number to ask after next time. An `after` beyond the newest entry means the caller remembers
+   * a proxy that has since restarted (its numbering began again): it gets the whole ring.
+   */
+  completedAfter(after: number): { containers: CompletedContainer[]; next: number } {
+    const from = after > this.completedSeq ? 0 : after;
+    const containers = this.completedRing.filter((c) => c.seq > from);
+    return { containers: containers.map((c) => ({ ...c })), next: this.completedSeq };
   }
 
   /** What the scheduler honours now (RM REST appAttempt.blacklistedNodes). */
@@ -290,8 +365,18 @@ export class SimCluster {
 
   // ---- the AMRM proxy's write path -------------------------------------------------------------
 
-  /** AMRMClient#updateBlacklist, after the RM's validation (whole update refused on "*"). */
-  updateBlacklist(additions: string[], removals: string[]): BlacklistUpdateResult {
+  /**
+   * One owner's update (the proxy's POST /blacklist), after the RM's validation (whole update
+   * refused on "*"): the owner's set takes the additions, then the removals (removal wins within a
+   * call, YARN's rule); the AMRMClient then gets AMRMClient#updateBlacklist with the change of the
+   * union only, so a host another owner holds stays blacklisted.
+   */
+  updateBlacklist(additions: string[], removals: string[], owner: string = DEFAULT_BLACKLIST_OWNER): BlacklistUpdateResult {
+    const bad = ownerError(owner);
+    if (bad !== undefined) {
+      this.counters.blacklistPostsRejected++;
+      return { ok: false, error: bad };
+    }
     if (additions.includes(ANY)) {
       this.counters.blacklistPostsRejected++;
       return { ok: false, error: CANNOT_ADD_ANY };
@@ -299,17 +384,48 @@ export class SimCluster {
     this.counters.blacklistPosts++;
     this.counters.blacklistAdditions += additions.length;
     this.counters.blacklistRemovals += removals.length;
-    for (const a of additions) {
-      this.clientBlacklist.add(a);
-      this.pendingAdditions.add(a);
-      this.pendingRemovals.delete(a);
+    let set = this.owners.get(owner);
+    if (!set) {
+      set = new Set();
+      this.owners.set(owner, set);
     }
-    for (const r of removals) {
-      this.clientBlacklist.delete(r);
-      this.pendingRemovals.add(r);
-      this.pendingAdditions.delete(r);
+    for (const a of additions) set.add(a);
+    for (const r of removals) set.delete(r);
+    if (set.size === 0) this.owners.delete(owner);
+    this.syncClient([...additions, ...removals]);
+    return { ok: true, blacklist: this.clientBlacklistView(), owners: this.ownersView() };
+  }
+
+  /** Replaces one owner's whole set (the control API's stand-in for another owner, e.g. Flink's own blocklist). */
+  setOwnerBlacklist(owner: string, hosts: string[]): BlacklistUpdateResult {
+    const current = [...(this.owners.get(owner) ?? [])];
+    const wanted = new Set(hosts);
+    return this.updateBlacklist(hosts, current.filter((h) => !wanted.has(h)), owner);
+  }
+
+  /** Brings the AMRMClient's set (and its pending deltas) to the union of the owners for these hosts. */
+  private syncClient(hosts: Iterable<string>): void {
+    for (const h of new Set(hosts)) {
+      let held = false;
+      for (const set of this.owners.values()) {
+        if (set.has(h)) {
+          held = true;
+          break;
+        }
+      }
+      if (held && !this.clientBlacklist.has(h)) {
+        this.clientBlacklist.add(h);
+        this.pendingAdditions.add(h);
+        this.pendingRemovals.delete(h);
+      } else if (!held && (this.clientBlacklist.has(h) || this.pendingAdditions.has(h))) {
+        this.clientBlacklist.delete(h);
+        this.pendingRemovals.add(h);
+        this.pendingAdditions.delete(h);
+      } else if (!held) {
+        // AMRMClient#updateBlacklist sends a removal even for a host it never held.
+        this.pendingRemovals.add(h);
+      }
     }
-    return { ok: true, blacklist: this.clientBlacklistView() };
   }
 
   /** AMRMClient#releaseAssignedContainer for each id; ids the AM does not hold are "unknown". */
@@ -325,6 +441,7 @@ export class SimCluster {
         continue;
       }
       this.remove(c);
+      this.recordCompleted(c, EXIT_ABORTED, RELEASED_CONTAINER);
       released.push(id);
       this.counters.releasedContainerIds.push(id);
     }
@@ -347,6 +464,7 @@ export class SimCluster {
         if (!c) continue;
         if (c.isAm) amLost = true;
         this.remove(c);
+        this.recordCompleted(c, EXIT_ABORTED, LOST_CONTAINER);
         this.counters.containersLost++;
       }
       if (amLost) this.newAttempt();
@@ -354,11 +472,15 @@ export class SimCluster {
     return node;
   }
 
-  /** Kills a container as the NM would (e.g. OOM); killing the AM's container starts a new attempt. */
-  killContainer(id: string): boolean {
+  /**
+   * Kills a container as the NM would; killing the AM's container starts a new attempt. The AM sees
+   * it complete with `exitStatus` (default KILLED_EXCEEDED_PMEM, the NM's memory kill).
+   */
+  killContainer(id: string, exitStatus: number = EXIT_KILLED_EXCEEDED_PMEM, diagnostics?: string): boolean {
     const c = this.containerMap.get(id);
     if (!c) return false;
     this.remove(c);
+    this.recordCompleted(c, exitStatus, diagnostics ?? defaultDiagnostics(c.id, exitStatus));
     this.counters.containersKilled++;
     if (c.isAm) this.newAttempt();
     return true;
@@ -379,6 +501,7 @@ export class SimCluster {
       }
     }
     if (mode !== 'inherit') {
+      this.owners.clear();
       this.clientBlacklist.clear();
       this.pendingAdditions.clear();
       this.pendingRemovals.clear();
@@ -395,7 +518,10 @@ export class SimCluster {
     const surplus = this.tmCount - containers;
     if (surplus > 0) {
       const tms = this.taskManagers();
-      for (const c of tms.slice(tms.length - surplus)) this.remove(c);
+      for (const c of tms.slice(tms.length - surplus)) {
+        this.remove(c);
+        this.recordCompleted(c, EXIT_ABORTED, RELEASED_CONTAINER);
+      }
     }
   }
 
@@ -513,6 +639,14 @@ export class SimCluster {
     node.containers.add(id);
     if (!isAm) this.tmCount++;
     return c;
+  }
+
+  /** What the current AM sees in onContainersCompleted; its own container it never sees. */
+  private recordCompleted(c: SimContainer, exitStatus: number, diagnostics: string): void {
+    if (c.isAm) return;
+    const node = this.byHost.get(c.host);
+    this.completedRing.push({ seq: ++this.completedSeq, containerId: c.id, nodeId: node?.nodeId ?? c.host, exitStatus, diagnostics, finishedAt: this.clock.now() });
+    if (this.completedRing.length > this.completedRingSize) this.completedRing.splice(0, this.completedRing.length - this.completedRingSize);
   }
 
   private remove(c: SimContainer): void {

@@ -5,7 +5,7 @@
  */
 import { FastifyInstance } from 'fastify';
 import { NODE_STATES, NodeState } from '../yarn/types';
-import { NEW_ATTEMPT_BLACKLIST_MODES, NewAttemptBlacklist, SimCluster } from './cluster';
+import { NEW_ATTEMPT_BLACKLIST_MODES, NewAttemptBlacklist, SimCluster, ownerError } from './cluster';
 import { FACES, Face, FaultInjector, FaultSpec } from './faults';
 import { sendErrors } from './amrm-routes';
 import { RM_CONTAINERS_SHAPES, RmContainersShape, RmFaceSettings } from './rm-routes';
@@ -38,6 +38,7 @@ export function registerControlRoutes(app: FastifyInstance, ctx: ControlContext)
     amContainerId: cluster.currentAttempt.amContainerId,
     amHost: cluster.currentAttempt.amHost,
     clientBlacklist: cluster.clientBlacklistView(),
+    blacklistOwners: cluster.ownersView(),
     schedulerBlacklist: cluster.schedulerBlacklistView(),
     pendingBlacklist: cluster.pendingBlacklistDelta(),
     options: {
@@ -68,9 +69,29 @@ export function registerControlRoutes(app: FastifyInstance, ctx: ControlContext)
     return { host: n.host, state: n.state, containersLost: cluster.counters.containersLost - before };
   });
 
-  app.post<{ Params: { id: string } }>('/sim/v1/containers/:id/kill', async (req, reply) => {
-    if (!cluster.killContainer(req.params.id)) return sendErrors(reply, 404, `no live container ${req.params.id}`);
+  app.post<{ Params: { id: string }; Body: unknown }>('/sim/v1/containers/:id/kill', async (req, reply) => {
+    const b = isObj(req.body) ? req.body : {};
+    if (b.exitStatus !== undefined && (typeof b.exitStatus !== 'number' || !Number.isInteger(b.exitStatus))) {
+      return sendErrors(reply, 400, '"exitStatus" must be an integer (a process exit code or a Hadoop ContainerExitStatus)');
+    }
+    if (b.diagnostics !== undefined && typeof b.diagnostics !== 'string') return sendErrors(reply, 400, '"diagnostics" must be a string');
+    if (!cluster.killContainer(req.params.id, b.exitStatus as number | undefined, b.diagnostics as string | undefined)) {
+      return sendErrors(reply, 404, `no live container ${req.params.id}`);
+    }
     return { killed: req.params.id };
+  });
+
+  // Another owner of the AM's blacklist (e.g. Flink's own blocklist, owner "am"): replaces its set.
+  app.put<{ Params: { owner: string }; Body: unknown }>('/sim/v1/blacklist/owners/:owner', async (req, reply) => {
+    const bad = ownerError(req.params.owner);
+    if (bad !== undefined) return sendErrors(reply, 400, bad);
+    const b = req.body;
+    if (!isObj(b) || !Array.isArray(b.hosts) || !b.hosts.every((h) => typeof h === 'string' && h !== '')) {
+      return sendErrors(reply, 400, 'body must be {"hosts": [non-empty host names]}');
+    }
+    const r = cluster.setOwnerBlacklist(req.params.owner, b.hosts as string[]);
+    if (!r.ok) return sendErrors(reply, 400, r.error);
+    return { blacklist: r.blacklist, owners: r.owners };
   });
 
   app.post<{ Body: unknown }>('/sim/v1/attempts', async (req, reply) => {

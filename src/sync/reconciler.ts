@@ -195,7 +195,7 @@ export class Reconciler {
     // 4. Actual: what the AM's client sends the RM now.
     if (!this.actual) {
       try {
-        this.actual = new Set(await proxy.blacklist());
+        this.actual = new Set((await proxy.blacklist()).blacklist);
         metrics.blacklistHosts.set(this.actual.size);
       } catch (e) {
         return { result: 'failed', stage: 'blacklist-read', error: message(e) };
@@ -222,7 +222,7 @@ export class Reconciler {
     if (!isEmptyDiff(diff)) {
       const stop = metrics.pushLatency.startTimer();
       try {
-        await proxy.updateBlacklist(diff.additions, diff.removals);
+        await proxy.updateBlacklist(diff);
         stop();
         metrics.pushes.inc({ result: 'success' });
       } catch (e) {

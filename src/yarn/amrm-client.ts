@@ -11,7 +11,17 @@ import * as https from 'node:https';
 import { parseApplicationId, parseAttemptId, parseContainerId } from '../model/ids';
 import { excerpt, retriableStatus, transportError, tryParseJson, createYarnHttp } from './http-errors';
 import { hostOfNodeId } from './rm-json';
-import { AmrmProxy, AppContainer, AttemptInfo, ReleaseResult, YarnCallError } from './types';
+import {
+  AmrmProxy,
+  AppContainer,
+  AttemptInfo,
+  BlacklistChange,
+  BlacklistView,
+  CompletedContainer,
+  CompletedContainersPage,
+  ReleaseResult,
+  YarnCallError,
+} from './types';
 
 export interface AmrmClientOptions {
   /** The proxy's address: `host:port` or `http(s)://host:port`. */
@@ -55,12 +65,51 @@ export class AmrmProxyClient implements AmrmProxy {
     return { applicationId, appAttemptId, registered: reg === true || reg === 'true' };
   }
 
-  async blacklist(): Promise<string[]> {
-    return strings(await this.call('GET', '/blacklist'), 'blacklist');
+  async blacklist(): Promise<BlacklistView> {
+    const o = await this.call('GET', '/blacklist');
+    const blacklist = strings(o, 'blacklist');
+    // A proxy that predates owners answers only the union; then every entry is of unknown owner.
+    if (o.owners === undefined) return { blacklist, owners: {} };
+    if (typeof o.owners !== 'object' || o.owners === null || Array.isArray(o.owners)) throw shape('"owners" is not an object of host lists');
+    const owners: Record<string, string[]> = {};
+    for (const [owner, hosts] of Object.entries(o.owners as Record<string, unknown>)) {
+      if (!Array.isArray(hosts) || !hosts.every((x) => typeof x === 'string')) throw shape(`owners["${owner}"] is not a list of strings`);
+      owners[owner] = hosts as string[];
+    }
+    return { blacklist, owners };
   }
 
-  async updateBlacklist(additions: string[], removals: string[]): Promise<void> {
-    await this.call('POST', '/blacklist', { blacklistAdditions: additions, blacklistRemovals: removals });
+  async updateBlacklist(change: BlacklistChange, owner?: string): Promise<void> {
+    await this.call('POST', '/blacklist', {
+      ...(owner !== undefined ? { owner } : {}),
+      blacklistAdditions: change.additions,
+      blacklistRemovals: change.removals,
+    });
+  }
+
+  async completedContainers(after: number): Promise<CompletedContainersPage> {
+    if (!Number.isSafeInteger(after) || after < 0) throw new YarnCallError(`completed-containers: 'after' must be a non-negative integer, got ${after}`, undefined, false);
+    const o = await this.call('GET', `/completed-containers?after=${after}`);
+    if (!Array.isArray(o.containers)) throw shape('completed-containers: expected {"containers":[…],"next":…}');
+    const next = o.next;
+    if (typeof next !== 'number' || !Number.isSafeInteger(next) || next < 0) throw shape('completed-containers.next is not a non-negative integer');
+    const containers = o.containers.map((raw, i): CompletedContainer => {
+      const where = `completed-containers[${i}]`;
+      if (typeof raw !== 'object' || raw === null) throw shape(`${where} is not an object`);
+      const c = raw as Record<string, unknown>;
+      const containerId = str(c, 'containerId', where);
+      if (!parseContainerId(containerId).ok) throw shape(`${where}.containerId '${containerId}' is not a YARN container id`);
+      const nodeId = str(c, 'nodeId', where);
+      const seq = c.seq;
+      const exitStatus = c.exitStatus;
+      const finishedAt = c.finishedAt;
+      if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) throw shape(`${where}.seq is not a positive integer`);
+      if (typeof exitStatus !== 'number' || !Number.isInteger(exitStatus)) throw shape(`${where}.exitStatus is not an integer`);
+      if (typeof finishedAt !== 'number' || !Number.isFinite(finishedAt)) throw shape(`${where}.finishedAt is not a number`);
+      const diagnostics = typeof c.diagnostics === 'string' ? c.diagnostics : '';
+      return { seq, containerId, nodeId, host: hostOfNodeId(nodeId), exitStatus, diagnostics, finishedAt };
+    });
+    return { containers, next };
   }
 
   async containers(): Promise<AppContainer[]> {

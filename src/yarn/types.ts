@@ -85,12 +85,54 @@ export interface ReleaseResult {
   unknown: string[];
 }
 
+/** The owner the proxy assumes when an update names none: the sidecar's own set. */
+export const SIDECAR_BLACKLIST_OWNER = 'blocklist';
+
+/** The AM's one blacklist, shared by several owners (the sidecar, Flink's own blocklist, …). */
+export interface BlacklistView {
+  /** The union of all owners' hosts: what the AM's client sends the RM. */
+  blacklist: string[];
+  /** Each owner's hosts (owners with none may be left out). */
+  owners: Record<string, string[]>;
+}
+
+/** One owner's change: additions first, then removals (a host in both ends up removed, YARN's rule). */
+export interface BlacklistChange {
+  additions: string[];
+  removals: string[];
+}
+
+/** A container the AM saw complete (onContainersCompleted), as the proxy's ring keeps it. */
+export interface CompletedContainer {
+  /** Position in the proxy's ring; ask `after` the highest seen. */
+  seq: number;
+  containerId: string;
+  /** NodeId host:port. */
+  nodeId: string;
+  /** Host part of nodeId. */
+  host: string;
+  /** Hadoop ContainerExitStatus (negative) or the process's exit code. */
+  exitStatus: number;
+  diagnostics: string;
+  /** Epoch ms. */
+  finishedAt: number;
+}
+
+export interface CompletedContainersPage {
+  containers: CompletedContainer[];
+  /** The seq to pass as `after` next time. Lower than the `after` sent: the proxy restarted. */
+  next: number;
+}
+
 export interface AmrmProxy {
   attempt(): Promise<AttemptInfo>;
-  blacklist(): Promise<string[]>;
-  updateBlacklist(additions: string[], removals: string[]): Promise<void>;
+  blacklist(): Promise<BlacklistView>;
+  /** Changes only `owner`'s set (default: the sidecar's, {@link SIDECAR_BLACKLIST_OWNER}). */
+  updateBlacklist(change: BlacklistChange, owner?: string): Promise<void>;
   containers(): Promise<AppContainer[]>;
   release(containerIds: string[]): Promise<ReleaseResult>;
+  /** Containers completed after `after` (0 = from the start of the proxy's ring), oldest first. */
+  completedContainers(after: number): Promise<CompletedContainersPage>;
 }
 
 /** A YARN-side call failed; `retriable` is false for 4xx answers that will not get better. */

@@ -27,7 +27,8 @@ const scalar = fc.oneof(fc.string({ maxLength: 12 }), fc.integer(), fc.double(),
 const node = fc.record({ id: scalar, nodeHostName: scalar, state: scalar, rack: scalar, numContainers: scalar }, { requiredKeys: [] });
 const container = fc.record({ containerId: scalar, nodeId: scalar, assignedNodeId: scalar, state: scalar, containerState: scalar }, { requiredKeys: [] });
 const shaped = fc.oneof(
-  fc.record({ blacklist: fc.oneof(fc.array(scalar, { maxLength: 4 }), scalar) }),
+  fc.record({ blacklist: fc.oneof(fc.array(scalar, { maxLength: 4 }), scalar), owners: fc.oneof(scalar, fc.dictionary(fc.constantFrom('blocklist', 'am'), fc.oneof(fc.array(scalar, { maxLength: 3 }), scalar))) }, { requiredKeys: ['blacklist'] }),
+  fc.record({ containers: fc.array(fc.record({ seq: scalar, containerId: scalar, nodeId: scalar, exitStatus: scalar, diagnostics: scalar, finishedAt: scalar }, { requiredKeys: [] }), { maxLength: 3 }), next: scalar }, { requiredKeys: [] }),
   fc.record({ applicationId: scalar, appAttemptId: scalar, registered: scalar }),
   fc.record({ containers: fc.oneof(fc.array(fc.oneof(container, scalar), { maxLength: 3 }), scalar, fc.record({ container: fc.oneof(fc.array(container, { maxLength: 3 }), container, scalar) })) }),
   fc.record({ container: fc.oneof(fc.array(container, { maxLength: 3 }), container, scalar) }),
@@ -55,8 +56,20 @@ type Call = [string, (rm: ResourceManagerClient, proxy: AmrmProxyClient) => Prom
 const isStrings = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === 'string');
 const CALLS: Call[] = [
   ['proxy.attempt', (_r, p) => p.attempt(), (v) => assert.equal(typeof (v as { registered: unknown }).registered, 'boolean')],
-  ['proxy.blacklist', (_r, p) => p.blacklist(), (v) => assert.ok(isStrings(v))],
-  ['proxy.updateBlacklist', (_r, p) => p.updateBlacklist(['node1'], []), (v) => assert.equal(v, undefined)],
+  ['proxy.blacklist', (_r, p) => p.blacklist(), (v) => {
+    const b = v as { blacklist: unknown; owners: Record<string, unknown> };
+    assert.ok(isStrings(b.blacklist));
+    for (const hosts of Object.values(b.owners)) assert.ok(isStrings(hosts));
+  }],
+  ['proxy.updateBlacklist', (_r, p) => p.updateBlacklist({ additions: ['node1'], removals: [] }, 'am'), (v) => assert.equal(v, undefined)],
+  ['proxy.completedContainers', (_r, p) => p.completedContainers(3), (v) => {
+    const page = v as { containers: { seq: unknown; containerId: string; exitStatus: unknown }[]; next: unknown };
+    assert.ok(Number.isSafeInteger(page.next));
+    for (const c of page.containers) {
+      assert.ok(parseContainerId(c.containerId).ok);
+      assert.ok(Number.isSafeInteger(c.seq) && Number.isInteger(c.exitStatus));
+    }
+  }],
   ['proxy.containers', (_r, p) => p.containers(), (v) => (v as { containerId: string }[]).forEach((c) => assert.ok(parseContainerId(c.containerId).ok))],
   ['proxy.release', (_r, p) => p.release(['container_e01_1652313600000_0001_01_000002']), (v) => assert.ok(isStrings((v as { released: unknown }).released) && isStrings((v as { unknown: unknown }).unknown))],
   ['rm.clusterInfo', (r) => r.clusterInfo(), (v) => assert.equal(typeof (v as { state: unknown }).state, 'string')],

@@ -36,7 +36,7 @@ describe('security: TLS to the RM and the AMRM proxy', () => {
     const rm = new ResourceManagerClient({ addresses: base, httpsAgent, timeoutMs: 3000 });
     assert.equal((await rm.clusterInfo()).haState, 'ACTIVE');
     const proxy = new AmrmProxyClient({ address: base, httpsAgent, timeoutMs: 3000 });
-    assert.deepEqual(await proxy.blacklist(), ['node1']);
+    assert.deepEqual((await proxy.blacklist()).blacklist, ['node1']);
   });
 
   it('refuses a server signed by another CA, and by a private CA without a bundle', async () => {

@@ -20,12 +20,12 @@ describe('sim/server: the simulator over HTTP (AMRM face, control API, faults)',
   it('POST /amrm/v1/blacklist: removal wins; "*" → 400 with YARN\'s message and nothing applied; bad bodies → 400', async () => {
     let r = await http.post(`${sim.url}/amrm/v1/blacklist`, { blacklistAdditions: ['node0001.sim.local', 'node0002.sim.local'], blacklistRemovals: ['node0002.sim.local'] });
     assert.equal(r.status, 200);
-    assert.deepEqual(r.data, { blacklist: ['node0001.sim.local'] });
+    assert.deepEqual(r.data, { blacklist: ['node0001.sim.local'], owners: { blocklist: ['node0001.sim.local'] } });
 
     r = await http.post(`${sim.url}/amrm/v1/blacklist`, { blacklistAdditions: ['node0003.sim.local', '*'], blacklistRemovals: ['node0001.sim.local'] });
     assert.equal(r.status, 400);
     assert.deepEqual(r.data, { errors: ['Cannot add * to the blacklist!'] });
-    assert.deepEqual((await http.get(`${sim.url}/amrm/v1/blacklist`)).data, { blacklist: ['node0001.sim.local'] });
+    assert.deepEqual((await http.get(`${sim.url}/amrm/v1/blacklist`)).data, { blacklist: ['node0001.sim.local'], owners: { blocklist: ['node0001.sim.local'] } });
 
     for (const bad of [[], { blacklistAdditions: 'node1' }, { blacklistAdditions: [''] }, { blacklistRemovals: [7] }]) {
       r = await http.post(`${sim.url}/amrm/v1/blacklist`, bad);

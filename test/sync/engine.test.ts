@@ -94,11 +94,11 @@ describe('sync/engine: the blacklist follows the blocklist', () => {
   it('block → pushed at once on a kick (no clock advance); unblock → removal', async () => {
     const r = await rig();
     await r.block(nodeItem('node1'));
-    assert.deepEqual(await r.yarn.blacklist(), ['node1']);
+    assert.deepEqual((await r.yarn.blacklist()).blacklist, ['node1']);
     assert.deepEqual(r.yarn.updates, [{ additions: ['node1'], removals: [] }]);
     assert.equal(r.engine.itemStatus('node1')?.state, 'applied');
     await r.unblock('node1');
-    assert.deepEqual(await r.yarn.blacklist(), []);
+    assert.deepEqual((await r.yarn.blacklist()).blacklist, []);
     assert.deepEqual(r.yarn.updates[1], { additions: [], removals: ['node1'] });
     assert.ok(r.engine.synced());
   });
@@ -107,9 +107,9 @@ describe('sync/engine: the blacklist follows the blocklist', () => {
     const r = await rig();
     await r.store.put(nodeItem('node2'));
     await r.step(999);
-    assert.deepEqual(await r.yarn.blacklist(), []);
+    assert.deepEqual((await r.yarn.blacklist()).blacklist, []);
     await r.step(1);
-    assert.deepEqual(await r.yarn.blacklist(), ['node2']);
+    assert.deepEqual((await r.yarn.blacklist()).blacklist, ['node2']);
   });
 
   it('a merge that changes nothing, or changes only end/cause, pushes nothing (C3.30)', async () => {
@@ -144,9 +144,9 @@ describe('sync/engine: the blacklist follows the blocklist', () => {
     await r.block(nodeItem('node2', { end: T0 + 5000 }));
     await r.block(nodeItem('node3'));
     await r.step(4999);
-    assert.deepEqual(await r.yarn.blacklist(), ['node1', 'node2', 'node3']);
+    assert.deepEqual((await r.yarn.blacklist()).blacklist, ['node1', 'node2', 'node3']);
     await r.step(1);
-    assert.deepEqual(await r.yarn.blacklist(), ['node3']);
+    assert.deepEqual((await r.yarn.blacklist()).blacklist, ['node3']);
     // Both expiries at one instant: one update carrying both removals (C2.23).
     assert.deepEqual(r.yarn.updates.at(-1), { additions: [], removals: ['node1', 'node2'] });
     // Still in the store: the cron job would delete it; effectiveness did not wait for it.
@@ -159,7 +159,7 @@ describe('sync/engine: the blacklist follows the blocklist', () => {
     await r.block(nodeItem('node2', { scope: APP }));
     const [c] = r.yarn.addContainers('node3', 1);
     await r.block(tmItem('node3', c));
-    assert.deepEqual(await r.yarn.blacklist(), ['node2']);
+    assert.deepEqual((await r.yarn.blacklist()).blacklist, ['node2']);
     assert.equal(r.engine.itemStatus('node1')?.state, 'not-applicable');
     assert.equal(r.engine.itemStatus(`node3/${c}`)?.state, 'not-applicable');
     assert.deepEqual(r.yarn.releaseCalls, []);
@@ -170,7 +170,7 @@ describe('sync/engine: the blacklist follows the blocklist', () => {
     yarn.blacklistSet.add('stale-from-old-attempt');
     const r = await rig({ yarn });
     await r.block(nodeItem('node1'));
-    assert.deepEqual(await yarn.blacklist(), ['node1']);
+    assert.deepEqual((await yarn.blacklist()).blacklist, ['node1']);
     assert.deepEqual(yarn.updates, [
       { additions: [], removals: ['stale-from-old-attempt'] },
       { additions: ['node1'], removals: [] },
@@ -190,9 +190,9 @@ describe('sync/engine: failures and restarts', () => {
     await r.step(400); // retry 2 fails
     r.yarn.proxyDown = false;
     await r.step(799);
-    assert.deepEqual(await r.yarn.blacklist(), []);
+    assert.deepEqual((await r.yarn.blacklist()).blacklist, []);
     await r.step(1); // retry 3 at +800 ms succeeds
-    assert.deepEqual(await r.yarn.blacklist(), ['node1']);
+    assert.deepEqual((await r.yarn.blacklist()).blacklist, ['node1']);
     assert.equal(r.engine.status().lastError, undefined);
     const text = await r.metrics.text();
     assert.match(text, /blocklist_reconcile_passes_total\{result="failure"\} [1-9]/);
@@ -206,7 +206,7 @@ describe('sync/engine: failures and restarts', () => {
     await r.block(nodeItem('node2'));
     r.yarn.proxyDown = false;
     await r.step(10_000);
-    assert.deepEqual(await r.yarn.blacklist(), ['node2']);
+    assert.deepEqual((await r.yarn.blacklist()).blacklist, ['node2']);
   });
 
   it('new attempt → everything re-pushed, even if the new client inherited the list (C3.33)', async () => {
@@ -214,9 +214,9 @@ describe('sync/engine: failures and restarts', () => {
     await r.block(nodeItem('node1'));
     await r.block(nodeItem('node2'));
     r.yarn.newAttempt(false);
-    assert.deepEqual(await r.yarn.blacklist(), []);
+    assert.deepEqual((await r.yarn.blacklist()).blacklist, []);
     await r.step(1000);
-    assert.deepEqual(await r.yarn.blacklist(), ['node1', 'node2']);
+    assert.deepEqual((await r.yarn.blacklist()).blacklist, ['node1', 'node2']);
     r.yarn.newAttempt(true);
     const n = r.yarn.updates.length;
     await r.step(1000);
@@ -231,7 +231,7 @@ describe('sync/engine: failures and restarts', () => {
     r.store.down = true;
     r.engine.kick('test');
     await r.step(5000);
-    assert.deepEqual(await r.yarn.blacklist(), ['node1', 'node2']);
+    assert.deepEqual((await r.yarn.blacklist()).blacklist, ['node1', 'node2']);
     assert.equal(r.yarn.updates.length, 2);
     const s = r.engine.status();
     assert.equal(s.storeDegraded, true);
@@ -242,7 +242,7 @@ describe('sync/engine: failures and restarts', () => {
     r.store.down = false;
     await r.store.remove('node2');
     await r.step(1000);
-    assert.deepEqual(await r.yarn.blacklist(), ['node1']);
+    assert.deepEqual((await r.yarn.blacklist()).blacklist, ['node1']);
     assert.equal(r.engine.status().storeDegraded, false);
   });
 
@@ -251,7 +251,7 @@ describe('sync/engine: failures and restarts', () => {
     await r.block(nodeItem('node1', { end: T0 + 3000 }));
     r.store.down = true;
     await r.step(3000);
-    assert.deepEqual(await r.yarn.blacklist(), []);
+    assert.deepEqual((await r.yarn.blacklist()).blacklist, []);
   });
 
   it('no store and no snapshot at start → nothing pushed, nothing removed', async () => {
@@ -277,14 +277,14 @@ describe('sync/engine: safety cap', () => {
   it('10 RUNNING nodes, cap 0.33, 5 blocks → 3 pushed, 2 deferred and shown; unblock one → the oldest deferred goes out', async () => {
     const r = await rig({ settings: { maxBlockedFraction: 0.33 } });
     for (let k = 1; k <= 5; k++) await r.block(nodeItem(`node${k}`, { start: T0 + k }));
-    assert.deepEqual(await r.yarn.blacklist(), ['node1', 'node2', 'node3']);
+    assert.deepEqual((await r.yarn.blacklist()).blacklist, ['node1', 'node2', 'node3']);
     const s = r.engine.status();
     assert.deepEqual(s.deferred, ['node4', 'node5']);
     assert.equal(r.engine.itemStatus('node4')?.state, 'deferred');
     assert.match(r.engine.itemStatus('node5')?.detail ?? '', /safety cap/);
     assert.match(await r.metrics.text(), /blocklist_deferred_items 2/);
     await r.unblock('node2');
-    assert.deepEqual(await r.yarn.blacklist(), ['node1', 'node3', 'node4']);
+    assert.deepEqual((await r.yarn.blacklist()).blacklist, ['node1', 'node3', 'node4']);
     assert.deepEqual(r.engine.status().deferred, ['node5']);
   });
 });
@@ -293,17 +293,17 @@ describe('sync/engine: safety cap under a dipping node list', () => {
   it('an RM that briefly reports fewer RUNNING nodes does not lift enforced blocks; a lasting shrink does, after the memory window', async () => {
     const r = await rig({ settings: { maxBlockedFraction: 0.33, refreshIntervalMs: 1000, capNodeCountMemoryMs: 60_000 } });
     for (let k = 1; k <= 3; k++) await r.block(nodeItem(`node${k}`, { start: T0 + k }));
-    assert.deepEqual(await r.yarn.blacklist(), ['node1', 'node2', 'node3']);
+    assert.deepEqual((await r.yarn.blacklist()).blacklist, ['node1', 'node2', 'node3']);
     // NodeManagers re-registering after an RM restart: 4 of 10 RUNNING for a while.
     for (let k = 5; k <= 10; k++) r.yarn.nodeStates.set(`node${k}`, 'NEW');
     await r.step(2000);
     await r.step(2000);
-    assert.deepEqual(await r.yarn.blacklist(), ['node1', 'node2', 'node3'], 'a dip must not lift blocks');
+    assert.deepEqual((await r.yarn.blacklist()).blacklist, ['node1', 'node2', 'node3'], 'a dip must not lift blocks');
     assert.deepEqual(r.engine.status().deferred, []);
     // Still only 4 RUNNING after the window: the cap (floor(0.33 × 4) = 1) applies, oldest kept.
     await r.step(61_000);
     await r.step(2000);
-    assert.deepEqual(await r.yarn.blacklist(), ['node1']);
+    assert.deepEqual((await r.yarn.blacklist()).blacklist, ['node1']);
     assert.deepEqual(r.engine.status().deferred, ['node2', 'node3']);
   });
 });
@@ -417,7 +417,7 @@ describe('sync/engine: evacuation', () => {
     const [a, b] = r.yarn.addContainers('node1', 2);
     await r.block(tmItem('node1', a, { action: EVACUATE, evacuationTimeout: 0 }));
     assert.deepEqual(r.yarn.releaseCalls, [[a]]);
-    assert.deepEqual(await r.yarn.blacklist(), []);
+    assert.deepEqual((await r.yarn.blacklist()).blacklist, []);
     assert.deepEqual(r.yarn.containersOn('node1').includes(b), true);
   });
 

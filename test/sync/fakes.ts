@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { BlockAction, BlockedItem, CLUSTER_SCOPE, EVACUATE, MARK_BLOCKED, PERMANENT } from '../../src/model/item';
 import { AddOutcome, AddRequest, BlocklistStore, StoreUnavailableError } from '../../src/store/store';
 import { SqliteStore } from '../../src/store/sqlite-store';
-import { AmrmProxy, AppContainer, ApplicationInfo, AttemptInfo, AttemptSummary, ClusterInfo, ClusterNode, NodeState, ReleaseResult, ResourceManagerReader, YarnCallError } from '../../src/yarn/types';
+import { AmrmProxy, AppContainer, ApplicationInfo, AttemptInfo, BlacklistChange, BlacklistView, CompletedContainersPage, AttemptSummary, ClusterInfo, ClusterNode, NodeState, ReleaseResult, ResourceManagerReader, YarnCallError } from '../../src/yarn/types';
 
 export const APP = 'application_1652313600000_0001';
 export const attemptOf = (n: number): string => `appattempt_1652313600000_0001_${String(n).padStart(6, '0')}`;
@@ -174,11 +174,12 @@ export class FakeYarn implements AmrmProxy, ResourceManagerReader {
     this.proxyCall();
     return { applicationId: APP, appAttemptId: attemptOf(this.attemptNo), registered: true };
   }
-  async blacklist(): Promise<string[]> {
+  async blacklist(): Promise<BlacklistView> {
     this.proxyCall();
-    return [...this.blacklistSet].sort();
+    const hosts = [...this.blacklistSet].sort();
+    return { blacklist: hosts, owners: hosts.length > 0 ? { blocklist: hosts } : {} };
   }
-  async updateBlacklist(additions: string[], removals: string[]): Promise<void> {
+  async updateBlacklist({ additions, removals }: BlacklistChange): Promise<void> {
     this.proxyCall();
     if (additions.includes('*')) throw new YarnCallError('Cannot add * to the blacklist!', 400, false);
     this.updates.push({ additions: [...additions], removals: [...removals] });
@@ -188,6 +189,10 @@ export class FakeYarn implements AmrmProxy, ResourceManagerReader {
   async containers(): Promise<AppContainer[]> {
     this.proxyCall();
     return [...this.live.values()].map((c) => ({ containerId: c.id, nodeId: `${c.host}:8041`, host: c.host, state: c.state }));
+  }
+  async completedContainers(after: number): Promise<CompletedContainersPage> {
+    this.proxyCall();
+    return { containers: [], next: after };
   }
   async release(ids: string[]): Promise<ReleaseResult> {
     this.proxyCall();

@@ -66,17 +66,17 @@ describe('yarn clients against the simulator over real HTTP', () => {
     const a = await amrm.attempt();
     assert.equal(a.applicationId, sim.cluster.applicationId);
     assert.equal(a.registered, true);
-    assert.deepEqual(await amrm.blacklist(), []);
-    await amrm.updateBlacklist(['node0002.sim.local', 'node0003.sim.local'], []);
-    await amrm.updateBlacklist([], ['node0003.sim.local']);
-    assert.deepEqual(await amrm.blacklist(), ['node0002.sim.local']);
+    assert.deepEqual((await amrm.blacklist()).blacklist, []);
+    await amrm.updateBlacklist({ additions: ['node0002.sim.local', 'node0003.sim.local'], removals: [] });
+    await amrm.updateBlacklist({ additions: [], removals: ['node0003.sim.local'] });
+    assert.deepEqual((await amrm.blacklist()).blacklist, ['node0002.sim.local']);
 
-    await rejects(amrm.updateBlacklist(['node0009.sim.local', '*'], []), (e) => {
+    await rejects(amrm.updateBlacklist({ additions: ['node0009.sim.local', '*'], removals: [] }), (e) => {
       assert.equal(e.status, 400);
       assert.equal(e.retriable, false);
       assert.match(e.message, /Cannot add \* to the blacklist!/);
     });
-    assert.deepEqual(await amrm.blacklist(), ['node0002.sim.local'], 'the whole update was refused');
+    assert.deepEqual((await amrm.blacklist()).blacklist, ['node0002.sim.local'], 'the whole update was refused');
 
     const tms = await amrm.containers();
     assert.equal(tms.length, 60);
@@ -103,7 +103,7 @@ describe('yarn clients against the simulator over real HTTP', () => {
       assert.match(e.message, /cannot reach/);
     });
     sim.faults.clear('amrm');
-    assert.deepEqual(await amrm.blacklist(), []);
+    assert.deepEqual((await amrm.blacklist()).blacklist, []);
 
     const broken = await startFixtureServer({
       '/amrm/v1/blacklist': { body: '{"blacklist":"node1"}' },
