@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { FakeClock } from '../../src/model/clock';
+import { FakeClock } from '../../src/core/clock';
 import { SimCluster } from '../../src/sim/cluster';
 
 const host = (i: number): string => `node${String(i).padStart(4, '0')}.sim.local`;
