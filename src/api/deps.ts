@@ -8,6 +8,7 @@ import { ExpiryOutcome } from '../sync/expiry';
 import { TokenTable } from '../security/tokens';
 import { ServerTls } from '../security/tls';
 import { RateLimitSettings } from '../security/rest-security';
+import { ConfigEntry } from '../config/config';
 
 export interface ApiDeps {
   store: BlocklistStore;
@@ -29,4 +30,6 @@ export interface ApiDeps {
   tls?: ServerTls;
   /** Limit on mutating calls (rest.rate-limit.*); absent or max 0 = none. */
   rateLimit?: RateLimitSettings;
+  /** The running configuration, secrets masked (GET /config); absent = 404. */
+  config?: ConfigEntry[];
 }

@@ -42,6 +42,11 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
     if (problems.length) return sendErrors(reply, 503, problems);
     return { status: 'ready' };
   });
+  // What this process actually runs with (the CLI's `config` shows it instead of a local file).
+  app.get('/config', async (_req, reply) => {
+    if (!deps.config) return sendErrors(reply, 404, ['this server does not publish its configuration']);
+    return { config: deps.config };
+  });
   app.get('/metrics', async (_req, reply) => {
     if (!deps.metrics) return sendErrors(reply, 404, ['metrics are not enabled']);
     return reply.type(deps.metrics.contentType).send(await deps.metrics.text());

@@ -5,6 +5,7 @@
  * (direct-store.ts), so every command behaves the same in both modes.
  */
 import axios, { AxiosInstance } from 'axios';
+import type { ConfigEntry } from '../config/config';
 import { CliError } from './errors';
 import { EXIT } from './exit-codes';
 
@@ -214,6 +215,11 @@ export class BlocklistClient {
 
   async batch(items: BatchItem[], dryRun: boolean): Promise<{ results: BatchResult[]; dryRun?: boolean }> {
     return (await this.ok<{ results: BatchResult[]; dryRun?: boolean }>('POST', '/blocklist', 'import refused, nothing was imported', { body: items, query: dryRun ? { dryRun: 'true' } : undefined })).body;
+  }
+
+  /** The running sidecar's effective configuration (secrets masked). */
+  async config(): Promise<ConfigEntry[]> {
+    return (await this.ok<{ config: ConfigEntry[] }>('GET', '/config', "cannot read the sidecar's configuration")).body.config;
   }
 
   async status(): Promise<SidecarStatus> {

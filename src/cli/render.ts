@@ -15,6 +15,16 @@ export function syncText(s: WireSync | undefined, p: Paint): string {
   return col(st + extra);
 }
 
+/**
+ * The evacuation timeout as every view shows it. A BLOCK item can carry one (an exclude file's
+ * <timeout>, or -g at import): it is kept, exported, and applies if the item is later merged into
+ * an evacuation, so it is shown too — marked, since nothing is evacuated yet.
+ */
+export function evacuationTimeoutText(it: Pick<ApiItem, 'action' | 'evacuationTimeout'>): string | undefined {
+  if (it.action === 'MARK_BLOCKED_AND_EVACUATE_TASKS') return timeoutText(it.evacuationTimeout);
+  return it.evacuationTimeout === undefined ? undefined : `${timeoutText(it.evacuationTimeout)} (if evacuated)`;
+}
+
 export function listTable(items: ApiItem[], now: number, p: Paint, wide: boolean): string {
   const header = wide
     ? ['ID', 'KIND', 'ACTION', 'SCOPE', 'CAUSE', 'SINCE', 'ENDS', 'EVAC-TIMEOUT', 'TASK MANAGERS', 'SYNC', 'CREATED BY', 'DETAIL']
@@ -33,7 +43,7 @@ export function listTable(items: ApiItem[], now: number, p: Paint, wide: boolean
         it.cause,
         since,
         ends,
-        it.action === 'MARK_BLOCKED_AND_EVACUATE_TASKS' ? timeoutText(it.evacuationTimeout) : '-',
+        evacuationTimeoutText(it) ?? '-',
         tms.length ? tms.join(',') : '-',
         syncText(it.sync, p),
         it.createdBy ? `${it.createdBy}@${it.createdFrom ?? '?'}` : '-',
@@ -69,7 +79,8 @@ export function itemDetails(it: ApiItem, now: number, p: Paint): string {
     ['Since', `${isoTime(start)} (${age(start, now)} ago)`],
     ['Ends', Number.isFinite(end) ? `${isoTime(end)} (${relative(end, now)})` : 'never (permanent)'],
   ];
-  if (it.action === 'MARK_BLOCKED_AND_EVACUATE_TASKS') rows.push(['Evacuation timeout', timeoutText(it.evacuationTimeout)]);
+  const evacuationTimeout = evacuationTimeoutText(it);
+  if (evacuationTimeout) rows.push(['Evacuation timeout', evacuationTimeout]);
   rows.push(['Task managers', it.taskManagers && it.taskManagers.length ? it.taskManagers.join(', ') : '-']);
   if (it.createdBy) rows.push(['Created', `by ${it.createdBy} from ${it.createdFrom ?? '?'} at ${isoTime(wireMs(it.createdAt))}`]);
   if (it.updatedBy && it.updatedAt !== it.createdAt) rows.push(['Updated', `by ${it.updatedBy} from ${it.updatedFrom ?? '?'} at ${isoTime(wireMs(it.updatedAt))}`]);

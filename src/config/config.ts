@@ -131,11 +131,27 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
 }
 
 /** The effective configuration as printable lines, secrets masked. */
-export function describeConfig(cfg: LoadedConfig): string[] {
+/** One key of the effective configuration, as shown to people: secrets masked, never their value. */
+export interface ConfigEntry {
+  key: string;
+  /** The value as JSON text, or '******' for a secret that is set. */
+  value: string;
+  source: string;
+}
+
+/** The effective configuration, every key, with where its value came from (`config`, GET /config). */
+export function effectiveConfig(cfg: LoadedConfig): ConfigEntry[] {
   return (Object.keys(KEYS) as KeyName[]).map((k) => {
     const def = KEYS[k] as { secret?: boolean };
     const v = cfg.values[k];
-    const shown = def.secret && v ? '******' : JSON.stringify(v);
-    return `${k}: ${shown}  (${cfg.sources[k]})`;
+    return { key: k, value: def.secret && v ? '******' : JSON.stringify(v), source: String(cfg.sources[k]) };
   });
+}
+
+export function describeConfigEntries(entries: ConfigEntry[]): string[] {
+  return entries.map((e) => `${e.key}: ${e.value}  (${e.source})`);
+}
+
+export function describeConfig(cfg: LoadedConfig): string[] {
+  return describeConfigEntries(effectiveConfig(cfg));
 }

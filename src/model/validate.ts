@@ -66,6 +66,13 @@ export function parseItemRef(raw: unknown, kind?: ItemKind): Validated<ItemRef> 
   return { ok: true, value: { id: raw, kind: 'taskmanager', node, containerId: container } };
 }
 
+/** What a field's number means, for error messages: a relative timeout is not a duration string. */
+function longMeaning(field: string): string {
+  return field === 'timeout'
+    ? "a number of milliseconds (a number or a string of digits, e.g. 600000 for 10 minutes; the CLI's --timeout takes 10m)"
+    : 'epoch milliseconds (a number or a string of digits)';
+}
+
 /** A JSON number or a string of decimal digits (the seeds send "1652317200000"). */
 function parseLong(v: unknown, field: string, errors: string[]): string | undefined {
   if (typeof v === 'number') {
@@ -80,10 +87,10 @@ function parseLong(v: unknown, field: string, errors: string[]): string | undefi
   if (typeof v === 'string') {
     const t = v.trim();
     if (/^-?\d{1,19}$/.test(t)) return t;
-    errors.push(`${field} must be a number or a string of digits, got ${JSON.stringify(v).slice(0, 40)}`);
+    errors.push(`${field} must be ${longMeaning(field)}, got ${JSON.stringify(v).slice(0, 40)}`);
     return undefined;
   }
-  errors.push(`${field} must be a number or a string of digits, got ${v === null ? 'null' : typeof v}`);
+  errors.push(`${field} must be ${longMeaning(field)}, got ${v === null ? 'null' : typeof v}`);
   return undefined;
 }
 

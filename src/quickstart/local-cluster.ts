@@ -21,6 +21,20 @@ export interface LocalClusterOptions {
   define?: Record<string, string>;
 }
 
+/** A port the quickstart needs is taken; names which part wanted it and the flag that moves it. */
+export class PortInUseError extends Error {
+  constructor(
+    readonly part: 'simulator' | 'sidecar',
+    readonly port: number,
+  ) {
+    const flag = part === 'simulator' ? '--sim-port' : '--port';
+    const who = part === 'simulator' ? 'the YARN simulator' : "the sidecar's REST API";
+    super(`port ${port} (for ${who}) is already in use — is another quickstart or sidecar running? choose another with ${flag} N (0 = any free port)`);
+  }
+}
+
+const inUse = (e: unknown): boolean => (e as NodeJS.ErrnoException | undefined)?.code === 'EADDRINUSE';
+
 export interface LocalCluster {
   sim: RunningSimulator;
   sidecar: Sidecar;
@@ -45,7 +59,9 @@ export function sidecarConfigForSimulator(simUrl: string, sqlitePath: string, de
 }
 
 export async function startLocalCluster(o: LocalClusterOptions): Promise<LocalCluster> {
-  const sim = await startSimulator({ port: o.simPort, nodes: o.nodes, containers: o.containers, tickMs: o.tickMs, seed: o.seed ?? 7 });
+  const sim = await startSimulator({ port: o.simPort, nodes: o.nodes, containers: o.containers, tickMs: o.tickMs, seed: o.seed ?? 7 }).catch((e: unknown) => {
+    throw inUse(e) ? new PortInUseError('simulator', o.simPort) : e;
+  });
   try {
     const config = sidecarConfigForSimulator(sim.url, o.sqlitePath, {
       'rest.port': String(o.restPort),
@@ -64,6 +80,6 @@ export async function startLocalCluster(o: LocalClusterOptions): Promise<LocalCl
     };
   } catch (e) {
     await sim.close();
-    throw e;
+    throw inUse(e) ? new PortInUseError('sidecar', o.restPort) : e;
   }
 }

@@ -4,7 +4,7 @@
  */
 import { AddressInfo } from 'node:net';
 import { FastifyInstance } from 'fastify';
-import { LoadedConfig } from '../config/config';
+import { LoadedConfig, effectiveConfig } from '../config/config';
 import { Clock, systemClock } from '../core/clock';
 import { createLogger } from '../log/logger';
 import { Logger } from '../core/logger';
@@ -75,6 +75,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
       ...(security.tls ? { tls: security.tls } : {}),
       rateLimit: security.rateLimit,
       expire: () => syncForApi.expireNow(),
+      config: effectiveConfig(opts.config),
     });
     await api.listen({ host: v['rest.bind-address'], port: v['rest.port'] });
     await sync.start();

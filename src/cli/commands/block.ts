@@ -70,6 +70,10 @@ function defineBlock(program: Command, name: string, kind: 'node' | 'taskmanager
   }
   addCommonOptions(cmd).action(
     runAction(async (rawId: string, flags: BlockFlags) => {
+      // The API's message names its endpoint; the operator types commands, so name the command.
+      if (kind === 'node' && rawId.includes('/') && !rawId.startsWith('/')) {
+        throw usage(`'${rawId}' is a task manager (<node>/<containerId>): use \`blocklist block-tm ${rawId}\``);
+      }
       const ref = itemRef(rawId, kind);
       const body = blockBody(flags);
       // The server's own validation, locally: every problem in one go, before anything is sent.

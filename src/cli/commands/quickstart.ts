@@ -2,9 +2,31 @@
  * `blocklist quickstart` (what `npm start` runs): the sidecar on its embedded default — an SQLite
  * file — wired to a YARN simulator, plus a page of what to try next. Ctrl-C stops both.
  */
+import * as fs from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { createLogger } from '../../log/logger';
+import { isEffective } from '../../model/effective';
+import { BlockedItem } from '../../model/item';
 import { EXIT } from '../exit-codes';
+
+/** Removes an SQLite store and its WAL side files, so the quickstart starts with an empty blocklist. */
+function removeStoreFile(file: string): void {
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) fs.rmSync(f, { force: true });
+}
+
+/**
+ * The banner's line about the store. The quickstart's file outlives the process on purpose (blocks
+ * survive a restart, as in production), so a second start must not claim an empty blocklist.
+ */
+export function storeSummary(items: BlockedItem[], now: number, file: string, api: string): string[] {
+  const live = items.filter((it) => isEffective(it, now));
+  if (!live.length) return [`  curl -s ${api}/blocklist                       # the blocklist (empty)`];
+  const names = live.slice(0, 5).map((it) => it.id).join(', ') + (live.length > 5 ? `, … (+${live.length - 5})` : '');
+  return [
+    `  curl -s ${api}/blocklist                       # the blocklist: ${live.length} item(s) kept in ${file} from an earlier run (${names})`,
+    `                                                   # start clean: npm start -- --fresh`,
+  ];
+}
 
 const port = (v: string): number => {
   if (!/^\d+$/.test(v) || Number(v) > 65535) throw new InvalidArgumentError('must be a port number');
@@ -17,17 +39,18 @@ export function register(program: Command): void {
     .description('start the sidecar (SQLite store) together with a YARN simulator, and show what to try next')
     .option('--port <port>', 'REST API port of the sidecar', port, 8090)
     .option('--sim-port <port>', 'port of the YARN simulator (0 = any free port)', port, 8088)
-    .option('--store <file>', 'SQLite file', 'data/quickstart.db')
+    .option('--store <file>', 'SQLite file (kept across runs)', 'data/quickstart.db')
+    .option('--fresh', 'delete the SQLite file first: start with an empty blocklist')
     .option('--nodes <n>', 'simulated NodeManagers', (v) => Number(v), 12)
     .option('--containers <n>', 'task manager containers the simulated Flink job keeps', (v) => Number(v), 16)
-    .action(async (f: { port: number; simPort: number; store: string; nodes: number; containers: number }) => {
+    .action(async (f: { port: number; simPort: number; store: string; nodes: number; containers: number; fresh?: boolean }) => {
       const logger = createLogger({ format: 'text', level: 'info' });
       let local;
       try {
+        if (f.fresh) removeStoreFile(f.store);
         local = await (await import('../../quickstart/local-cluster.js')).startLocalCluster({ restPort: f.port, simPort: f.simPort, sqlitePath: f.store, nodes: f.nodes, containers: f.containers, tickMs: 500, logger });
       } catch (e) {
-        const msg = (e as NodeJS.ErrnoException).code === 'EADDRINUSE' ? `${(e as Error).message}: is another sidecar running? use --port / --sim-port` : (e as Error).message;
-        process.stderr.write(`blocklist quickstart: cannot start: ${msg}\n`);
+        process.stderr.write(`blocklist quickstart: cannot start: ${(e as Error).message}\n`);
         process.exitCode = EXIT.ERROR;
         return;
       }
@@ -45,7 +68,7 @@ export function register(program: Command): void {
           `  store             ${sidecar.store.description}`,
           '',
           'Try next, in another terminal:',
-          `  curl -s ${api}/blocklist                       # the blocklist (empty)`,
+          ...storeSummary(await sidecar.store.list(), Date.now(), f.store, api),
           `  curl -s -XPUT ${api}/blocklist/nodes/${hosts[0]} ${json} \\`,
           `       -d '{"action":"MARK_BLOCKED","timeout":"600000","cause":"Hot machine"}'`,
           `  curl -s ${sim.url}/amrm/v1/blacklist           # YARN's blacklist for the job now holds it`,
@@ -55,6 +78,7 @@ export function register(program: Command): void {
           `  npx blocklist unblock ${hosts[0]} ${busy}`,
           '  npm run demo                                     # a scripted story, start to end',
           '',
+          'Other ports: npm start -- --port 8190 --sim-port 8188.   Empty blocklist: npm start -- --fresh.',
           'Ctrl-C stops the sidecar and the simulator.',
           '',
         ].join('\n'),
