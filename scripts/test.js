@@ -17,12 +17,18 @@ if (tsc.status !== 0) {
   process.exit(1);
 }
 
-// Suites that need a real ZooKeeper get it from the Debian package (scripts/ensure-zookeeper.sh).
-const ensureZk = path.join(root, 'scripts', 'ensure-zookeeper.sh');
-if (fs.existsSync(ensureZk)) {
-  const r = run('bash', [ensureZk]);
+// Real parts the suites need, installed from Debian's packages when CI=true (scripts/ensure-*.sh,
+// each a call of scripts/ensure-debian-packages.sh). Outside CI a missing part only skips its suites.
+const REAL_PARTS = [
+  ['ensure-zookeeper.sh', 'ZooKeeper'],
+  ['ensure-promtool.sh', 'promtool'],
+];
+for (const [script, what] of REAL_PARTS) {
+  const file = path.join(root, 'scripts', script);
+  if (!fs.existsSync(file)) continue;
+  const r = run('bash', [file]);
   if (r.status !== 0 && process.env.CI === 'true') {
-    console.log('\n0 passed, 1 failed  (ZooKeeper could not be installed)');
+    console.log(`\n0 passed, 1 failed  (${what} could not be installed)`);
     process.exit(1);
   }
 }

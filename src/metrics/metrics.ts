@@ -12,7 +12,10 @@ import { BlocklistStore } from '../store/store';
 import { Clock } from '../core/clock';
 
 export const METRIC_NAMES = {
+  /** FLIP-224's own name (camelCase, against Prometheus' conventions): kept for its dashboards. */
   blockedNodes: 'numBlockedNodes',
+  /** The same figure under Prometheus' conventions (promtool passes on everything but the FLIP's name). */
+  blockedNodesConventional: 'blocklist_blocked_nodes',
   blockedTaskManagers: 'blocklist_blocked_taskmanagers',
   deferredItems: 'blocklist_deferred_items',
   evacuatingNodes: 'blocklist_evacuating_nodes',
@@ -37,6 +40,8 @@ export interface Metrics {
   text(): Promise<string>;
   /** numBlockedNodes: node items that count for this app now (the seed's gauge), deferred ones included. */
   readonly blockedNodes: Gauge;
+  /** blocklist_blocked_nodes: numBlockedNodes under Prometheus' naming conventions. */
+  readonly blockedNodesConventional: Gauge;
   readonly blockedTaskManagers: Gauge;
   readonly deferredItems: Gauge;
   /** Evacuating items by phase (WAIT_CONTAINER, TIMEOUT, READY). */
@@ -111,15 +116,21 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
     return inflight;
   };
 
-  const blockedNodes = new Gauge({
-    name: METRIC_NAMES.blockedNodes,
-    help: 'Number of currently blocked nodes for this application (FLIP-224 gauge), deferred ones included.',
-    registers,
-    async collect() {
-      const c = await sharedCounts();
-      if (c) this.set(c.nodes);
-    },
-  });
+  const blockedNodesGauge = (name: string, help: string) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      async collect() {
+        const c = await sharedCounts();
+        if (c) this.set(c.nodes);
+      },
+    });
+  const blockedNodes = blockedNodesGauge(METRIC_NAMES.blockedNodes, 'Number of currently blocked nodes for this application (FLIP-224 gauge), deferred ones included.');
+  const blockedNodesConventional = blockedNodesGauge(
+    METRIC_NAMES.blockedNodesConventional,
+    'Currently blocked nodes for this application, deferred ones included (numBlockedNodes under Prometheus naming).',
+  );
   const blockedTaskManagers = new Gauge({
     name: METRIC_NAMES.blockedTaskManagers,
     help: 'Number of currently blocked task manager containers for this application.',
@@ -135,6 +146,7 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
     contentType: registry.contentType,
     text: () => registry.metrics(),
     blockedNodes,
+    blockedNodesConventional,
     blockedTaskManagers,
     deferredItems: new Gauge({ name: METRIC_NAMES.deferredItems, help: 'Node items held back by the safety cap (max-blocked-fraction).', registers }),
     evacuatingNodes: new Gauge({ name: METRIC_NAMES.evacuatingNodes, help: 'Items evacuating containers, by phase (WAIT_CONTAINER, TIMEOUT, READY).', labelNames: ['phase'] as const, registers }),
