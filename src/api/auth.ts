@@ -15,7 +15,7 @@
  */
 import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Logger } from '../core/logger';
-import { TOKEN_RE, TokenTable } from '../security/tokens';
+import { TOKEN_RE, TokenLookup } from '../security/tokens';
 import { AuditSink } from '../model/audit';
 import { sendErrors } from './errors';
 import { Principal, origin } from './principal';
@@ -28,7 +28,7 @@ const READ_METHODS = new Set(['GET', 'HEAD']);
 const UNAUTHENTICATED: Principal = { name: 'unauthenticated', role: 'viewer' };
 
 export interface AuthOptions {
-  tokens: TokenTable;
+  tokens: TokenLookup;
   logger: Logger;
   audit?: AuditSink;
 }

@@ -5,7 +5,7 @@ import { SyncFacade } from '../sync/facade';
 import { Logger } from '../core/logger';
 import { AuditSink } from '../model/audit';
 import { ExpiryOutcome } from '../sync/expiry';
-import { TokenTable } from '../security/tokens';
+import { TokenLookup } from '../security/tokens';
 import { ServerTls } from '../security/tls';
 import { RateLimitSettings } from '../security/rest-security';
 import { ConfigEntry } from '../config/config';
@@ -25,7 +25,7 @@ export interface ApiDeps {
   /** Prometheus text for GET /metrics, when metrics are wired. */
   metrics?: { contentType: string; text(): Promise<string> };
   /** Bearer tokens (rest.auth.tokens-file); absent = no auth, everyone is the anonymous admin. */
-  auth?: TokenTable;
+  auth?: TokenLookup;
   /** Serve HTTPS with this key and certificate (rest.ssl.*). */
   tls?: ServerTls;
   /** Limit on mutating calls (rest.rate-limit.*); absent or max 0 = none. */

@@ -7,7 +7,8 @@ import { ConfigError } from '../config/config';
 import { ConfigValues } from '../config/keys';
 import { Logger } from '../core/logger';
 import { isLoopback } from './bind-safety';
-import { TokenFileError, TokenTable, loadTokenFile } from './tokens';
+import { TokenFileError, loadTokenFile } from './tokens';
+import { ReloadableTokens } from './token-reload';
 import { ServerTls, TlsConfigError, loadServerTls } from './tls';
 
 /** The mutation rate limit (src/api/rate-limit.ts applies it). */
@@ -18,7 +19,8 @@ export interface RateLimitSettings {
 }
 
 export interface RestSecurity {
-  tokens?: TokenTable;
+  /** Bearer tokens, reloadable from their file (SIGHUP, file change). */
+  tokens?: ReloadableTokens;
   tls?: ServerTls;
   rateLimit: RateLimitSettings;
 }
@@ -33,7 +35,7 @@ export function loadRestSecurity(v: ConfigValues, logger: Logger): RestSecurity 
     try {
       const loaded = loadTokenFile(tokensFile);
       if (loaded.warning) logger.warn(loaded.warning);
-      out.tokens = loaded.table;
+      out.tokens = new ReloadableTokens(tokensFile, loaded.table);
       const r = loaded.table.roles();
       logger.info(`REST auth: bearer tokens from ${tokensFile} (${r.admin} admin, ${r.viewer} viewer)`);
     } catch (e) {

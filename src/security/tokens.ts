@@ -42,7 +42,12 @@ export function sha256(text: string): Buffer {
   return crypto.createHash('sha256').update(text, 'utf8').digest();
 }
 
-export class TokenTable {
+/** What the API's auth needs from a token source: a fixed table, or one reloaded from its file. */
+export interface TokenLookup {
+  lookup(presented: string): Principal | undefined;
+}
+
+export class TokenTable implements TokenLookup {
   private readonly entries: readonly Entry[];
 
   constructor(entries: Entry[]) {
@@ -62,6 +67,21 @@ export class TokenTable {
       if (crypto.timingSafeEqual(digest, e.digest) && found === undefined) found = e.principal;
     }
     return found;
+  }
+
+  /** Principal names by role, sorted (for reload audit lines: names, never tokens). */
+  principals(): string[] {
+    return this.entries.map((e) => `${e.principal.name} (${e.principal.role})`).sort();
+  }
+
+  /** True when both tables grant exactly the same tokens to the same principals. */
+  sameGrants(other: TokenTable): boolean {
+    const key = (t: TokenTable) =>
+      t.entries
+        .map((e) => `${e.digest.toString('hex')} ${e.principal.name} ${e.principal.role}`)
+        .sort()
+        .join('\n');
+    return key(this) === key(other);
   }
 
   /** Counts by role, for the start-up log line (names and tokens stay out of it). */

@@ -16,6 +16,7 @@ import { AuditSink } from '../model/audit';
 import { SyncDeps, SyncHandle, createSync } from './sync-factory';
 import { checkBindSafety } from '../security/bind-safety';
 import { loadRestSecurity } from '../security/rest-security';
+import { TokenWatch, watchTokenFile } from '../security/token-reload';
 
 export interface SidecarOptions {
   config: LoadedConfig;
@@ -50,6 +51,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
   const audit = opts.audit ?? createAuditSink(logger.child({ component: 'audit' }), v['log.audit.file'] || undefined, () => clock.now());
   let sync: SyncHandle | undefined;
   let api: FastifyInstance | undefined;
+  let tokenWatch: TokenWatch | undefined;
   try {
     sync = await createSync({
       config: opts.config,
@@ -78,8 +80,10 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
       config: effectiveConfig(opts.config),
     });
     await api.listen({ host: v['rest.bind-address'], port: v['rest.port'] });
+    if (security.tokens) tokenWatch = watchTokenFile(security.tokens, { logger: logger.child({ component: 'security' }), audit });
     await sync.start();
   } catch (e) {
+    tokenWatch?.close();
     await api?.close().catch(() => undefined);
     await sync?.stop().catch(() => undefined);
     if (!opts.store) await store.close().catch(() => undefined);
@@ -102,6 +106,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
     async close() {
       if (closed) return;
       closed = true;
+      tokenWatch?.close();
       await syncRef.stop().catch((e: Error) => logger.warn(`sync stop: ${e.message}`));
       await apiRef.close();
       if (!opts.store) await store.close();
