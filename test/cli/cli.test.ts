@@ -289,4 +289,14 @@ describe('cli: block --evacuate --wait against a sidecar wired to the YARN simul
     // Not a terminal: progress is printed as lines when something changes, never redrawn in place.
     assert.ok(!/\r|\x1b\[/.test(ready.stdout + timeout.stdout));
   });
+
+  it('block-tm --evacuate --wait follows one task manager until its container is released (exit 0)', async () => {
+    const node = local.sim.cluster.nodes.find((n) => n.containers.size > 0 && !busy.slice(0, 3).includes(n.host)) ?? local.sim.cluster.nodes.find((n) => n.containers.size > 0);
+    assert.ok(node, 'a node with a container');
+    const container = [...node.containers][0];
+    const id = `${node.host}/${container}`;
+    const r = expectCode(await run(['block-tm', id, '--cause', 'slow task manager', '--evacuate', '--evacuation-timeout', '0', '--wait', '--interval', '200ms']), 0, 'block-tm --wait');
+    assert.match(r.stdout, new RegExp(`^${id.replace(/[./]/g, '\\$&')} evacuated in \\S+; 1 container\\(s\\) were released`, 'm'));
+    assert.ok(!local.sim.cluster.nodes.some((n) => n.containers.has(container)), 'the container is gone from the simulated cluster');
+  });
 });

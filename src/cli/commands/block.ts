@@ -62,12 +62,11 @@ function defineBlock(program: Command, name: string, kind: 'node' | 'taskmanager
     .option('--scope <scope>', "'cluster' (default: every job sharing the store) or one application id")
     .option('--evacuation-timeout <duration>', 'with --evacuate: grace period before containers are released: 10m, 0 (at once), forever')
     .option('--dry-run', 'show what would change (item, YARN blacklist, containers released) and change nothing');
-  if (kind === 'node') {
-    cmd
-      .option('--wait', 'with --evacuate: follow the evacuation until the node is empty (exit 0) or its deadline passes (exit 6)')
-      .option('--wait-timeout <duration>', 'with --wait: give up after this long (exit 6); default: no limit of its own')
-      .option('--interval <duration>', 'with --wait: poll interval', '1s');
-  }
+  const done = kind === 'node' ? 'the node is empty' : 'the container is released';
+  cmd
+    .option('--wait', `with --evacuate: follow the evacuation until ${done} (exit 0) or its deadline passes (exit 6)`)
+    .option('--wait-timeout <duration>', 'with --wait: give up after this long (exit 6); default: no limit of its own')
+    .option('--interval <duration>', 'with --wait: poll interval', '1s');
   addCommonOptions(cmd).action(
     runAction(async (rawId: string, flags: BlockFlags) => {
       // The API's message names its endpoint; the operator types commands, so name the command.
