@@ -22,6 +22,7 @@ if (tsc.status !== 0) {
 const REAL_PARTS = [
   ['ensure-zookeeper.sh', 'ZooKeeper'],
   ['ensure-promtool.sh', 'promtool'],
+  ['ensure-kerberos.sh', 'Kerberos (MIT KDC, httpd + mod_auth_gssapi, the kerberos npm package)'],
 ];
 for (const [script, what] of REAL_PARTS) {
   const file = path.join(root, 'scripts', script);

@@ -8,7 +8,7 @@
  * expiry job, which only tidies the store: whether an item counts is decided by time.
  */
 import { NoSync, SyncFacade } from '../sync/facade';
-import { LoadedConfig } from '../config/config';
+import { ConfigError, LoadedConfig } from '../config/config';
 import { BlocklistStore } from '../store/store';
 import { Clock } from '../core/clock';
 import { Logger } from '../core/logger';
@@ -17,10 +17,11 @@ import { Metrics, createMetrics } from '../metrics/metrics';
 import { ExpiryJob, ExpiryOutcome } from '../sync/expiry';
 import { SyncEngine, syncSettingsFromConfig } from '../sync/engine';
 import { AmrmProxy, ResourceManagerReader } from '../yarn/types';
-import { ResourceManagerClient } from '../yarn/rm-client';
+import { ResourceManagerClient, normaliseBaseUrl } from '../yarn/rm-client';
 import { AmrmProxyClient } from '../yarn/amrm-client';
 import { resolveApplicationId } from '../yarn/resolve-app';
 import { createYarnHttpsAgent } from '../security/tls';
+import { KerberosLogin, kerberosSettings } from '../security/kerberos';
 
 export interface SyncDeps {
   config: LoadedConfig;
@@ -57,6 +58,8 @@ export function yarnConfigured(config: LoadedConfig): boolean {
 export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
   const v = deps.config.values;
   const enabled = v['cluster.resource-blocklist.enabled'];
+  const kerberos = kerberosSettings(v);
+  if (kerberos.kind === 'invalid') throw new ConfigError([kerberos.problem]);
   const metrics = deps.metrics ?? createMetrics();
   const expiry = new ExpiryJob({
     store: deps.store,
@@ -86,17 +89,20 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
   // https:// RMs and proxies signed by a private CA: one agent trusting the configured bundle.
   const httpsAgent = v['cluster.resource-blocklist.yarn.ssl.ca-file'] ? createYarnHttpsAgent(v['cluster.resource-blocklist.yarn.ssl.ca-file']) : undefined;
   const tls = httpsAgent ? { httpsAgent } : {};
+  const applicationId = await configuredApplicationId(deps);
+  // A secured RM (SPNEGO): log in from the keytab now, so a wrong keytab stops start-up with the KDC's answer.
+  const login = !deps.yarn && kerberos.kind === 'keytab' ? await startKerberos(kerberos, v['yarn.resourcemanager.webapp.address'], deps) : undefined;
   const yarn = deps.yarn ?? {
     rm: new ResourceManagerClient({
       addresses: v['yarn.resourcemanager.webapp.address'],
       timeoutMs,
       logger: deps.logger,
       ...(v['yarn.resourcemanager.webapp.user'] ? { user: v['yarn.resourcemanager.webapp.user'] } : {}),
+      ...(login ? { auth: login } : {}),
       ...tls,
     }),
     proxy: new AmrmProxyClient({ address: v['cluster.resource-blocklist.amrm-proxy.address'], timeoutMs, ...tls }),
   };
-  const applicationId = await configuredApplicationId(deps);
   const engine = new SyncEngine({
     store: deps.store,
     rm: yarn.rm,
@@ -128,8 +134,33 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     async stop() {
       await expiry.stop();
       await engine.stop();
+      await login?.stop();
     },
   };
+}
+
+/** The Kerberos login for the RM client; the first RM address's host is the login's probe (HTTP/<host>). */
+async function startKerberos(
+  k: { keytab: string; principal: string; krb5Conf?: string },
+  rmAddresses: string,
+  deps: SyncDeps,
+): Promise<KerberosLogin> {
+  const first = normaliseBaseUrl(rmAddresses.split(',').map((s) => s.trim()).filter((s) => s !== '')[0] ?? '');
+  const login = new KerberosLogin({
+    principal: k.principal,
+    keytab: k.keytab,
+    ...(k.krb5Conf ? { krb5Conf: k.krb5Conf } : {}),
+    probeHost: new URL(first).hostname,
+    clock: deps.clock,
+    logger: deps.logger.child({ component: 'kerberos' }),
+  });
+  try {
+    await login.start();
+  } catch (e) {
+    await login.stop();
+    throw e;
+  }
+  return login;
 }
 
 /** yarn.application.id, else CONTAINER_ID; undefined when neither is set (the proxy will say). A bad value fails start-up. */

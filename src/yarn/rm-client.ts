@@ -10,6 +10,10 @@
  *    followed here, not by axios, so the hop count is bounded and the active RM is remembered.
  *  - Simple auth (hadoop.http.authentication.type=simple): `?user.name=<user>` on every call,
  *    kept across redirects.
+ *  - Kerberos (type=kerberos): an `Authorization: Negotiate …` header per request from an
+ *    RmAuthenticator, for the service principal of the host the request goes to (a 307 to the
+ *    active RM gets a token for that RM's HTTP/<host>). A 401 is retried once after a fresh login,
+ *    then reported with the principal, the RM and what the KDC or the RM said.
  *  - Errors come as {"RemoteException":{"exception","message","javaClassName"}}
  *    (WebServicesIntro.md, "Response Errors"); they become YarnCallError with that text.
  *  - Every body is validated (rm-json.ts) before use: a broken RM yields a YarnCallError, never a
@@ -19,6 +23,7 @@ import { AxiosInstance, AxiosResponse } from 'axios';
 import * as https from 'node:https';
 import { parseApplicationId, parseAttemptId } from '../model/ids';
 import { Logger, silentLogger } from '../core/logger';
+import { RmAuthenticator, RmAuthorization, offersNegotiate } from './rm-auth';
 import { excerpt, isConnectionError, retriableStatus, transportError, tryParseJson, createYarnHttp } from './http-errors';
 import { RmShapeError, parseApplication, parseAttempts, parseClusterInfo, parseContainers, parseNodes } from './rm-json';
 import {
@@ -43,6 +48,8 @@ export interface RmClientOptions {
   logger?: Logger;
   /** For https:// RMs: trusts the configured CA bundle (cluster.resource-blocklist.yarn.ssl.ca-file). */
   httpsAgent?: https.Agent;
+  /** SPNEGO (Kerberos) for a secured RM; absent = no Authorization header. */
+  auth?: RmAuthenticator;
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -68,6 +75,7 @@ export class ResourceManagerClient implements ResourceManagerReader {
   private readonly timeoutMs: number;
   private readonly maxRedirects: number;
   private readonly log: Logger;
+  private readonly auth: RmAuthenticator | undefined;
   /** Index into addresses of the RM that answered last (the active one, as far as we know). */
   private preferred = 0;
 
@@ -79,6 +87,7 @@ export class ResourceManagerClient implements ResourceManagerReader {
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.maxRedirects = opts.maxRedirects ?? 3;
     this.log = opts.logger ?? silentLogger;
+    this.auth = opts.auth;
     this.http = createYarnHttp({ timeoutMs: this.timeoutMs, ...(opts.httpsAgent ? { httpsAgent: opts.httpsAgent } : {}) });
   }
 
@@ -140,6 +149,53 @@ export class ResourceManagerClient implements ResourceManagerReader {
     }
   }
 
+  /** The SPNEGO header for a request to url's host, or undefined without Kerberos. */
+  private async authorization(url: string, path: string): Promise<RmAuthorization | undefined> {
+    if (!this.auth) return undefined;
+    const host = hostOf(url);
+    try {
+      return await this.auth.authorize(host);
+    } catch (e) {
+      throw new YarnCallError(
+        `RM GET ${path}: no Kerberos ticket for ${this.auth.servicePrincipal(host)} (RM ${url}) as ${this.auth.principal}: ${(e as Error).message}`,
+        undefined,
+        true,
+      );
+    }
+  }
+
+  private async reloginOrThrow(url: string, path: string): Promise<void> {
+    const auth = this.auth as RmAuthenticator;
+    try {
+      await auth.relogin(`401 from ${url}`);
+    } catch (e) {
+      throw new YarnCallError(`RM GET ${path}: 401 from ${url}, and a fresh Kerberos login as ${auth.principal} failed: ${(e as Error).message}`, 401, true);
+    }
+  }
+
+  /** The second 401 in a row for one request: the RM does not accept our tickets even fresh ones. */
+  private refused(url: string, path: string, res: AxiosResponse<unknown>): YarnCallError {
+    const auth = this.auth as RmAuthenticator;
+    const service = auth.servicePrincipal(hostOf(url));
+    const body = excerpt(res.data, 160);
+    return new YarnCallError(
+      `RM GET ${path}: 401 from ${url}: the RM refused the SPNEGO ticket of ${auth.principal} for ${service} even after a fresh login ` +
+        `(check that the RM's keytab holds ${service} with the KDC's current key, and the clocks)${body ? `; RM said: ${body}` : ''}`,
+      401,
+      true,
+    );
+  }
+
+  /** Mutual authentication: an answer that carries a Negotiate token must verify against our context. */
+  private async verifyAnswer(authz: RmAuthorization, url: string, path: string, res: AxiosResponse<unknown>): Promise<void> {
+    const header = res.headers['www-authenticate'];
+    try {
+      await authz.verify(typeof header === 'string' ? header : undefined);
+    } catch (e) {
+      throw new YarnCallError(`RM GET ${path}: the answer of ${url} failed Kerberos mutual authentication: ${(e as Error).message}`, res.status, true);
+    }
+  }
+
   private withUser(url: string): string {
     if (!this.user) return url;
     const u = new URL(url);
@@ -177,15 +233,28 @@ export class ResourceManagerClient implements ResourceManagerReader {
   ): Promise<{ kind: 'ok'; body: unknown; answeredBy: number } | { kind: 'next'; error: YarnCallError }> {
     let url = this.withUser(base + path);
     let answeredBy = this.addresses.indexOf(base);
-    for (let hop = 0; ; hop++) {
+    let reloggedIn = false;
+    for (let hop = 0; ; ) {
+      const authz = await this.authorization(url, path);
       let res: AxiosResponse<unknown>;
       try {
-        res = await this.http.get<unknown>(url);
+        res = await this.http.get<unknown>(url, authz ? { headers: { Authorization: authz.header } } : undefined);
       } catch (e) {
         const err = transportError(`RM GET ${path}`, url, e, this.timeoutMs);
         if (isConnectionError(e)) return { kind: 'next', error: err };
         throw err;
       }
+      if (this.auth && res.status === 401 && offersNegotiate(res.headers['www-authenticate'])) {
+        if (!reloggedIn) {
+          // An expired or revoked ticket, or a key changed on the KDC: one fresh login, same request.
+          reloggedIn = true;
+          this.log.warn('RM refused the Kerberos ticket; logging in again', { rm: url, principal: this.auth.principal });
+          await this.reloginOrThrow(url, path);
+          continue;
+        }
+        throw this.refused(url, path, res);
+      }
+      if (authz) await this.verifyAnswer(authz, url, path, res);
       if (REDIRECTS.has(res.status)) {
         const location = res.headers['location'];
         if (typeof location !== 'string' || location === '') {
@@ -197,6 +266,7 @@ export class ResourceManagerClient implements ResourceManagerReader {
         const next = this.withUser(new URL(location, url).toString());
         this.log.debug('RM redirected (standby → active)', { from: url, to: next });
         url = next;
+        hop++;
         const target = this.addresses.indexOf(normaliseBaseUrl(new URL(next).origin));
         if (target >= 0) answeredBy = target;
         continue;
@@ -214,6 +284,11 @@ export class ResourceManagerClient implements ResourceManagerReader {
       throw error;
     }
   }
+}
+
+/** The host name of a URL as a Kerberos service principal names it: lower case, no port, no brackets. */
+function hostOf(url: string): string {
+  return new URL(url).hostname.replace(/^\[|\]$/g, '').toLowerCase();
 }
 
 /** A non-2xx answer as YarnCallError, with the RemoteException's class and message when there is one. */
