@@ -357,6 +357,9 @@ export class Reconciler {
     const tm = where?.list === 'taskManagers' ? where.item : undefined;
     if (tm) {
       if (evac) return { state: evac.status.phase === 'READY' ? 'evacuated' : 'evacuating', evacuation: this.fresh(evac.status) };
+      // A pass plans first and evaluates evacuations at its end: in between, an EVACUATE task
+      // manager is on its way, not out of scope (a follower would otherwise give up on it).
+      if (tm.action === EVACUATE) return { state: 'pending', detail: 'the evacuation of its container is being evaluated' };
       return { state: 'not-applicable', detail: "a task manager block does not touch YARN's blacklist (that would block the whole node); Flink refuses its slots" };
     }
     if (this.snapshotIndex?.snapshot !== this.snapshot) this.snapshotIndex = this.snapshot ? { snapshot: this.snapshot, byId: new Map(this.snapshot.items.map((i) => [i.id, i])) } : undefined;
