@@ -11,10 +11,11 @@
 import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import { BlockedItem, ItemKind, WireItem, toWire } from '../model/item';
-import { mergeItems, newItem } from '../model/merge';
+import { newItem } from '../model/merge';
+import { decide } from '../model/decide';
 import { isExpired } from '../model/effective';
 import { BlockSpec, ItemRef, parseBlockRequest, parseItemRef } from '../model/validate';
-import { AddOutcome } from '../store/store';
+import { AddOutcome, outcomeOf } from '../store/store';
 import { ApiError, badRequest, sendErrors } from './errors';
 import { ApiDeps } from './deps';
 import { origin } from './principal';
@@ -88,25 +89,23 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const effect = async (id: string, after: BlockedItem | undefined): Promise<DryRunEffect> =>
     previewChange(await store.list(), id, after, sync.status().applicationId, clock.now(), (n) => sync.taskManagersOn(n));
 
-  /** The outcome add() would have, computed without writing (dry run). */
-  const wouldAdd = async (item: BlockedItem, allowMerge: boolean): Promise<AddOutcome> => {
-    const existing = await store.get(item.id);
-    if (!existing || isExpired(existing, item.created.at)) return { outcome: 'created', item };
-    if (!allowMerge) return { outcome: 'conflict', existing, reason: `'${existing.id}' is already blocked; set allowMerge to merge` };
-    const m = mergeItems(existing, item);
-    return m.outcome === 'conflict' ? { outcome: 'conflict', existing, reason: m.reason } : { outcome: 'merged', item: m.item, previous: existing, changed: m.changed };
-  };
+  /** The outcome add() would have, computed without writing (dry run): the stores' own decide(). */
+  const wouldAdd = async (item: BlockedItem, allowMerge: boolean): Promise<AddOutcome> =>
+    outcomeOf(decide(await store.get(item.id), { item, allowMerge }, item.created.at));
 
   const afterAdd = (req: FastifyRequest, o: AddOutcome, dryRun: boolean) => {
     const who = req.principal.name;
     const from = origin(req);
     if (o.outcome === 'created') audit.record({ op: 'block', id: o.item.id, who, from, outcome: 'created', after: o.item, dryRun });
-    else if (o.outcome === 'merged') audit.record({ op: 'block', id: o.item.id, who, from, outcome: o.changed ? 'merged' : 'merged-unchanged', before: o.previous, after: o.item, dryRun });
-    else audit.record({ op: 'block', id: o.existing.id, who, from, outcome: 'conflict', before: o.existing, detail: o.reason, dryRun });
-    if (!dryRun && (o.outcome === 'created' || (o.outcome === 'merged' && o.changed))) sync.kick(`${o.outcome} ${o.item.id}`);
+    else if (o.outcome === 'merged') audit.record({ op: 'block', id: o.item.id, who, from, outcome: 'merged', before: o.previous, after: o.item, dryRun });
+    else if (o.outcome === 'unchanged') audit.record({ op: 'block', id: o.item.id, who, from, outcome: 'unchanged', dryRun });
+    else audit.record({ op: 'block', id: o.existing.id, who, from, outcome: 'conflict', before: o.existing, detail: `${o.conflict.code}: ${o.conflict.message}`, dryRun });
+    if (!dryRun && (o.outcome === 'created' || o.outcome === 'merged')) sync.kick(`${o.outcome} ${o.item.id}`);
   };
 
-  const statusOf = (o: AddOutcome) => (o.outcome === 'created' ? 201 : o.outcome === 'merged' ? 202 : 409);
+  /** 201 created, 202 merged or unchanged; a refusal by its code (a merge left without a cause is the request's fault). */
+  const statusOf = (o: AddOutcome) =>
+    o.outcome === 'created' ? 201 : o.outcome === 'conflict' ? (o.conflict.code === 'empty-cause' ? 400 : 409) : 202;
 
   async function put(kind: ItemKind, rawId: string, req: FastifyRequest<{ Querystring: DryRunQuery }>, reply: FastifyReply) {
     requireAdmin(req);
@@ -118,7 +117,8 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
     const dryRun = isDryRun(req.query);
     const o = dryRun ? await wouldAdd(item, spec.value.allowMerge) : await store.add({ item, allowMerge: spec.value.allowMerge });
     afterAdd(req, o, dryRun);
-    if (o.outcome === 'conflict') return sendErrors(reply, 409, [o.reason]);
+    // `code` beside `errors`: programs (the CLI's import) act on it instead of parsing prose.
+    if (o.outcome === 'conflict') return reply.code(statusOf(o)).type('application/json').send({ errors: [o.conflict.message], code: o.conflict.code });
     const body: Record<string, unknown> = present(o.item);
     if (dryRun) body.dryRun = await effect(o.item.id, o.item);
     return reply.code(statusOf(o)).send(body);
@@ -198,7 +198,7 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
         type: 'array',
         items: {
           type: 'object',
-          properties: { id: { type: 'string' }, status: { type: 'integer' }, outcome: { type: 'string' }, item: itemSchema, errors: { type: 'array', items: { type: 'string' } } },
+          properties: { id: { type: 'string' }, status: { type: 'integer' }, outcome: { type: 'string' }, code: { type: 'string' }, item: itemSchema, errors: { type: 'array', items: { type: 'string' } } },
         },
       },
       dryRun: { type: 'boolean' },
@@ -238,8 +238,8 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
       return {
         results: outcomes.map((o) =>
           o.outcome === 'conflict'
-            ? { id: o.existing.id, status: 409, outcome: o.outcome, errors: [o.reason] }
-            : { id: o.item.id, status: statusOf(o), outcome: o.outcome === 'merged' && !o.changed ? 'unchanged' : o.outcome, item: present(o.item) },
+            ? { id: o.existing.id, status: statusOf(o), outcome: o.outcome, code: o.conflict.code, errors: [o.conflict.message] }
+            : { id: o.item.id, status: statusOf(o), outcome: o.outcome, item: present(o.item) },
         ),
         ...(dryRun ? { dryRun: true } : {}),
       };

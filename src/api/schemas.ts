@@ -110,7 +110,8 @@ export const mutationItemSchema = {
 
 export const errorSchema = {
   type: 'object',
-  properties: { errors: { type: 'array', items: { type: 'string' } } },
+  // code: machine-readable reason of a refused block (exists, empty-cause), beside the words.
+  properties: { errors: { type: 'array', items: { type: 'string' } }, code: { type: 'string' } },
 } as const;
 
 export const listResponseSchema = { type: 'object', additionalProperties: itemSchema } as const;

@@ -36,6 +36,7 @@ export type { EvacuationPhase } from '../sync/facade';
 // The wire shapes of /status, an item's sync state and a dry run are the server's own types.
 import type { EvacuationStatus, ItemSyncStatus, SidecarStatus } from '../sync/facade';
 import type { DryRunEffect } from '../api/preview';
+import type { ConflictCode } from '../model/decide';
 export type { EvacuationStatus as WireEvacuation, ItemSyncStatus as WireSync, SidecarStatus, DryRunEffect };
 
 export interface ApiItem {
@@ -62,6 +63,8 @@ export interface BatchResult {
   id: string;
   status: number;
   outcome: string;
+  /** Why a block was refused, for programs: exists, empty-cause (src/model/decide.ts). */
+  code?: ConflictCode;
   item?: ApiItem;
   errors?: string[];
 }
@@ -159,6 +162,12 @@ export function errorsOf(body: unknown): string[] {
   return [];
 }
 
+/** The machine-readable reason of a refused block (`code` beside `errors`), if the body has one. */
+export function codeOf(body: unknown): string | undefined {
+  const code = body && typeof body === 'object' ? (body as { code?: unknown }).code : undefined;
+  return typeof code === 'string' ? code : undefined;
+}
+
 export class BlocklistClient {
   constructor(readonly transport: Transport) {}
 
@@ -181,8 +190,9 @@ export class BlocklistClient {
       case 404:
         throw new CliError(`${what}: ${first}`, EXIT.NOT_FOUND, rest);
       case 409:
-        // The server speaks API ("set allowMerge"); the operator types flags.
-        throw new CliError(`${what}: ${first.replace(/; set allowMerge to merge$/, '')}${/allowMerge/.test(first) ? '; add --merge to merge into it' : ''}`, EXIT.CONFLICT, rest);
+        // The server speaks API ("set allowMerge"); the operator types flags. Told by the code.
+        if (codeOf(res.body) === 'exists') throw new CliError(`${what}: already blocked; add --merge to merge into it`, EXIT.CONFLICT, rest);
+        throw new CliError(`${what}: ${first}`, EXIT.CONFLICT, rest);
       case 503:
         throw new CliError(`${what}: the sidecar cannot do this now: ${first}`, EXIT.ERROR, rest);
       default:

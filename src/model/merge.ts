@@ -4,6 +4,7 @@
  * drops it otherwise; we follow the FLIP instead: EVACUATE wins, max end, causes joined.
  */
 import { BlockedItem, EVACUATE, CLUSTER_SCOPE, sameState, Stamp } from './item';
+import type { Conflict } from './decide';
 import { BlockSpec, resolveEnd } from './validate';
 
 export interface Actor {
@@ -42,8 +43,9 @@ export function mergeCauses(a: string, b: string): string {
 }
 
 export type MergeResult =
-  | { outcome: 'merged'; item: BlockedItem; changed: boolean }
-  | { outcome: 'conflict'; reason: string };
+  | { outcome: 'merged'; item: BlockedItem }
+  | { outcome: 'unchanged' }
+  | { outcome: 'conflict'; conflict: Conflict };
 
 /**
  * Merges `incoming` (a freshly built item for the same id) into `existing`.
@@ -54,8 +56,8 @@ export type MergeResult =
  * - evacuationTimeout: the newer value when given (the deadline still counts from evacuationSince);
  * - scope: equal stays; cluster ∪ app = cluster; two different apps cannot be expressed as one
  *   item, so that is a conflict even with allowMerge.
- * A merge that changes nothing returns changed=false and the existing item untouched (not even
- * its updated stamp), so nothing downstream fires.
+ * A merge that changes nothing is `unchanged`: the existing item stays as it is (not even its
+ * updated stamp moves), so nothing downstream fires.
  */
 export function mergeItems(existing: BlockedItem, incoming: BlockedItem): MergeResult {
   let scope = existing.scope;
@@ -64,7 +66,10 @@ export function mergeItems(existing: BlockedItem, incoming: BlockedItem): MergeR
     else {
       return {
         outcome: 'conflict',
-        reason: `'${existing.id}' is blocked with scope ${existing.scope}; a block for ${incoming.scope} cannot merge into it (use scope 'cluster' or remove it first)`,
+        conflict: {
+          code: 'scope',
+          message: `'${existing.id}' is blocked with scope ${existing.scope}; a block for ${incoming.scope} cannot merge into it (use scope 'cluster' or remove it first)`,
+        },
       };
     }
   }
@@ -78,7 +83,7 @@ export function mergeItems(existing: BlockedItem, incoming: BlockedItem): MergeR
   };
   if (incoming.evacuationTimeout !== undefined) merged.evacuationTimeout = incoming.evacuationTimeout;
   if (action === EVACUATE && existing.evacuationSince === undefined) merged.evacuationSince = incoming.created.at;
-  if (sameState(existing, merged)) return { outcome: 'merged', item: existing, changed: false };
+  if (sameState(existing, merged)) return { outcome: 'unchanged' };
   merged.updated = { ...incoming.created };
-  return { outcome: 'merged', item: merged, changed: true };
+  return { outcome: 'merged', item: merged };
 }

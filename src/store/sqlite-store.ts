@@ -12,9 +12,8 @@ import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BlockedItem, isPermanent } from '../model/item';
-import { mergeItems } from '../model/merge';
-import { isExpired } from '../model/effective';
-import { AddOutcome, AddRequest, BlocklistStore, StoreUnavailableError } from './store';
+import { decide } from '../model/decide';
+import { AddOutcome, AddRequest, BlocklistStore, StoreUnavailableError, outcomeOf } from './store';
 import { CorruptItemError, decodeItem, encodeItem } from './codec';
 import { ItemCache } from './item-cache';
 
@@ -107,25 +106,19 @@ export class SqliteStore implements BlocklistStore {
     }
   }
 
+  /**
+   * read → decide → write, inside the group's BEGIN IMMEDIATE transaction: SQLite's write lock is
+   * held from the read to the write, so the compare-and-set cannot lose and needs no retry.
+   */
   private addOne(req: AddRequest): AddOutcome {
     const row = this.stmts.get.get(req.item.id);
-    const existing = row ? decodeItem(row.data) : undefined;
-    // An item past its end is gone even if the expiry job has not deleted it yet: a new block of
-    // the same id is a fresh item (new start, no merge with the old cause).
-    if (!existing || isExpired(existing, req.item.created.at)) {
-      if (existing) this.stmts.update.run(endColumn(req.item), encodeItem(req.item), req.item.id);
-      else this.stmts.insert.run(req.item.id, endColumn(req.item), encodeItem(req.item));
-      this.stmts.bump.run();
-      return { outcome: 'created', item: req.item };
-    }
-    if (!req.allowMerge) return { outcome: 'conflict', existing, reason: `'${existing.id}' is already blocked; set allowMerge to merge` };
-    const m = mergeItems(existing, req.item);
-    if (m.outcome === 'conflict') return { outcome: 'conflict', existing, reason: m.reason };
-    if (m.changed) {
-      this.stmts.update.run(endColumn(m.item), encodeItem(m.item), m.item.id);
+    const d = decide(row ? decodeItem(row.data) : undefined, req, req.item.created.at);
+    if (d.outcome === 'created' || d.outcome === 'merged') {
+      if (row) this.stmts.update.run(endColumn(d.write), encodeItem(d.write), d.write.id);
+      else this.stmts.insert.run(d.write.id, endColumn(d.write), encodeItem(d.write));
       this.stmts.bump.run();
     }
-    return { outcome: 'merged', item: m.item, previous: existing, changed: m.changed };
+    return outcomeOf(d);
   }
 
   async add(req: AddRequest): Promise<AddOutcome> {
@@ -178,7 +171,7 @@ export class SqliteStore implements BlocklistStore {
     this.afterWrite(versions, (cache) => {
       for (const r of results) {
         if (r instanceof CorruptItemError) continue;
-        for (const o of r) if (o.outcome === 'created' || (o.outcome === 'merged' && o.changed)) cache.upsert(o.item);
+        for (const o of r) if (o.outcome === 'created' || o.outcome === 'merged') cache.upsert(o.item);
       }
     });
     group.forEach((g, i) => {

@@ -5,23 +5,37 @@
  *
  * Contract every implementation keeps (test/store/conformance.ts checks both):
  *  - a resolved write is durable (fsync'd / quorum-acked) before the promise resolves;
- *  - add() is atomic: concurrent merges into one id lose nothing; concurrent non-merging adds of
- *    one id yield exactly one `created`;
+ *  - add() is read → model/decide → compare-and-set, atomic: concurrent merges into one id lose
+ *    nothing; concurrent non-merging adds of one id yield exactly one `created`;
+ *  - an `unchanged` or `conflict` add writes nothing and does not move version();
  *  - version() moves on every write that changed something, so a poller can skip unchanged reads;
  *  - an existing item already expired at the new item's creation time (`item.created.at`) is
  *    replaced: add() answers `created` (expiry is inclusive and never waits for the cron job).
  */
 import { BlockedItem } from '../model/item';
+import { AddRequest, Conflict, Decision } from '../model/decide';
 
+export type { AddRequest, Conflict };
+
+/** What add() did: model/decide's decision, after the store wrote it. */
 export type AddOutcome =
   | { outcome: 'created'; item: BlockedItem }
-  | { outcome: 'merged'; item: BlockedItem; previous: BlockedItem; changed: boolean }
-  | { outcome: 'conflict'; existing: BlockedItem; reason: string };
+  | { outcome: 'merged'; item: BlockedItem; previous: BlockedItem }
+  | { outcome: 'unchanged'; item: BlockedItem }
+  | { outcome: 'conflict'; existing: BlockedItem; conflict: Conflict };
 
-export interface AddRequest {
-  /** A complete new item, as model/merge#newItem builds it. */
-  item: BlockedItem;
-  allowMerge: boolean;
+/** The outcome a decision has once its write (if any) is done. */
+export function outcomeOf(d: Decision): AddOutcome {
+  switch (d.outcome) {
+    case 'created':
+      return { outcome: 'created', item: d.write };
+    case 'merged':
+      return { outcome: 'merged', item: d.write, previous: d.previous };
+    case 'unchanged':
+      return d;
+    case 'conflict':
+      return d;
+  }
 }
 
 /** Thrown for a store that cannot be reached or that refused a write (the API answers 503). */

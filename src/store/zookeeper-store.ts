@@ -5,27 +5,25 @@
  * - Every write is one ZooKeeper `multi`: the item change (create / versioned setData / versioned
  *   delete) plus a setData on the items znode. The multi is atomic, so the change marker moves iff
  *   the change committed, and a promise resolves only after the ensemble's quorum acknowledged it.
- * - add() is read → mergeItems → compare-and-set on the znode's data version, retried on
- *   BAD_VERSION / NODE_EXISTS / NO_NODE: concurrent merges from any number of sidecars lose nothing.
+ * - add() is read → model/decide → compare-and-set on the znode's data version (cas-add.ts), retried
+ *   on BAD_VERSION / NODE_EXISTS / NO_NODE: concurrent merges from any number of sidecars lose nothing.
  * - removeExpired() deletes with the version it read: of several sidecars expiring at once exactly
  *   one delete succeeds per item, and only that caller reports it.
  * - Change marker: `mzxid.pzxid` of the items znode. Why not the root's stat alone: a parent's
  *   cversion/pzxid move on child create/delete only, not when a child's data changes (a merge), so
  *   every write also touches the items znode; pzxid is kept in the marker so children created or
  *   deleted by hand (zkCli) are still noticed by pollers.
- * - Every call is bounded by the operation timeout (zookeeper-session.ts); the retry loops of one
- *   store call share that one deadline, so a store call never outlives it.
- *
- * A write whose reply was lost (connection loss while the leader failed over) may have been applied.
- * The retry recognises its own write (the znode holds exactly the bytes it sent) and reports the
- * outcome it intended, instead of a conflict with itself.
+ * - Every call is bounded by the operation timeout (zookeeper-session.ts); every retry goes through
+ *   retry.ts, and the rounds of one store call share that one deadline, so a store call never
+ *   outlives it.
  */
 import { BlockedItem } from '../model/item';
-import { mergeItems } from '../model/merge';
-import { isExpired } from '../model/effective';
 import { Logger, silentLogger } from '../core/logger';
+import { Clock, systemClock } from '../core/clock';
 import { AddOutcome, AddRequest, BlocklistStore, StoreUnavailableError } from './store';
-import { CorruptItemError, decodeItem, encodeItem } from './codec';
+import { CasLostError, CasPort, casAdd } from './cas-add';
+import { Deadline, Failure, retry } from './retry';
+import { CorruptItemError, decodeItem } from './codec';
 import { ZkLayout, decodeId, parseConnectString } from './zookeeper-paths';
 import { ZK, ZkError, ZkOp, ZkSession, ZkTimeoutError, hasCode, isTransient } from './zookeeper-session';
 import { ZkWatch, markerOf } from './zookeeper-watch';
@@ -41,15 +39,23 @@ export interface ZookeeperStoreOptions {
   /** 'user:password' for digest auth; '' or undefined = none. */
   auth?: string;
   logger?: Logger;
+  /** Whose timers the retries' backoff waits on. */
+  clock?: Clock;
 }
 
 const EMPTY = Buffer.alloc(0);
-/** A bound on CAS rounds besides the deadline (each lost round means another writer won one). */
-const MAX_ROUNDS = 10_000;
 /** list()/removeExpired() read children this many at a time (the client pipelines them). */
 const READ_BATCH = 256;
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** A read or a skeleton step: only a lost connection is worth another try. */
+const readFailure = (e: unknown): Failure => (isTransient(e) ? 'transient' : 'fatal');
+/** A compare-and-set round: a moved version or a znode that appeared or went means another writer won. */
+const casFailure = (e: unknown): Failure =>
+  hasCode(e, ZK.BAD_VERSION) || hasCode(e, ZK.NODE_EXISTS) || hasCode(e, ZK.NO_NODE) || e instanceof CasLostError
+    ? 'contention'
+    : isTransient(e) || e instanceof StoreUnavailableError
+      ? 'transient'
+      : 'fatal';
 
 function parseAuth(auth: string | undefined): { user: string; password: string } | undefined {
   if (!auth) return undefined;
@@ -58,28 +64,16 @@ function parseAuth(auth: string | undefined): { user: string; password: string }
   return { user: auth.slice(0, i), password: auth.slice(i + 1) };
 }
 
-class Deadline {
-  private readonly at: number;
-  constructor(readonly totalMs: number) {
-    // Real elapsed time, not the injected Clock: this bounds I/O, it is not business time.
-    this.at = performance.now() + totalMs;
-  }
-  left(): number {
-    return Math.max(0, this.at - performance.now());
-  }
-  passed(): boolean {
-    return this.left() <= 0;
-  }
-}
-
 export class ZookeeperStore implements BlocklistStore {
   readonly description: string;
   private readonly layout: ZkLayout;
   private readonly session: ZkSession;
   private readonly watcher: ZkWatch;
   private readonly logger: Logger;
+  private readonly clock: Clock;
 
   private constructor(private readonly opts: ZookeeperStoreOptions) {
+    this.clock = opts.clock ?? systemClock;
     const addr = parseConnectString(opts.quorum);
     this.layout = new ZkLayout(addr.chroot, opts.root);
     this.logger = (opts.logger ?? silentLogger).child({ component: 'zookeeper-store' });
@@ -125,17 +119,8 @@ export class ZookeeperStore implements BlocklistStore {
   }
 
   /** Retries a step after connection loss until the deadline; other errors pass through. */
-  private async retrying<T>(d: Deadline, step: () => Promise<T>): Promise<T> {
-    let delay = 20;
-    for (let i = 0; ; i++) {
-      try {
-        return await step();
-      } catch (e) {
-        if (!isTransient(e) || d.passed() || i >= MAX_ROUNDS) throw e;
-        await sleep(Math.min(delay, d.left()));
-        delay = Math.min(delay * 2, 500);
-      }
-    }
+  private retrying<T>(d: Deadline, step: () => Promise<T>): Promise<T> {
+    return retry({ deadline: d, clock: this.clock, classify: readFailure }, step);
   }
 
   /** Maps a failure to what callers see: StoreUnavailableError unless it is a data problem. */
@@ -179,64 +164,39 @@ export class ZookeeperStore implements BlocklistStore {
     }
   }
 
-  private async addOne(req: AddRequest, d: Deadline): Promise<AddOutcome> {
-    const id = req.item.id;
-    const path = this.layout.itemPath(id);
-    const fresh = Buffer.from(encodeItem(req.item));
-    /** Set when a write's reply was lost: the bytes sent and the outcome it would have had. */
-    let unsure: { data: Buffer; outcome: AddOutcome } | undefined;
-    let delay = 20;
-    for (let round = 0; round < MAX_ROUNDS; round++) {
-      if (d.passed()) break;
-      let attempt: { data: Buffer; outcome: AddOutcome } | undefined;
-      try {
-        const cur = await this.session.getData(path, d.left());
-        if (cur && unsure && cur.data.equals(unsure.data)) return unsure.outcome;
-        if (!cur) {
-          attempt = { data: fresh, outcome: { outcome: 'created', item: req.item } };
-          await this.session.multi([{ op: 'create', path, data: fresh }, this.bump()], d.left());
-          return attempt.outcome;
+  private addOne(req: AddRequest, d: Deadline): Promise<AddOutcome> {
+    return casAdd(this.casPort(d), req, {
+      deadline: d,
+      clock: this.clock,
+      classify: casFailure,
+      exhausted: (last, maybeApplied) =>
+        casFailure(last) === 'transient' && !maybeApplied
+          ? last
+          : new StoreUnavailableError(
+              `zookeeper store ${this.description}: add '${req.item.id}' did not complete within ${this.opts.operationTimeoutMs} ms${maybeApplied ? ' (a write was sent and may have been applied)' : ''}; client state ${this.session.stateName()}`,
+            ),
+    });
+  }
+
+  /** Items as versioned znodes; every write is a multi with the change marker. */
+  private casPort(d: Deadline): CasPort<number> {
+    return {
+      read: async (id) => {
+        const cur = await this.session.getData(this.layout.itemPath(id), d.left());
+        return cur ? { item: this.decode(id, cur.data), version: cur.stat.version, text: cur.data.toString('utf8') } : undefined;
+      },
+      create: async (id, text) => {
+        try {
+          await this.session.multi([{ op: 'create', path: this.layout.itemPath(id), data: Buffer.from(text) }, this.bump()], d.left());
+        } catch (e) {
+          // NO_NODE on a create: the skeleton itself is gone (removed by hand); make it, then retry.
+          if (hasCode(e, ZK.NO_NODE) && !(await this.session.exists(this.layout.items, d.left()))) await this.ensureSkeleton(d);
+          throw e;
         }
-        const existing = this.decode(id, cur.data);
-        if (isExpired(existing, req.item.created.at)) {
-          // Past its end it is gone even if no expiry run deleted it yet: the new block starts
-          // fresh (new start, no old cause), exactly as if the znode were absent.
-          attempt = { data: fresh, outcome: { outcome: 'created', item: req.item } };
-          await this.session.multi([{ op: 'set', path, data: fresh, version: cur.stat.version }, this.bump()], d.left());
-          return attempt.outcome;
-        }
-        if (!req.allowMerge) return { outcome: 'conflict', existing, reason: `'${id}' is already blocked; set allowMerge to merge` };
-        const m = mergeItems(existing, req.item);
-        if (m.outcome === 'conflict') return { outcome: 'conflict', existing, reason: m.reason };
-        if (!m.changed) return { outcome: 'merged', item: existing, previous: existing, changed: false };
-        const data = Buffer.from(encodeItem(m.item));
-        attempt = { data, outcome: { outcome: 'merged', item: m.item, previous: existing, changed: true } };
-        await this.session.multi([{ op: 'set', path, data, version: cur.stat.version }, this.bump()], d.left());
-        return attempt.outcome;
-      } catch (e) {
-        if (hasCode(e, ZK.NODE_EXISTS) || hasCode(e, ZK.BAD_VERSION)) {
-          // Another writer won this round: read again. A little jitter spreads a herd of writers.
-          await sleep(Math.random() * 3);
-          continue;
-        }
-        if (hasCode(e, ZK.NO_NODE)) {
-          // Deleted between read and write, or the skeleton itself is gone (removed by hand).
-          if (!(await this.session.exists(this.layout.items, d.left()))) await this.ensureSkeleton(d);
-          continue;
-        }
-        if (isTransient(e) || e instanceof StoreUnavailableError) {
-          if (attempt) unsure = attempt;
-          if (d.passed()) throw e;
-          await sleep(Math.min(delay, d.left()));
-          delay = Math.min(delay * 2, 500);
-          continue;
-        }
-        throw e;
-      }
-    }
-    throw new StoreUnavailableError(
-      `zookeeper store ${this.description}: add '${id}' did not complete within ${this.opts.operationTimeoutMs} ms${unsure ? ' (a write was sent and may have been applied)' : ''}; client state ${this.session.stateName()}`,
-    );
+      },
+      replace: (id, text, version) =>
+        this.session.multi([{ op: 'set', path: this.layout.itemPath(id), data: Buffer.from(text), version }, this.bump()], d.left()).then(() => undefined),
+    };
   }
 
   /**
@@ -309,28 +269,31 @@ export class ZookeeperStore implements BlocklistStore {
   async remove(id: string): Promise<BlockedItem | undefined> {
     const d = new Deadline(this.opts.operationTimeoutMs);
     const path = this.layout.itemPath(id);
+    /** Set when a delete's reply was lost: it may have been applied. */
     let unsure: BlockedItem | undefined;
+    let sending: BlockedItem | undefined;
     try {
-      for (let round = 0; round < MAX_ROUNDS && !d.passed(); round++) {
-        const cur = await this.retrying(d, () => this.session.getData(path, d.left()));
-        // Our delete may have been applied although its reply was lost: report what we removed.
-        if (!cur) return unsure;
-        const item = this.decode(id, cur.data);
-        try {
+      return await retry(
+        {
+          deadline: d,
+          clock: this.clock,
+          classify: casFailure,
+          initialMs: 50,
+          maxMs: 50,
+          onTransient: () => (unsure = sending ?? unsure),
+          exhausted: (last) =>
+            casFailure(last) === 'transient' ? last : new StoreUnavailableError(`zookeeper store ${this.description}: remove '${id}' did not complete within ${this.opts.operationTimeoutMs} ms`),
+        },
+        async () => {
+          sending = undefined;
+          const cur = await this.session.getData(path, d.left());
+          // Our delete may have been applied although its reply was lost: report what we removed.
+          if (!cur) return unsure;
+          sending = this.decode(id, cur.data);
           await this.session.multi([{ op: 'remove', path, version: cur.stat.version }, this.bump()], d.left());
-          return item;
-        } catch (e) {
-          if (hasCode(e, ZK.BAD_VERSION) || hasCode(e, ZK.NO_NODE)) continue;
-          if (isTransient(e) || e instanceof StoreUnavailableError) {
-            unsure = item;
-            if (d.passed()) throw e;
-            await sleep(Math.min(50, d.left()));
-            continue;
-          }
-          throw e;
-        }
-      }
-      throw new StoreUnavailableError(`zookeeper store ${this.description}: remove '${id}' did not complete within ${this.opts.operationTimeoutMs} ms`);
+          return sending;
+        },
+      );
     } catch (e) {
       throw this.unavailable(e, `remove '${id}'`);
     }
@@ -374,30 +337,37 @@ export class ZookeeperStore implements BlocklistStore {
     return removed;
   }
 
-  private async expireOne(item: BlockedItem, version: number, now: number, d: Deadline): Promise<BlockedItem | undefined> {
+  /**
+   * Deletes one expired item with the version read. A lost round is read again: gone means another
+   * sidecar removed it (reported there) — or, after a lost reply, we did; extended by a merge
+   * meanwhile means it is not expired any more.
+   */
+  private expireOne(item: BlockedItem, version: number, now: number, d: Deadline): Promise<BlockedItem | undefined> {
     const path = this.layout.itemPath(item.id);
-    let cur = { item, version };
     let unsure = false;
-    for (let round = 0; round < MAX_ROUNDS && !d.passed(); round++) {
-      try {
+    return retry(
+      {
+        deadline: d,
+        clock: this.clock,
+        classify: casFailure,
+        initialMs: 50,
+        maxMs: 50,
+        onTransient: () => (unsure = true),
+        exhausted: (last) =>
+          casFailure(last) === 'transient' ? last : new StoreUnavailableError(`zookeeper store ${this.description}: expiring '${item.id}' did not complete within ${this.opts.operationTimeoutMs} ms`),
+      },
+      async (round) => {
+        let cur = { item, version };
+        if (round > 0) {
+          const again = await this.session.getData(path, d.left());
+          if (!again) return unsure ? item : undefined;
+          cur = { item: this.decode(item.id, again.data), version: again.stat.version };
+          if (cur.item.endTimestamp > now) return undefined;
+        }
         await this.session.multi([{ op: 'remove', path, version: cur.version }, this.bump()], d.left());
         return cur.item;
-      } catch (e) {
-        if (!(hasCode(e, ZK.BAD_VERSION) || hasCode(e, ZK.NO_NODE) || isTransient(e) || e instanceof StoreUnavailableError)) throw e;
-        if (isTransient(e) || e instanceof StoreUnavailableError) {
-          unsure = true;
-          if (d.passed()) throw e;
-          await sleep(Math.min(50, d.left()));
-        }
-        const again = await this.retrying(d, () => this.session.getData(path, d.left()));
-        // Gone: another sidecar removed it (reported there) — or, after a lost reply, we did.
-        if (!again) return unsure ? cur.item : undefined;
-        const next = this.decode(item.id, again.data);
-        if (next.endTimestamp > now) return undefined; // extended by a merge meanwhile: not expired
-        cur = { item: next, version: again.stat.version };
-      }
-    }
-    throw new StoreUnavailableError(`zookeeper store ${this.description}: expiring '${item.id}' did not complete within ${this.opts.operationTimeoutMs} ms`);
+      },
+    );
   }
 
   async version(): Promise<string> {

@@ -12,6 +12,7 @@
  *  - a new session (after expiry) has no watches: re-arm and compare the same way.
  * Extra notifications are possible and harmless (a listener re-reads version()); missing ones are not.
  */
+import { backoffAfter } from './retry';
 import { Logger, silentLogger } from '../core/logger';
 import { ZkSession, ZkStat } from './zookeeper-session';
 
@@ -91,7 +92,7 @@ export class ZkWatch {
         this.armAgain = false;
         if (this.closed) return;
         // Capped backoff: the session itself reconnects; we only need to be armed once it does.
-        this.retryDelay = Math.min(Math.max(100, this.retryDelay * 2), 2000);
+        this.retryDelay = backoffAfter(this.retryDelay, 100, 2000);
         this.logger.debug('zookeeper watch could not be armed; retrying', { error: (e as Error).message, inMs: this.retryDelay });
         clearTimeout(this.retryTimer);
         this.retryTimer = setTimeout(() => this.arm(false), this.retryDelay);

@@ -83,7 +83,7 @@ describe('REST API: blocklist endpoints (C1, C2)', () => {
     assert.equal(r.status, 202);
     assert.equal((await call('GET', '/blocklist')).text, before);
     assert.equal(await s.store.version(), v);
-    assert.equal(s.audit.records.at(-1)?.outcome, 'merged-unchanged');
+    assert.equal(s.audit.records.at(-1)?.outcome, 'unchanged');
   });
 
   it('C1.11 both timeout and endTimestamp → 400, nothing stored', async () => {

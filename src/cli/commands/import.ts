@@ -129,12 +129,12 @@ async function runImport(client: BlocklistClient, planned: Planned[], flags: Imp
   }
   if (!flags.merge) {
     const check = await client.batch(items, true);
-    const conflicts = check.results.filter((r) => r.status === 409);
+    const conflicts = check.results.filter((r) => r.code === 'exists');
     if (conflicts.length) {
       throw new CliError(
         `${conflicts.length} of ${items.length} host(s) are already blocked; nothing was imported — add --merge to merge into the existing blocks`,
         EXIT.CONFLICT,
-        conflicts.map((c) => `${c.id}: ${(c.errors ?? []).join('; ').replace(/; set allowMerge to merge$/, '')}`),
+        conflicts.map((c) => `${c.id}: already blocked`),
       );
     }
   }

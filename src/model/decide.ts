@@ -1,0 +1,58 @@
+/**
+ * The one add/merge decision (as Flink's DefaultBlocklistTracker#tryAddOrMerge decides it for its
+ * own blocklist): given what is stored for an id, a new block request and the time, what happens.
+ * Pure. Every store runs read → decide → compare-and-set, and the API's dry run calls the same
+ * function on the item it read, so a preview can never disagree with the real write.
+ */
+import { BlockedItem } from './item';
+import { isExpired } from './effective';
+import { mergeItems } from './merge';
+
+export interface AddRequest {
+  /** A complete new item, as model/merge#newItem builds it. */
+  item: BlockedItem;
+  allowMerge: boolean;
+}
+
+/**
+ * Why a request was refused, for programs (the API sends it as `code` beside `errors`):
+ *  - `exists`: the id is blocked and the request did not set allowMerge (HTTP 409);
+ *  - `scope`: the two blocks' scopes cannot be written as one (HTTP 409);
+ *  - `empty-cause`: the merged item would hold no cause at all (HTTP 400).
+ */
+export type ConflictCode = 'exists' | 'scope' | 'empty-cause';
+
+export interface Conflict {
+  code: ConflictCode;
+  message: string;
+}
+
+export type Decision =
+  /** Nothing live under this id (absent, or past its end): `write` is the request's own item. */
+  | { outcome: 'created'; write: BlockedItem }
+  /** Merged into the live item: `write` replaces `previous`. */
+  | { outcome: 'merged'; write: BlockedItem; previous: BlockedItem }
+  /** The request adds nothing to the live item: write nothing, tell nobody. */
+  | { outcome: 'unchanged'; item: BlockedItem }
+  | { outcome: 'conflict'; existing: BlockedItem; conflict: Conflict };
+
+/**
+ * `now` is the request's own time (its item's creation stamp when a store decides): an item past
+ * its end is gone even if no expiry run deleted it yet, so a new block of that id starts fresh
+ * (new start, none of the old cause) instead of merging into a ghost.
+ */
+export function decide(existing: BlockedItem | undefined, req: AddRequest, now: number): Decision {
+  if (!existing || isExpired(existing, now)) return { outcome: 'created', write: req.item };
+  if (!req.allowMerge) {
+    return { outcome: 'conflict', existing, conflict: { code: 'exists', message: `'${existing.id}' is already blocked; set allowMerge to merge` } };
+  }
+  const m = mergeItems(existing, req.item);
+  switch (m.outcome) {
+    case 'unchanged':
+      return { outcome: 'unchanged', item: existing };
+    case 'merged':
+      return { outcome: 'merged', write: m.item, previous: existing };
+    case 'conflict':
+      return { outcome: 'conflict', existing, conflict: m.conflict };
+  }
+}
