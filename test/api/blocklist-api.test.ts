@@ -45,6 +45,7 @@ describe('REST API: blocklist endpoints (C1, C2)', () => {
     const r = await put('node1', { action: EVAC, cause: 'b' });
     assert.equal(r.status, 409);
     assert.match((r.body as { errors: string[] }).errors[0], /already blocked.*allowMerge/);
+    assert.equal((r.body as { code?: string }).code, 'exists', 'a machine-readable code beside the words');
     const got = (await call('GET', '/blocklist/nodes/node1')).body as Item;
     assert.equal(got.cause, 'a');
     assert.equal(got.action, MB);
