@@ -27,6 +27,16 @@ const READ_METHODS = new Set(['GET', 'HEAD']);
 /** Who an open route's caller is once auth is on: not the loopback-only anonymous admin. */
 const UNAUTHENTICATED: Principal = { name: 'unauthenticated', role: 'viewer' };
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Served without a token: the console's static shell (its HTML, script and styles hold no data;
+     * a browser cannot send a bearer token when it navigates, so the shell must load to ask for one).
+     */
+    openWithoutToken?: boolean;
+  }
+}
+
 export interface AuthOptions {
   tokens: TokenLookup;
   logger: Logger;
@@ -67,7 +77,7 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
   };
 
   app.addHook('onRequest', async (req, reply) => {
-    if (req.routeOptions.url !== undefined && OPEN_ROUTES.has(req.routeOptions.url)) {
+    if ((req.routeOptions.url !== undefined && OPEN_ROUTES.has(req.routeOptions.url)) || req.routeOptions.config?.openWithoutToken === true) {
       req.principal = UNAUTHENTICATED;
       return;
     }

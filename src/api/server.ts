@@ -9,6 +9,8 @@ import { installPrincipal } from './principal';
 import { blocklistRoutes } from './blocklist-routes';
 import { installAuth } from './auth';
 import { installMutationRateLimit } from './rate-limit';
+import { installLoopbackHostGuard } from './host-guard';
+import { consoleRoutes } from './console/console-routes';
 
 export function buildApi(deps: ApiDeps): FastifyInstance {
   // `https: null` is a plain HTTP server; with TLS (rest.ssl.*) an https.Server. Routes and hooks
@@ -26,10 +28,17 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
   installErrorHandling(app, deps.logger);
   installPrincipal(app);
   if (deps.auth) installAuth(app, { tokens: deps.auth, logger: deps.logger, audit: deps.audit });
+  else installLoopbackHostGuard(app, deps.logger);
   if (deps.rateLimit) installMutationRateLimit(app, deps.rateLimit, deps.logger);
   blocklistRoutes(app, deps);
+  consoleRoutes(app, { auth: deps.auth !== undefined });
 
-  app.get('/status', async () => deps.sync.status());
+  // ?nodes=true adds the cluster's nodes (the console's picture); `now` is the sidecar's clock.
+  const statusQuery = { type: 'object', properties: { nodes: { type: 'string', enum: ['true', 'false', ''] } } } as const;
+  app.get<{ Querystring: { nodes?: string } }>('/status', { schema: { querystring: statusQuery } }, async (req) => ({
+    ...deps.sync.status({ nodes: req.query.nodes === 'true' || req.query.nodes === '' }),
+    now: deps.clock.now(),
+  }));
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {
     const problems: string[] = [];

@@ -125,7 +125,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     kick: (reason) => engine.kick(reason),
     taskManagersOn: (node) => engine.taskManagersOn(node),
     itemStatus: (id) => engine.itemStatus(id),
-    status: () => engine.status(),
+    status: (opts) => engine.status(opts),
     synced: () => engine.synced(),
     async start() {
       expiry.start();

@@ -11,6 +11,8 @@ import { NodeState } from '../yarn/types';
 export interface NodeView {
   host: string;
   state: NodeState;
+  /** The RM's rack path (e.g. /default-rack); shown by the console's node picture, not used by the cap. */
+  rack?: string;
 }
 
 export interface DesiredInput {
@@ -44,6 +46,10 @@ export interface DesiredPlan {
   runningNodes: number;
   /** How many RUNNING hosts the cap allows on the blacklist. */
   capacity: number;
+  /** The cap's denominator: RUNNING nodes now, or the remembered floor when that is larger. */
+  capNodes: number;
+  /** RUNNING hosts this plan puts on the blacklist (the slots of the cap in use). */
+  capUsed: number;
 }
 
 /** floor(fraction × running), tolerant of binary fractions (0.3 × 10 = 3.0000000000000004). */
@@ -65,7 +71,8 @@ export function planDesired(input: DesiredInput): DesiredPlan {
   const effective = effectiveItems(input.items, input.applicationId, input.now);
   const running = new Set<string>();
   for (const n of input.nodes) if (n.state === 'RUNNING') running.add(n.host);
-  const capacity = blockCapacity(input.maxBlockedFraction, Math.max(running.size, input.runningNodesFloor ?? 0));
+  const capNodes = Math.max(running.size, input.runningNodesFloor ?? 0);
+  const capacity = blockCapacity(input.maxBlockedFraction, capNodes);
 
   const enforced: BlockedItem[] = [];
   const deferred: BlockedItem[] = [];
@@ -83,7 +90,7 @@ export function planDesired(input: DesiredInput): DesiredPlan {
     } else deferred.push(item);
   }
   const blacklist = [...new Set(enforced.map((i) => i.node))].sort();
-  return { effective, enforced, deferred, taskManagers, blacklist, runningNodes: running.size, capacity };
+  return { effective, enforced, deferred, taskManagers, blacklist, runningNodes: running.size, capacity, capNodes, capUsed: used };
 }
 
 export interface BlacklistDiff {

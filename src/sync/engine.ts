@@ -24,7 +24,7 @@ import { ConfigValues } from '../config/keys';
 import { Backoff } from './backoff';
 import { DeadlineTimer } from './deadline-timer';
 import { PassOutcome, Reconciler, ReconcilerSettings } from './reconciler';
-import { ItemSyncStatus, SidecarStatus, SyncFacade } from './facade';
+import { ItemSyncStatus, SidecarStatus, StatusOptions, SyncFacade } from './facade';
 
 export interface SyncSettings extends ReconcilerSettings {
   pollIntervalMs: number;
@@ -171,8 +171,8 @@ export class SyncEngine implements SyncFacade {
     return this.reconciler.itemStatus(id);
   }
 
-  status(): SidecarStatus {
-    return this.reconciler.status();
+  status(opts?: StatusOptions): SidecarStatus {
+    return this.reconciler.status(opts);
   }
 
   synced(): boolean {

@@ -2,6 +2,7 @@
  * What the REST API (and /status, /readyz, the CLI through them) needs from the sync engine.
  * The API depends on this small interface only; NoSync serves when no YARN is configured.
  */
+import { NodeState } from '../yarn/types';
 
 /** Per-item enforcement state, as `blocklist list` shows it. */
 export type SyncState = 'applied' | 'pending' | 'deferred' | 'evacuating' | 'evacuated' | 'disabled' | 'not-applicable';
@@ -35,8 +36,25 @@ export interface ItemSyncStatus {
   evacuation?: EvacuationStatus;
 }
 
+/** One cluster node as the RM last reported it (for the console's picture of the cluster). */
+export interface NodeSummary {
+  host: string;
+  rack?: string;
+  state: NodeState;
+}
+
+/** The safety cap as of the last pass: `blockedRunningNodes` of `runningNodes` RUNNING nodes are blacklisted, at most `limit`. */
+export interface SafetyCapStatus {
+  blockedRunningNodes: number;
+  runningNodes: number;
+  limit: number;
+  maxBlockedFraction: number;
+}
+
 export interface SidecarStatus {
   enabled: boolean;
+  /** The sidecar's clock when the status was taken (epoch ms), so a reader can count down without trusting its own clock. */
+  now?: number;
   applicationId?: string;
   appAttemptId?: string;
   /** Epoch ms of the last pass that read desired and actual and applied the difference. */
@@ -49,6 +67,15 @@ export interface SidecarStatus {
   pending: { additions: string[]; removals: string[]; releases: string[] };
   deferred: string[];
   evacuations: EvacuationStatus[];
+  /** Absent until a pass has read the cluster's nodes. */
+  safetyCap?: SafetyCapStatus;
+  /** Only when asked for (`GET /status?nodes=true`): the node list can be megabytes on a big cluster. */
+  nodes?: { readAt: number; list: NodeSummary[] };
+}
+
+export interface StatusOptions {
+  /** Include the cluster's nodes as last read. */
+  nodes?: boolean;
 }
 
 export interface SyncFacade {
@@ -57,7 +84,7 @@ export interface SyncFacade {
   /** The app's task manager containers on one node (seed 000's `taskManagers`). */
   taskManagersOn(node: string): string[];
   itemStatus(id: string): ItemSyncStatus | undefined;
-  status(): SidecarStatus;
+  status(opts?: StatusOptions): SidecarStatus;
   /** At least one successful sync has happened (readiness). */
   synced(): boolean;
 }

@@ -23,7 +23,7 @@ import { AmrmProxy, AppContainer, ResourceManagerReader } from '../yarn/types';
 import { Metrics } from '../metrics/metrics';
 import { BlacklistDiff, DesiredPlan, NodeView, diffBlacklist, isEmptyDiff, planDesired } from './desired';
 import { EvacuationDecision, evaluateEvacuation, isTaskManager, remainingSeconds } from './evacuation';
-import { EvacuationStatus, ItemSyncStatus, SidecarStatus } from './facade';
+import { EvacuationStatus, ItemSyncStatus, SidecarStatus, StatusOptions } from './facade';
 
 export interface ReconcilerSettings {
   maxBlockedFraction: number;
@@ -185,7 +185,7 @@ export class Reconciler {
     if (!this.nodes || now0 - this.nodes.readAt >= settings.refreshIntervalMs) {
       try {
         const list = await rm.nodes();
-        this.nodes = { list: list.map((n) => ({ host: n.host, state: n.state })), readAt: now0 };
+        this.nodes = { list: list.map((n) => ({ host: n.host, state: n.state, rack: n.rack })), readAt: now0 };
       } catch (e) {
         if (!this.nodes) return { result: 'failed', stage: 'nodes', error: `cannot read the cluster's nodes for the safety cap: ${message(e)}` };
         logger.warn(`reading the cluster's nodes failed, using the list from ${new Date(this.nodes.readAt).toISOString()}: ${message(e)}`);
@@ -371,7 +371,7 @@ export class Reconciler {
     return { state: 'pending', detail: this.lastError ? `not yet applied: ${this.lastError}` : 'not yet reconciled' };
   }
 
-  status(): SidecarStatus {
+  status(opts: StatusOptions = {}): SidecarStatus {
     const s: SidecarStatus = {
       enabled: true,
       storeDegraded: this.storeDegraded,
@@ -385,6 +385,9 @@ export class Reconciler {
     if (this.lastSuccessfulSync !== undefined) s.lastSuccessfulSync = this.lastSuccessfulSync;
     const err = this.storeDegraded ? `store unreachable, enforcing the last good snapshot: ${this.storeError ?? ''}` : this.lastError;
     if (err !== undefined) s.lastError = err;
+    const plan = this.plan;
+    if (plan) s.safetyCap = { blockedRunningNodes: plan.capUsed, runningNodes: plan.capNodes, limit: plan.capacity, maxBlockedFraction: this.deps.settings.maxBlockedFraction };
+    if (opts.nodes && this.nodes) s.nodes = { readAt: this.nodes.readAt, list: this.nodes.list.map((n) => (n.rack !== undefined ? { host: n.host, rack: n.rack, state: n.state } : { host: n.host, state: n.state })) };
     return s;
   }
 

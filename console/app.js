@@ -1,0 +1,139 @@
+// The blocklist console: logs in with a bearer token, polls the REST API, draws the panels.
+import { html, render, useEffect, useRef, useState } from './vendor/preact-htm.js';
+import { ApiError, call, saveToken, savedToken } from './api.js';
+import { BlocklistPanel, DetectorPanel, EvacuationsPanel, Header, NodeGrid, YarnPanel } from './panels.js';
+import { ActionPanel, BlockForm } from './controls.js';
+
+/** Poll period: ?refresh=<ms> (at least 200 ms), else 2 s. The API has no push channel; polling is cheap on loopback. */
+function refreshMs() {
+  const v = Number(new URLSearchParams(location.search).get('refresh'));
+  return Number.isFinite(v) && v >= 200 ? v : 2000;
+}
+
+function Login({ message, onToken }) {
+  const [value, setValue] = useState('');
+  const submit = (e) => {
+    e.preventDefault();
+    if (value.trim()) onToken(value.trim());
+  };
+  return html`
+    <main class="login">
+      <form id="login" onSubmit=${submit}>
+        <h1>Blocklist console</h1>
+        <p>This sidecar needs a bearer token (one of <code>rest.auth.tokens-file</code>). It is kept in this tab only.</p>
+        ${message ? html`<p class="error" role="alert">${message}</p>` : null}
+        <label>Token <input id="token" type="password" autocomplete="off" value=${value} onInput=${(e) => setValue(e.target.value)} /></label>
+        <button type="submit">Sign in</button>
+      </form>
+    </main>`;
+}
+
+function App() {
+  const [token, setToken] = useState(savedToken());
+  const [session, setSession] = useState(undefined);
+  const [loginMessage, setLoginMessage] = useState('');
+  const [data, setData] = useState({ status: undefined, items: [], detector: undefined, offset: 0, error: '', fetchedAt: 0 });
+  const [tick, setTick] = useState(0);
+  const [action, setAction] = useState(undefined);
+  const [notice, setNotice] = useState(undefined);
+  const detectorMissing = useRef(0);
+  const pollNow = useRef(() => undefined);
+
+  // Who are we? 401 → the login prompt with the API's message.
+  useEffect(() => {
+    let live = true;
+    call(token, 'GET', '/ui/session')
+      .then((s) => live && (setSession(s), setLoginMessage('')))
+      .catch((e) => {
+        if (!live) return;
+        setSession(null);
+        if (e instanceof ApiError && e.status === 401) {
+          if (token) saveToken('');
+          setLoginMessage(token ? e.messages.join('; ') : '');
+        } else setLoginMessage(e.message);
+      });
+    return () => {
+      live = false;
+    };
+  }, [token]);
+
+  // Poll /status (with the nodes), /blocklist and, when it exists, /detector.
+  useEffect(() => {
+    if (!session) return undefined;
+    let stopped = false;
+    let timer;
+    const once = async () => {
+      clearTimeout(timer);
+      try {
+        const wantDetector = detectorMissing.current === 0;
+        const [status, list, detector] = await Promise.all([
+          call(token, 'GET', '/status?nodes=true'),
+          call(token, 'GET', '/blocklist'),
+          wantDetector ? call(token, 'GET', '/detector').catch((e) => (e instanceof ApiError && e.status === 404 ? null : undefined)) : Promise.resolve(null),
+        ]);
+        // A sidecar without a detector answers 404: ask again only now and then.
+        if (detector === null) detectorMissing.current = wantDetector ? 15 : detectorMissing.current - 1;
+        if (stopped) return;
+        const items = Object.values(list);
+        const offset = typeof status.now === 'number' ? status.now - Date.now() : 0;
+        setData({ status, items, detector: detector ?? undefined, offset, error: '', fetchedAt: Date.now() });
+      } catch (e) {
+        if (stopped) return;
+        if (e instanceof ApiError && e.status === 401) {
+          saveToken('');
+          setSession(null);
+          setLoginMessage(e.messages.join('; '));
+          return;
+        }
+        setData((d) => ({ ...d, error: e.message }));
+      }
+      if (!stopped) timer = setTimeout(once, refreshMs());
+    };
+    pollNow.current = once;
+    once();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, [session, token]);
+
+  // Countdowns move every second between polls.
+  useEffect(() => {
+    const t = setInterval(() => setTick((x) => x + 1), 1000);
+    return () => clearInterval(t);
+  }, []);
+
+  if (session === undefined) return html`<p class="loading">Connecting to the sidecar…</p>`;
+  if (session === null) {
+    return html`<${Login} message=${loginMessage} onToken=${(t) => (saveToken(t), setToken(t), setSession(undefined))} />`;
+  }
+
+  const now = Date.now() + data.offset + tick * 0;
+  const admin = session.role === 'admin';
+  const logout = () => {
+    saveToken('');
+    setToken('');
+    setSession(undefined);
+  };
+  const done = (text) => {
+    setAction(undefined);
+    setNotice({ kind: 'ok', text });
+    pollNow.current();
+  };
+  return html`
+    <${Header} session=${session} status=${data.status} now=${now} error=${data.error} fetchedAt=${data.fetchedAt} onLogout=${session.auth ? logout : undefined} />
+    <main class="panels">
+      ${notice ? html`<p class=${`notice ${notice.kind}`} role="status">${notice.text} <button class="link" onClick=${() => setNotice(undefined)}>dismiss</button></p>` : null}
+      ${admin && action ? html`<${ActionPanel} token=${token} action=${action} now=${now} onDone=${done} onCancel=${() => setAction(undefined)} />` : null}
+      <${BlocklistPanel} items=${data.items} now=${now} admin=${admin} loaded=${data.status !== undefined}
+        onUnblock=${(item) => (setNotice(undefined), setAction({ kind: 'unblock', item }))}
+        onExtend=${(item) => (setNotice(undefined), setAction({ kind: 'extend', item }))} />
+      ${data.status ? html`<${YarnPanel} status=${data.status} now=${now} />` : null}
+      ${data.status ? html`<${EvacuationsPanel} status=${data.status} now=${now} />` : null}
+      ${data.status ? html`<${NodeGrid} status=${data.status} items=${data.items} />` : null}
+      ${admin ? html`<${BlockForm} token=${token} now=${now} onDone=${done} />` : null}
+      ${data.detector ? html`<${DetectorPanel} detector=${data.detector} now=${now} />` : null}
+    </main>`;
+}
+
+render(html`<${App} />`, document.getElementById('app'));

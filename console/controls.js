@@ -1,0 +1,242 @@
+// Admin controls. Each is the REST API's own call (audit, validation and rate limits apply as for
+// any client): first with ?dryRun=true to preview what YARN would see, then for real on confirm.
+import { html, useEffect, useState } from './vendor/preact-htm.js';
+import { ApiError, call, callFull, itemPath } from './api.js';
+import { absolute, endsText, parseDuration, relative } from './format.js';
+
+const ACTIONS = [
+  ['MARK_BLOCKED', 'MARK_BLOCKED — no new containers there'],
+  ['MARK_BLOCKED_AND_EVACUATE_TASKS', 'MARK_BLOCKED_AND_EVACUATE_TASKS — also move the job’s containers off'],
+];
+
+const messagesOf = (e) => (e instanceof ApiError ? e.messages : [e.message]);
+
+function Errors({ errors, id }) {
+  if (!errors?.length) return null;
+  return html`<ul class="error" id=${id} role="alert">${errors.map((m) => html`<li>${m}</li>`)}</ul>`;
+}
+
+/** The end of a block from the "ends" inputs: {timeout} | {endTimestamp} | {} (permanent) | {error}. */
+function endFields(mode, timeoutText, endText) {
+  if (mode === 'never') return {};
+  if (mode === 'timeout') {
+    const d = parseDuration(timeoutText);
+    return d.error ? { error: d.error } : { timeout: d.ms };
+  }
+  if (!endText) return { error: 'choose the end date and time' };
+  const at = new Date(endText).getTime();
+  if (!Number.isFinite(at)) return { error: `'${endText}' is not a date and time` };
+  return { endTimestamp: String(at) };
+}
+
+function EndsInput({ prefix, mode, setMode, timeout, setTimeout, end, setEnd }) {
+  return html`<fieldset class="ends-input">
+    <legend>Ends</legend>
+    <label><input type="radio" name=${`${prefix}-ends`} id=${`${prefix}-ends-timeout`} checked=${mode === 'timeout'} onChange=${() => setMode('timeout')} /> after</label>
+    <input id=${`${prefix}-timeout`} class="short" value=${timeout} disabled=${mode !== 'timeout'} onInput=${(e) => setTimeout(e.target.value)} aria-label="duration, e.g. 30 min, 2 h" />
+    <label><input type="radio" name=${`${prefix}-ends`} id=${`${prefix}-ends-at`} checked=${mode === 'end'} onChange=${() => setMode('end')} /> at</label>
+    <input id=${`${prefix}-end`} type="datetime-local" value=${end} disabled=${mode !== 'end'} onInput=${(e) => setEnd(e.target.value)} aria-label="end, your local time" />
+    <label><input type="radio" name=${`${prefix}-ends`} id=${`${prefix}-ends-never`} checked=${mode === 'never'} onChange=${() => setMode('never')} /> never</label>
+  </fieldset>`;
+}
+
+function Effect({ dryRun }) {
+  if (!dryRun) return null;
+  const line = (label, list) => html`<li><span class="label">${label}</span> ${list.length ? list.join(', ') : html`<span class="muted">none</span>`}</li>`;
+  return html`<ul class="effect">
+    ${line('YARN blacklist gains', dryRun.blacklistAdditions)}
+    ${line('YARN blacklist loses', dryRun.blacklistRemovals)}
+    ${line('containers to release', dryRun.containersToRelease)}
+  </ul>`;
+}
+
+export function BlockForm({ token, now, onDone }) {
+  const [kind, setKind] = useState('node');
+  const [node, setNode] = useState('');
+  const [container, setContainer] = useState('');
+  const [action, setAction] = useState('MARK_BLOCKED');
+  const [mode, setMode] = useState('timeout');
+  const [timeout, setTimeoutText] = useState('1 h');
+  const [end, setEnd] = useState('');
+  const [cause, setCause] = useState('');
+  const [evac, setEvac] = useState('');
+  const [scope, setScope] = useState('');
+  const [merge, setMerge] = useState(false);
+  const [errors, setErrors] = useState([]);
+  const [preview, setPreview] = useState(undefined);
+  const [busy, setBusy] = useState(false);
+
+  // Any edit makes an earlier preview stale: confirming must confirm what was previewed.
+  const edit = (set) => (v) => {
+    set(v);
+    setPreview(undefined);
+  };
+
+  const request = () => {
+    const problems = [];
+    const host = node.trim();
+    if (!host) problems.push('name the node (its YARN host name)');
+    if (kind === 'taskmanager' && !container.trim()) problems.push('name the task manager’s container id');
+    if (!cause.trim()) problems.push('say why (the cause is required)');
+    const ends = endFields(mode, timeout, end);
+    if (ends.error) problems.push(ends.error);
+    const body = { action, cause: cause.trim(), ...ends };
+    delete body.error;
+    if (action === 'MARK_BLOCKED_AND_EVACUATE_TASKS' && evac.trim() !== '') {
+      const n = Number(evac.trim());
+      if (!Number.isInteger(n)) problems.push('the evacuation timeout is whole seconds (negative = wait forever, 0 = at once)');
+      else body.evacuationTimeout = n;
+    }
+    if (scope.trim()) body.scope = scope.trim();
+    if (merge) body.allowMerge = true;
+    const id = kind === 'taskmanager' ? `${host}/${container.trim()}` : host;
+    return { problems, path: itemPath(kind, id), id, body };
+  };
+
+  const doPreview = async (e) => {
+    e.preventDefault();
+    const r = request();
+    setErrors(r.problems);
+    setPreview(undefined);
+    if (r.problems.length) return;
+    setBusy(true);
+    try {
+      const { status, body } = await callFull(token, 'PUT', `${r.path}?dryRun=true`, r.body);
+      setPreview({ ...r, res: body, merge: status === 202 });
+    } catch (err) {
+      setErrors(messagesOf(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const confirm = async () => {
+    setBusy(true);
+    try {
+      const res = await call(token, 'PUT', preview.path, preview.body);
+      setPreview(undefined);
+      setErrors([]);
+      setCause('');
+      onDone(`Blocked ${res.id} (${res.endTimestamp === '9223372036854775807' ? 'permanent' : `until ${absolute(Number(res.endTimestamp))}`}).`);
+    } catch (err) {
+      setErrors(messagesOf(err));
+      setPreview(undefined);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const evacuate = action === 'MARK_BLOCKED_AND_EVACUATE_TASKS';
+  return html`
+    <section class="panel" id="block">
+      <h2>Block</h2>
+      <form id="block-form" onSubmit=${doPreview}>
+        <div class="row">
+          <label>Kind <select id="block-kind" value=${kind} onChange=${(e) => edit(setKind)(e.target.value)}>
+            <option value="node">node</option><option value="taskmanager">task manager</option>
+          </select></label>
+          <label>Node <input id="block-node" value=${node} placeholder="host name as YARN names it" onInput=${(e) => edit(setNode)(e.target.value)} /></label>
+          ${kind === 'taskmanager' ? html`<label>Container <input id="block-container" value=${container} placeholder="container_…" onInput=${(e) => edit(setContainer)(e.target.value)} /></label>` : null}
+        </div>
+        <label>Action <select id="block-action" value=${action} onChange=${(e) => edit(setAction)(e.target.value)}>
+          ${ACTIONS.map(([v, label]) => html`<option value=${v}>${label}</option>`)}
+        </select></label>
+        <${EndsInput} prefix="block" mode=${mode} setMode=${edit(setMode)} timeout=${timeout} setTimeout=${edit(setTimeoutText)} end=${end} setEnd=${edit(setEnd)} />
+        <label>Cause <input id="block-cause" value=${cause} maxlength="1024" placeholder="why, for the next person (e.g. disk full on /data3)" onInput=${(e) => edit(setCause)(e.target.value)} /></label>
+        <div class="row">
+          ${evacuate ? html`<label>Evacuation timeout (s) <input id="block-evac" class="short" value=${evac} placeholder="default" inputmode="numeric" onInput=${(e) => edit(setEvac)(e.target.value)} /></label>` : null}
+          <label>Scope <input id="block-scope" class="short" value=${scope} placeholder="cluster" onInput=${(e) => edit(setScope)(e.target.value)} /></label>
+          <label class="check"><input id="block-merge" type="checkbox" checked=${merge} onChange=${(e) => edit(setMerge)(e.target.checked)} /> merge with an existing block</label>
+        </div>
+        <button type="submit" id="block-preview" disabled=${busy}>Preview</button>
+      </form>
+      <${Errors} errors=${errors} id="block-error" />
+      ${preview
+        ? html`<div class="preview" id="preview">
+            <p><strong>Dry run:</strong> this would ${preview.merge ? 'merge into the existing block' : 'create'} <code>${preview.res.id}</code>: ${preview.res.action}, ending ${endsText(preview.res.endTimestamp, now).rel}${endsText(preview.res.endTimestamp, now).abs ? ` (${endsText(preview.res.endTimestamp, now).abs})` : ''}, scope ${preview.res.scope}.</p>
+            <${Effect} dryRun=${preview.res.dryRun} />
+            <p class="muted">The safety cap is applied when the block is enforced: a new node block beyond it is kept but deferred.</p>
+            <button id="block-confirm" class="danger" disabled=${busy} onClick=${confirm}>Confirm block</button>
+            <button class="link" onClick=${() => setPreview(undefined)}>cancel</button>
+          </div>`
+        : null}
+    </section>`;
+}
+
+/** Unblock or extend one item: preview (dry run) first, then confirm. */
+export function ActionPanel({ token, action, now, onDone, onCancel }) {
+  const { item } = action;
+  const path = itemPath(item.kind, item.id);
+  const [errors, setErrors] = useState([]);
+  const [preview, setPreview] = useState(undefined);
+  const [busy, setBusy] = useState(false);
+  const [mode, setMode] = useState('timeout');
+  const [timeout, setTimeoutText] = useState('1 h');
+  const [end, setEnd] = useState('');
+
+  const extendBody = () => {
+    const ends = endFields(mode, timeout, end);
+    if (ends.error) return { error: ends.error };
+    // A merge keeps the later end, the stronger action and the causes: sending the item's own
+    // action and cause changes nothing but the end.
+    return { body: { action: item.action, cause: item.cause, scope: item.scope, allowMerge: true, ...ends } };
+  };
+
+  const run = async (dryRun) => {
+    setBusy(true);
+    setErrors([]);
+    try {
+      if (action.kind === 'unblock') {
+        const res = await call(token, 'DELETE', `${path}${dryRun ? '?dryRun=true' : ''}`);
+        if (dryRun) setPreview(res);
+        else onDone(`Unblocked ${item.id}.`);
+      } else {
+        const b = extendBody();
+        if (b.error) {
+          setErrors([b.error]);
+          return;
+        }
+        const res = await call(token, 'PUT', `${path}${dryRun ? '?dryRun=true' : ''}`, b.body);
+        if (dryRun) setPreview(res);
+        else onDone(res.endTimestamp === item.endTimestamp ? `${item.id} unchanged: it already ends later than that.` : `Extended ${item.id}: ends ${endsText(res.endTimestamp, now).rel}.`);
+      }
+    } catch (err) {
+      setErrors(messagesOf(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  // An unblock's preview needs no input: ask for it at once.
+  useEffect(() => {
+    setPreview(undefined);
+    setErrors([]);
+    if (action.kind === 'unblock') run(true);
+  }, [action]);
+
+  const edit = (set) => (v) => {
+    set(v);
+    setPreview(undefined);
+  };
+  const newEnd = preview && action.kind === 'extend' ? endsText(preview.endTimestamp, now) : undefined;
+  return html`
+    <section class="panel wide action" id="action" data-kind=${action.kind}>
+      <h2>${action.kind === 'unblock' ? 'Unblock' : 'Extend'} <code>${item.id}</code></h2>
+      ${action.kind === 'extend'
+        ? html`<p>Now ends ${endsText(item.endTimestamp, now).rel}${endsText(item.endTimestamp, now).abs ? ` (${endsText(item.endTimestamp, now).abs})` : ''}. A block is only ever lengthened here (the later end wins).</p>
+          <form id="extend-form" onSubmit=${(e) => (e.preventDefault(), run(true))}>
+            <${EndsInput} prefix="extend" mode=${mode} setMode=${edit(setMode)} timeout=${timeout} setTimeout=${edit(setTimeoutText)} end=${end} setEnd=${edit(setEnd)} />
+            <button type="submit" id="extend-preview" disabled=${busy}>Preview</button>
+          </form>`
+        : html`<p>Blocked ${relative(Number(item.startTimestamp), now)} by ${item.createdBy}: ${item.cause}</p>`}
+      <${Errors} errors=${errors} id="action-error" />
+      ${preview
+        ? html`<div class="preview" id="action-preview">
+            ${newEnd ? html`<p><strong>Dry run:</strong> would end ${newEnd.rel}${newEnd.abs ? ` (${newEnd.abs})` : ''}.</p>` : html`<p><strong>Dry run:</strong> what YARN would see.</p>`}
+            <${Effect} dryRun=${preview.dryRun} />
+            <button id="action-confirm" class=${action.kind === 'unblock' ? 'danger' : ''} disabled=${busy} onClick=${() => run(false)}>Confirm ${action.kind}</button>
+            <button class="link" id="action-cancel" onClick=${onCancel}>cancel</button>
+          </div>`
+        : html`<button class="link" id="action-cancel" onClick=${onCancel}>cancel</button>`}
+    </section>`;
+}

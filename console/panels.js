@@ -1,0 +1,197 @@
+// What the console shows: read-only panels, drawn from /status, /blocklist and /detector.
+import { html, useState } from './vendor/preact-htm.js';
+import { NODE_STATE_ORDER, SORTABLE, absolute, blacklistRows, byRack, endsText, filterItems, nodeStates, relative, sortItems, span, stamp, syncText } from './format.js';
+
+const ACTION_SHORT = { MARK_BLOCKED: 'block', MARK_BLOCKED_AND_EVACUATE_TASKS: 'block + evacuate' };
+
+function When({ at, now }) {
+  if (!Number.isFinite(at)) return html`<span class="muted">—</span>`;
+  return html`<span class="when"><span class="rel">${relative(at, now)}</span> <span class="abs">${absolute(at)}</span></span>`;
+}
+
+export function Header({ session, status, now, error, fetchedAt, onLogout }) {
+  const synced = status?.lastSuccessfulSync;
+  const stale = fetchedAt && Date.now() - fetchedAt > 10_000;
+  return html`
+    <header class="top">
+      <h1>Blocklist</h1>
+      <span class="app" title="application / attempt">${status?.applicationId ?? 'no application yet'}${status?.appAttemptId ? html` <span class="muted">${status.appAttemptId}</span>` : null}</span>
+      <span class="sync" id="last-sync">last sync ${synced ? html`<${When} at=${synced} now=${now} />` : html`<strong>never</strong>`}</span>
+      <span class="who">${session.name} <span class=${`role ${session.role}`}>${session.role}</span>${onLogout ? html` <button class="link" id="logout" onClick=${onLogout}>sign out</button>` : null}</span>
+      ${status && !status.enabled ? html`<p class="banner warn">Enforcement is off (cluster.resource-blocklist.enabled: false): nothing is pushed to YARN.</p>` : null}
+      ${status?.storeDegraded ? html`<p class="banner error">The blocklist store is unreachable: the last good snapshot is enforced.</p>` : null}
+      ${status?.lastError ? html`<p class="banner warn" id="last-error">Last error: ${status.lastError}</p>` : null}
+      ${error ? html`<p class="banner error" role="alert">Cannot refresh: ${error}</p>` : stale ? html`<p class="banner warn">Data is older than 10 s.</p>` : null}
+    </header>`;
+}
+
+function SyncCell({ item, now }) {
+  const t = syncText(item.sync, now);
+  return html`<td class="sync-cell" data-label="sync"><span class=${`badge s-${t.state}`} data-state=${t.state}>${t.state}</span>${t.detail ? html` <span class="detail">${t.detail}</span>` : null}</td>`;
+}
+
+export function BlocklistPanel({ items, now, admin, loaded, onUnblock, onExtend }) {
+  const [filter, setFilter] = useState({ text: '', kind: '', state: '' });
+  const [sort, setSort] = useState({ by: 'since', dir: 'desc' });
+  const shown = sortItems(filterItems(items, filter), sort.by, sort.dir);
+  const states = [...new Set(items.map((i) => i.sync?.state ?? 'unknown'))].sort();
+  const head = (key, label) => {
+    const active = sort.by === key;
+    const next = () => setSort({ by: key, dir: active && sort.dir === 'asc' ? 'desc' : 'asc' });
+    return html`<th aria-sort=${active ? (sort.dir === 'asc' ? 'ascending' : 'descending') : 'none'}><button class="sort" data-sort=${key} onClick=${next}>${label}${active ? (sort.dir === 'asc' ? ' ▲' : ' ▼') : ''}</button></th>`;
+  };
+  return html`
+    <section class="panel wide" id="blocklist">
+      <h2>Blocklist <span class="count">${items.length} item${items.length === 1 ? '' : 's'}</span></h2>
+      <div class="filters">
+        <input id="filter-text" type="search" placeholder="filter: id, cause, scope, who" value=${filter.text} onInput=${(e) => setFilter({ ...filter, text: e.target.value })} />
+        <select id="filter-kind" value=${filter.kind} onChange=${(e) => setFilter({ ...filter, kind: e.target.value })}>
+          <option value="">all kinds</option><option value="node">node</option><option value="taskmanager">task manager</option>
+        </select>
+        <select id="filter-state" value=${filter.state} onChange=${(e) => setFilter({ ...filter, state: e.target.value })}>
+          <option value="">all states</option>${states.map((s) => html`<option value=${s}>${s}</option>`)}
+        </select>
+      </div>
+      <div class="scroll">
+        <table class="items">
+          <thead><tr>${head('id', 'id')}${head('kind', 'kind')}${head('action', 'action')}${head('cause', 'cause')}${head('since', 'since')}${head('ends', 'ends')}${head('scope', 'scope')}${head('who', 'who')}${head('sync', 'sync')}${admin ? html`<th><span class="sr">actions</span></th>` : null}</tr></thead>
+          <tbody>
+            ${shown.map((it) => {
+              const ends = endsText(it.endTimestamp, now);
+              const who = it.createdBy === it.updatedBy ? it.createdBy : `${it.createdBy}, then ${it.updatedBy}`;
+              return html`<tr key=${it.id} data-id=${it.id} data-state=${it.sync?.state ?? 'unknown'}>
+                <td class="id">${it.id}</td>
+                <td data-label="kind">${it.kind === 'taskmanager' ? 'task manager' : 'node'}</td>
+                <td data-label="action"><span class=${`action a-${it.action === 'MARK_BLOCKED' ? 'block' : 'evacuate'}`} title=${it.action}>${ACTION_SHORT[it.action] ?? it.action}</span></td>
+                <td class="cause" data-label="cause">${it.cause}</td>
+                <td data-label="since"><${When} at=${stamp(it.startTimestamp)} now=${now} /></td>
+                <td class="ends" data-label="ends">${ends.abs ? html`<span class="when"><span class="rel">${ends.rel}</span> <span class="abs">${ends.abs}</span></span>` : html`<span class="never">never</span>`}</td>
+                <td data-label="scope">${it.scope}</td>
+                <td data-label="who" title=${`created from ${it.createdFrom}, last changed from ${it.updatedFrom}`}>${who}</td>
+                <${SyncCell} item=${it} now=${now} />
+                ${admin ? html`<td class="row-actions">
+                  <button class="extend" onClick=${() => onExtend(it)}>Extend</button>
+                  <button class="unblock danger" onClick=${() => onUnblock(it)}>Unblock</button>
+                </td>` : null}
+              </tr>`;
+            })}
+          </tbody>
+        </table>
+      </div>
+      ${!loaded ? html`<p class="muted">Loading…</p>` : items.length === 0 ? html`<p class="empty">Nothing is blocked.</p>` : shown.length === 0 ? html`<p class="empty">No item matches the filter.</p>` : null}
+    </section>`;
+}
+
+export function YarnPanel({ status, now }) {
+  const rows = blacklistRows(status.blacklist.desired, status.blacklist.actual);
+  const cap = status.safetyCap;
+  const owners = status.blacklist.owners ?? status.owners;
+  const ownerEntries = owners && typeof owners === 'object' ? Object.entries(owners) : [];
+  const ours = status.blacklist.owner ?? 'blocklist';
+  const pending = status.pending;
+  return html`
+    <section class="panel" id="yarn">
+      <h2>YARN</h2>
+      <dl class="facts">
+        <dt>application</dt><dd id="app-id">${status.applicationId ?? '—'}</dd>
+        <dt>attempt</dt><dd>${status.appAttemptId ?? '—'}</dd>
+        <dt>last successful sync</dt><dd>${status.lastSuccessfulSync ? html`<${When} at=${status.lastSuccessfulSync} now=${now} />` : 'never'}</dd>
+        <dt>safety cap</dt>
+        <dd id="safety-cap">${cap
+          ? html`<strong>${cap.blockedRunningNodes} of ${cap.runningNodes}</strong> RUNNING nodes blacklisted (at most ${cap.limit}, max-blocked-fraction ${cap.maxBlockedFraction})${status.deferred.length ? html`; <span class="s-deferred-text">${status.deferred.length} deferred</span>` : null}`
+          : 'not known yet (no pass has read the nodes)'}</dd>
+        ${pending.additions.length || pending.removals.length || pending.releases.length
+          ? html`<dt>pending</dt><dd>${[pending.additions.length ? `add ${pending.additions.join(', ')}` : '', pending.removals.length ? `remove ${pending.removals.join(', ')}` : '', pending.releases.length ? `release ${pending.releases.length} container(s)` : ''].filter(Boolean).join('; ')}</dd>`
+          : null}
+      </dl>
+      <h3>Blacklist: desired vs actual</h3>
+      ${rows.length === 0
+        ? html`<p class="empty">Both empty.</p>`
+        : html`<div class="scroll"><table class="blacklist" id="blacklist-diff">
+            <thead><tr><th>host</th><th>desired</th><th>on YARN</th><th></th></tr></thead>
+            <tbody>${rows.map((r) => {
+              const diff = r.desired === r.actual ? '' : r.desired ? 'to add' : 'to remove';
+              return html`<tr key=${r.host} class=${diff ? 'diff' : ''} data-host=${r.host}><td>${r.host}</td><td>${r.desired ? '✓' : ''}</td><td>${r.actual ? '✓' : ''}</td><td class="diff-note">${diff}</td></tr>`;
+            })}</tbody>
+          </table></div>`}
+      ${ownerEntries.length
+        ? html`<h3>Owners of the AM's blacklist</h3>
+          <ul class="owners" id="owners">${ownerEntries.map(([owner, hosts]) => html`<li key=${owner}><strong>${owner}</strong>${owner === ours ? ' (this sidecar)' : ''}: ${Array.isArray(hosts) && hosts.length ? hosts.join(', ') : 'none'}</li>`)}</ul>`
+        : null}
+    </section>`;
+}
+
+export function EvacuationsPanel({ status, now }) {
+  const list = status.evacuations;
+  return html`
+    <section class="panel" id="evacuations">
+      <h2>Evacuations <span class="count">${list.filter((e) => e.phase !== 'READY').length} active</span></h2>
+      ${list.length === 0
+        ? html`<p class="empty">No node is being evacuated.</p>`
+        : html`<div class="scroll"><table class="evac">
+            <thead><tr><th>node</th><th>phase</th><th>containers left</th><th>released</th><th>deadline</th></tr></thead>
+            <tbody>${list.map((e) => html`<tr key=${e.itemId} data-item=${e.itemId} data-phase=${e.phase}>
+              <td>${e.itemId}</td>
+              <td><span class=${`badge p-${e.phase}`}>${e.phase}</span></td>
+              <td title=${e.containers.join('\n')}>${e.containers.length}</td>
+              <td title=${e.released.join('\n')}>${e.released.length}</td>
+              <td>${e.deadline === undefined ? html`<span class="never">none (waits)</span>` : e.phase === 'READY' ? absolute(e.deadline) : html`<span class="rel countdown">${e.deadline > now ? `${span(e.deadline - now)} left` : 'reached'}</span> <span class="abs">${absolute(e.deadline)}</span>`}</td>
+            </tr>`)}</tbody>
+          </table></div>`}
+    </section>`;
+}
+
+const STATE_LABEL = { evacuating: 'evacuating', blocked: 'blocked', pending: 'pending', deferred: 'deferred', unhealthy: 'not RUNNING in YARN', ok: 'ok' };
+
+export function NodeGrid({ status, items }) {
+  const nodes = status.nodes?.list ?? [];
+  if (!nodes.length) {
+    return html`<section class="panel" id="nodes"><h2>Nodes</h2><p class="empty">The cluster's nodes are not known yet.</p></section>`;
+  }
+  const states = nodeStates(status, items);
+  const counts = Object.fromEntries(NODE_STATE_ORDER.map((s) => [s, 0]));
+  for (const s of states.values()) counts[s]++;
+  return html`
+    <section class="panel" id="nodes">
+      <h2>Nodes <span class="count">${nodes.length}</span></h2>
+      <ul class="legend">${NODE_STATE_ORDER.map((s) => html`<li key=${s}><span class=${`dot n-${s}`}></span>${STATE_LABEL[s]} <strong data-count=${s}>${counts[s]}</strong></li>`)}</ul>
+      ${byRack(nodes).map((r) => html`<div class="rack" key=${r.rack}>
+        <div class="rack-name">${r.rack}</div>
+        <div class="grid">${r.nodes.map((n) => {
+          const s = states.get(n.host) ?? 'ok';
+          return html`<span key=${n.host} class=${`node n-${s}`} data-host=${n.host} data-state=${s} title=${`${n.host}: ${STATE_LABEL[s]} (YARN ${n.state})`}></span>`;
+        })}</div>
+      </div>`)}
+    </section>`;
+}
+
+/** The detector's own answer (GET /detector), drawn generically: its mode, then one row per host. */
+export function DetectorPanel({ detector, now }) {
+  const hosts = Array.isArray(detector.hosts) ? detector.hosts : detector.hosts && typeof detector.hosts === 'object' ? Object.entries(detector.hosts).map(([host, v]) => ({ host, ...v })) : [];
+  const shadow = detector.mode === 'shadow';
+  const count = (v) => (Array.isArray(v) ? v.length : typeof v === 'number' ? v : '');
+  return html`
+    <section class="panel wide" id="detector">
+      <h2>Detector ${detector.mode ? html`<span class=${`badge m-${detector.mode}`}>${detector.mode}</span>` : null}</h2>
+      ${shadow ? html`<p class="muted">Shadow mode: decisions are shown, nothing is blocked.</p>` : null}
+      ${hosts.length === 0
+        ? html`<p class="empty">No incidents.</p>`
+        : html`<div class="scroll"><table class="detector">
+            <thead><tr><th>host</th><th>incidents</th><th>score</th><th>decision</th><th>why</th></tr></thead>
+            <tbody>${hosts.map((h) => {
+              const decision = typeof h.decision === 'object' && h.decision ? h.decision : { outcome: h.decision };
+              const outcome = decision.outcome ?? decision.kind ?? decision.action ?? '';
+              const isShadow = shadow || decision.shadow === true || h.shadow === true;
+              const last = Array.isArray(h.incidents) && h.incidents.length ? h.incidents[h.incidents.length - 1] : undefined;
+              const lastAt = last && (typeof last.at === 'number' ? last.at : Number(last.at));
+              return html`<tr key=${h.host} data-host=${h.host}>
+                <td>${h.host}</td>
+                <td>${count(h.incidents ?? h.incidentCount)}${Number.isFinite(lastAt) ? html` <span class="abs">last ${relative(lastAt, now)}</span>` : null}</td>
+                <td>${h.score ?? ''}</td>
+                <td>${outcome ? html`<span class="badge">${String(outcome)}</span>` : ''}${isShadow && outcome ? html` <span class="badge shadow">shadow</span>` : null}</td>
+                <td class="cause">${decision.reason ?? h.reason ?? h.why ?? ''}</td>
+              </tr>`;
+            })}</tbody>
+          </table></div>`}
+    </section>`;
+}

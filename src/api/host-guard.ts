@@ -1,0 +1,41 @@
+/**
+ * DNS-rebinding protection for a sidecar without tokens. Without `rest.auth.tokens-file` the API
+ * listens on loopback only and every caller is the anonymous admin, so the one way in from outside
+ * the machine is a browser on it: a web page whose host name is re-pointed at 127.0.0.1 can then
+ * call the API "same-origin", with the page's own name in the Host header. Requests addressed to a
+ * name that is not a loopback name are therefore refused (403) before any route runs; `localhost`,
+ * `127.x.y.z` and `[::1]` (with any port) pass. With tokens configured this guard is not installed:
+ * a rebinding page has no token.
+ */
+import { FastifyInstance } from 'fastify';
+import { Logger } from '../log/logger';
+import { sendErrors } from './errors';
+
+/** The host part of a Host header (`name`, `name:port`, `[v6]`, `[v6]:port`), lower-cased. */
+export function hostName(header: string): string {
+  const h = header.trim().toLowerCase();
+  if (h.startsWith('[')) {
+    const end = h.indexOf(']');
+    return end < 0 ? h : h.slice(0, end + 1);
+  }
+  const colon = h.indexOf(':');
+  return colon < 0 ? h : h.slice(0, colon);
+}
+
+export function isLoopbackHostHeader(header: string): boolean {
+  const name = hostName(header).replace(/\.$/, '');
+  return name === 'localhost' || name.endsWith('.localhost') || name === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
+}
+
+export function installLoopbackHostGuard(app: FastifyInstance, logger: Logger): void {
+  app.addHook('onRequest', async (req, reply) => {
+    const host = req.headers.host;
+    // No Host at all (HTTP/1.0 tools) cannot come from a browser page; only a named host can rebind.
+    if (host === undefined || host === '' || isLoopbackHostHeader(host)) return;
+    const shown = host.slice(0, 100);
+    logger.warn(`refused ${req.method} ${req.url.split('?')[0].slice(0, 200)} from ${req.ip}: Host '${shown}' is not a loopback name (no auth configured)`);
+    return sendErrors(reply, 403, [
+      `Host '${shown}' is not a loopback name: without rest.auth.tokens-file this sidecar answers only requests addressed to localhost, 127.0.0.1 or [::1] (protection against DNS rebinding); configure tokens to serve other names`,
+    ]);
+  });
+}
