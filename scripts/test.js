@@ -34,6 +34,16 @@ for (const [script, what] of REAL_PARTS) {
   }
 }
 
+// The console's browser suite drives Debian's chromium (scripts/ensure-chromium.sh).
+const ensureChromium = path.join(root, 'scripts', 'ensure-chromium.sh');
+if (fs.existsSync(ensureChromium)) {
+  const r = run('bash', [ensureChromium]);
+  if (r.status !== 0 && process.env.CI === 'true') {
+    console.log('\n0 passed, 1 failed  (chromium could not be installed)');
+    process.exit(1);
+  }
+}
+
 const stats = path.join(os.tmpdir(), `blocklist-test-stats-${process.pid}.json`);
 const args = process.argv.slice(2);
 const mocha = run(bin('mocha'), ['--config', '.mocharc.json', ...args], {

@@ -8,7 +8,7 @@
  * a rebinding page has no token.
  */
 import { FastifyInstance } from 'fastify';
-import { Logger } from '../log/logger';
+import { Logger } from '../core/logger';
 import { sendErrors } from './errors';
 
 /** The host part of a Host header (`name`, `name:port`, `[v6]`, `[v6]:port`), lower-cased. */

@@ -1,0 +1,201 @@
+/**
+ * The web console in a real browser (Debian's chromium, headless) against a real sidecar (SQLite,
+ * bearer tokens) wired to the YARN simulator over HTTP. The page polls the API every 250 ms; every
+ * wait is a bounded wait for something on the page, never a fixed sleep.
+ */
+import { strict as assert } from 'node:assert';
+import * as path from 'node:path';
+import type { Page } from 'playwright-core';
+import { LocalCluster, startLocalCluster } from '../../src/quickstart/local-cluster';
+import { http, tempDir } from '../support/sidecar';
+import { ADMIN_TOKEN, VIEWER_TOKEN, bearer, writeTokenFile } from '../security/support';
+import { Browser, launchBrowser, skipWithoutChromium } from './browser';
+
+const TOKENS = ['tokens:', `  "${ADMIN_TOKEN}": { name: alice, role: admin }`, `  "${VIEWER_TOKEN}": { name: grafana, role: viewer }`, ''].join('\n');
+const WAIT = { timeout: 10_000 };
+
+describe('console: in a browser', function () {
+  this.timeout(60_000);
+  let c: LocalCluster;
+  let b: Browser;
+  let api: string;
+
+  before(async function () {
+    skipWithoutChromium(this);
+    const dir = tempDir('blocklist-console-ui-');
+    c = await startLocalCluster({
+      restPort: 0,
+      simPort: 0,
+      sqlitePath: path.join(dir, 'blocklist.db'),
+      nodes: 24,
+      containers: 16,
+      tickMs: 100,
+      define: { 'rest.auth.tokens-file': writeTokenFile(dir, TOKENS), 'cluster.resource-blocklist.poll-interval': '100 ms' },
+    });
+    api = c.sidecar.url;
+    b = await launchBrowser();
+  });
+  after(async () => {
+    await b?.close();
+    await c?.close();
+  });
+  afterEach(() => {
+    const problems = b?.problems.splice(0) ?? [];
+    assert.deepEqual(problems, [], 'no script error and no CSP refusal in the page');
+  });
+
+  const admin = (method: string, p: string, body?: unknown) => http(api, method, p, body, bearer(ADMIN_TOKEN));
+
+  async function open(token?: string): Promise<Page> {
+    const page = await b.page();
+    await page.goto(`${api}/ui/?refresh=250`);
+    if (token !== undefined) {
+      await page.fill('#token', token);
+      await page.click('#login button[type=submit]');
+      await page.waitForSelector('#blocklist', WAIT);
+    }
+    return page;
+  }
+
+  /** Hosts with task managers on them, not the AM's (evacuating the AM's host is another story). */
+  function busyHosts(): string[] {
+    const am = c.sim.cluster.currentAttempt.amHost;
+    return [...new Set(c.sim.cluster.taskManagers().map((t) => t.host))].filter((h) => h !== am).sort();
+  }
+  /** A host without task managers and not blocked now (so one test's leftovers never meet the next). */
+  const idleHost = async (taken: string[] = []): Promise<string> => {
+    const blocked = Object.keys((await admin('GET', '/blocklist')).body as object);
+    const busy = new Set(c.sim.cluster.taskManagers().map((t) => t.host));
+    const h = c.sim.cluster.nodes.map((n) => n.host).find((x) => !busy.has(x) && !taken.includes(x) && !blocked.includes(x));
+    if (!h) throw new Error('no idle host in the simulator');
+    return h;
+  };
+
+  it('without a token the page asks for one; a wrong token is refused with the API’s message', async () => {
+    const page = await open();
+    await page.waitForSelector('#login', WAIT);
+    assert.equal(await page.locator('#blocklist').count(), 0, 'no data before signing in');
+    await page.fill('#token', 'wrong-token-0123456789abcdef');
+    await page.click('#login button[type=submit]');
+    await page.waitForSelector('#login .error', WAIT);
+    assert.match(await page.locator('#login .error').innerText(), /invalid bearer token/);
+    await b.shot(page, 'login');
+    await page.close();
+  });
+
+  it('a viewer sees the blocklist and YARN’s side but no control', async () => {
+    const host = await idleHost();
+    assert.equal((await admin('PUT', `/blocklist/nodes/${host}`, { action: 'MARK_BLOCKED', cause: 'viewer can see this' })).status, 201);
+    const page = await open(VIEWER_TOKEN);
+    await page.waitForSelector(`#blocklist tr[data-id="${host}"]`, WAIT);
+    assert.match(await page.locator('header .who').innerText(), /grafana\s*viewer/);
+    assert.match(await page.locator(`#blocklist tr[data-id="${host}"] .ends`).innerText(), /never/);
+    for (const control of ['#block-form', '#block', 'button.unblock', 'button.extend', '#action']) {
+      assert.equal(await page.locator(control).count(), 0, `${control} is not drawn for a viewer`);
+    }
+    await page.waitForSelector(`#blacklist-diff tr[data-host="${host}"]`, WAIT);
+    await b.shot(page, 'viewer');
+    await page.close();
+    assert.equal((await admin('DELETE', `/blocklist/nodes/${host}`)).status, 200);
+  });
+
+  it('an admin blocks with a dry-run preview, the row appears, then unblocks through the page', async () => {
+    const host = await idleHost();
+    const page = await open(ADMIN_TOKEN);
+    await page.fill('#block-node', host);
+    await page.fill('#block-cause', 'disk full on /data3');
+    await page.fill('#block-timeout', '30 min');
+    await page.click('#block-preview');
+    await page.waitForSelector('#preview', WAIT);
+    const preview = await page.locator('#preview').innerText();
+    assert.match(preview, new RegExp(`YARN blacklist gains\\s+${host.replace(/\./g, '\\.')}`));
+    assert.match(preview, /ending in 30m/);
+    assert.equal((await admin('GET', `/blocklist/nodes/${host}`)).status, 404, 'a preview writes nothing');
+    await b.shot(page, 'block-preview');
+
+    await page.click('#block-confirm');
+    const row = `#blocklist tr[data-id="${host}"]`;
+    await page.waitForSelector(`${row}[data-state="applied"]`, WAIT);
+    assert.match(await page.locator(`${row} .ends`).innerText(), /in 2\dm/);
+    assert.match(await page.locator(`${row}`).innerText(), /alice/);
+    await page.waitForSelector(`#nodes .node[data-host="${host}"][data-state="blocked"]`, WAIT);
+    const stored = (await admin('GET', `/blocklist/nodes/${host}`)).body as { cause: string; createdBy: string };
+    assert.equal(stored.cause, 'disk full on /data3');
+    assert.equal(stored.createdBy, 'alice');
+
+    // The API's own message is shown for a refused block.
+    await page.fill('#block-node', '*');
+    await page.fill('#block-cause', 'everything');
+    await page.click('#block-preview');
+    await page.waitForSelector('#block-error', WAIT);
+    assert.match(await page.locator('#block-error').innerText(), /YARN's ANY and cannot be blocked/);
+
+    await page.click(`${row} button.unblock`);
+    await page.waitForSelector('#action-preview', WAIT);
+    assert.match(await page.locator('#action-preview').innerText(), new RegExp(`YARN blacklist loses\\s+${host.replace(/\./g, '\\.')}`));
+    assert.equal((await admin('GET', `/blocklist/nodes/${host}`)).status, 200, 'the unblock preview removed nothing');
+    await page.click('#action-confirm');
+    await page.waitForSelector(row, { state: 'detached', ...WAIT });
+    assert.equal((await admin('GET', `/blocklist/nodes/${host}`)).status, 404);
+    await page.close();
+  });
+
+  it('an admin extends a block through the page', async () => {
+    const host = await idleHost();
+    assert.equal((await admin('PUT', `/blocklist/nodes/${host}`, { action: 'MARK_BLOCKED', cause: 'short', timeout: 60_000 })).status, 201);
+    const page = await open(ADMIN_TOKEN);
+    const row = `#blocklist tr[data-id="${host}"]`;
+    await page.waitForSelector(row, WAIT);
+    await page.click(`${row} button.extend`);
+    await page.fill('#extend-timeout', '2 h');
+    await page.click('#extend-preview');
+    await page.waitForSelector('#action-preview', WAIT);
+    assert.match(await page.locator('#action-preview').innerText(), /would end in (1h 59m|2h)/);
+    await page.click('#action-confirm');
+    await page.waitForSelector('.notice.ok', WAIT);
+    const end = Number(((await admin('GET', `/blocklist/nodes/${host}`)).body as { endTimestamp: string }).endTimestamp);
+    assert.ok(end - Date.now() > 100 * 60_000, 'the block now ends about 2 h from now');
+    await page.close();
+    assert.equal((await admin('DELETE', `/blocklist/nodes/${host}`)).status, 200);
+  });
+
+  it('an evacuation shows its phase, and the phase changes when the containers are gone', async () => {
+    const [host] = busyHosts();
+    const page = await open(ADMIN_TOKEN);
+    // A permanent block and a scoped one beside it, for the screenshot.
+    const other = await idleHost([host]);
+    await admin('PUT', `/blocklist/nodes/${other}`, { action: 'MARK_BLOCKED', cause: 'NIC drops packets' });
+    // Waits for its containers forever (-1): the phase moves only when they are gone.
+    assert.equal((await admin('PUT', `/blocklist/nodes/${host}`, { action: 'MARK_BLOCKED_AND_EVACUATE_TASKS', cause: 'kernel soft lockups', evacuationTimeout: -1 })).status, 201);
+    const evac = `#evacuations tr[data-item="${host}"]`;
+    await page.waitForSelector(`${evac}[data-phase="WAIT_CONTAINER"]`, WAIT);
+    await page.waitForSelector(`#blocklist tr[data-id="${host}"][data-state="evacuating"]`, WAIT);
+    await page.waitForSelector(`#nodes .node[data-host="${host}"][data-state="evacuating"]`, WAIT);
+    assert.match(await page.locator(`#blocklist tr[data-id="${host}"] .sync-cell`).innerText(), /WAIT_CONTAINER, \d+ containers? left/);
+    await b.shot(page, 'evacuating');
+
+    // The containers end (as if Flink moved them); the simulator places none there: it is blacklisted.
+    for (let round = 0; round < 20; round++) {
+      const left = c.sim.cluster.taskManagers().filter((t) => t.host === host);
+      if (!left.length) break;
+      for (const t of left) await http(c.sim.url, 'POST', `/sim/v1/containers/${t.id}/kill`);
+      await page.waitForTimeout(100);
+    }
+    await page.waitForSelector(`${evac}[data-phase="READY"]`, WAIT);
+    await page.waitForSelector(`#blocklist tr[data-id="${host}"][data-state="evacuated"]`, WAIT);
+    await page.close();
+    for (const h of [host, other]) assert.equal((await admin('DELETE', `/blocklist/nodes/${h}`)).status, 200);
+  });
+
+  it('an expired block leaves the page by itself', async () => {
+    const host = await idleHost();
+    const page = await open(ADMIN_TOKEN);
+    assert.equal((await admin('PUT', `/blocklist/nodes/${host}`, { action: 'MARK_BLOCKED', cause: 'brief', timeout: 1500 })).status, 201);
+    const row = `#blocklist tr[data-id="${host}"]`;
+    await page.waitForSelector(row, WAIT);
+    assert.match(await page.locator(`${row} .ends`).innerText(), /in [01]s/);
+    await page.waitForSelector(row, { state: 'detached', ...WAIT });
+    await page.waitForSelector(`#nodes .node[data-host="${host}"][data-state="ok"]`, WAIT);
+    await page.close();
+  });
+});
