@@ -144,9 +144,25 @@ export function byRack(nodes) {
   return [...racks.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([rack, list]) => ({ rack, nodes: list.sort((a, b) => (a.host < b.host ? -1 : 1)) }));
 }
 
-/** Desired vs actual as one sorted list: host, in desired, in actual. */
-export function blacklistRows(desired, actual) {
+/**
+ * Desired vs actual as one sorted list: host, in desired, in actual, the other owners holding it,
+ * and the difference still to push ('add' | 'remove' | ''). A host only another owner holds (e.g.
+ * Flink's own blocklist) is not ours to remove: no difference.
+ */
+export function blacklistRows(desired, actual, owners, ours = 'blocklist') {
   const d = new Set(desired);
   const a = new Set(actual);
-  return [...new Set([...desired, ...actual])].sort().map((host) => ({ host, desired: d.has(host), actual: a.has(host) }));
+  const holders = new Map();
+  for (const [owner, hosts] of Object.entries(owners ?? {})) {
+    if (owner === ours || !Array.isArray(hosts)) continue;
+    for (const h of hosts) holders.set(h, [...(holders.get(h) ?? []), owner]);
+  }
+  const oursKnown = owners && Array.isArray(owners[ours]) ? new Set(owners[ours]) : undefined;
+  return [...new Set([...desired, ...actual])].sort().map((host) => {
+    const others = holders.get(host) ?? [];
+    let diff = '';
+    if (d.has(host) && !a.has(host)) diff = 'add';
+    else if (!d.has(host) && a.has(host) && (others.length === 0 || oursKnown?.has(host))) diff = 'remove';
+    return { host, desired: d.has(host), actual: a.has(host), others, diff };
+  });
 }

@@ -60,13 +60,13 @@ export function BlocklistPanel({ items, now, admin, loaded, onUnblock, onExtend 
               const ends = endsText(it.endTimestamp, now);
               const who = it.createdBy === it.updatedBy ? it.createdBy : `${it.createdBy}, then ${it.updatedBy}`;
               return html`<tr key=${it.id} data-id=${it.id} data-state=${it.sync?.state ?? 'unknown'}>
-                <td class="id">${it.id}</td>
+                <td class="id">${it.kind === 'taskmanager' ? html`${it.id.split('/')[0]}/<wbr />${it.id.split('/').slice(1).join('/')}` : it.id}</td>
                 <td data-label="kind">${it.kind === 'taskmanager' ? 'task manager' : 'node'}</td>
                 <td data-label="action"><span class=${`action a-${it.action === 'MARK_BLOCKED' ? 'block' : 'evacuate'}`} title=${it.action}>${ACTION_SHORT[it.action] ?? it.action}</span></td>
                 <td class="cause" data-label="cause">${it.cause}</td>
                 <td data-label="since"><${When} at=${stamp(it.startTimestamp)} now=${now} /></td>
                 <td class="ends" data-label="ends">${ends.abs ? html`<span class="when"><span class="rel">${ends.rel}</span> <span class="abs">${ends.abs}</span></span>` : html`<span class="never">never</span>`}</td>
-                <td data-label="scope">${it.scope}</td>
+                <td class="scope" data-label="scope">${it.scope}</td>
                 <td data-label="who" title=${`created from ${it.createdFrom}, last changed from ${it.updatedFrom}`}>${who}</td>
                 <${SyncCell} item=${it} now=${now} />
                 ${admin ? html`<td class="row-actions">
@@ -83,11 +83,11 @@ export function BlocklistPanel({ items, now, admin, loaded, onUnblock, onExtend 
 }
 
 export function YarnPanel({ status, now }) {
-  const rows = blacklistRows(status.blacklist.desired, status.blacklist.actual);
-  const cap = status.safetyCap;
   const owners = status.blacklist.owners ?? status.owners;
   const ownerEntries = owners && typeof owners === 'object' ? Object.entries(owners) : [];
   const ours = status.blacklist.owner ?? 'blocklist';
+  const rows = blacklistRows(status.blacklist.desired, status.blacklist.actual, owners, ours);
+  const cap = status.safetyCap;
   const pending = status.pending;
   return html`
     <section class="panel" id="yarn">
@@ -110,8 +110,9 @@ export function YarnPanel({ status, now }) {
         : html`<div class="scroll"><table class="blacklist" id="blacklist-diff">
             <thead><tr><th>host</th><th>desired</th><th>on YARN</th><th></th></tr></thead>
             <tbody>${rows.map((r) => {
-              const diff = r.desired === r.actual ? '' : r.desired ? 'to add' : 'to remove';
-              return html`<tr key=${r.host} class=${diff ? 'diff' : ''} data-host=${r.host}><td>${r.host}</td><td>${r.desired ? '✓' : ''}</td><td>${r.actual ? '✓' : ''}</td><td class="diff-note">${diff}</td></tr>`;
+              const note = r.diff === 'add' ? 'to add' : r.diff === 'remove' ? 'to remove' : '';
+              return html`<tr key=${r.host} class=${r.diff ? 'diff' : ''} data-host=${r.host} data-diff=${r.diff}><td>${r.host}</td><td>${r.desired ? '✓' : ''}</td><td>${r.actual ? '✓' : ''}</td>
+                <td><span class="diff-note">${note}</span>${r.others.length ? html` <span class="muted">held by ${r.others.join(', ')}</span>` : null}</td></tr>`;
             })}</tbody>
           </table></div>`}
       ${ownerEntries.length
@@ -129,7 +130,7 @@ export function EvacuationsPanel({ status, now }) {
       ${list.length === 0
         ? html`<p class="empty">No node is being evacuated.</p>`
         : html`<div class="scroll"><table class="evac">
-            <thead><tr><th>node</th><th>phase</th><th>containers left</th><th>released</th><th>deadline</th></tr></thead>
+            <thead><tr><th>node</th><th>phase</th><th title="the application's containers still on the node">left</th><th title="containers this sidecar asked YARN to release">released</th><th>deadline</th></tr></thead>
             <tbody>${list.map((e) => html`<tr key=${e.itemId} data-item=${e.itemId} data-phase=${e.phase}>
               <td>${e.itemId}</td>
               <td><span class=${`badge p-${e.phase}`}>${e.phase}</span></td>

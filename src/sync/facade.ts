@@ -63,7 +63,12 @@ export interface SidecarStatus {
   /** The store is unreachable and the last good snapshot is being enforced. */
   storeDegraded: boolean;
   /** What YARN has now (as last read or pushed) and what we want. */
-  blacklist: { desired: string[]; actual: string[] };
+  blacklist: {
+    desired: string[];
+    actual: string[];
+    /** Each owner's hosts on the AM's blacklist as last read from the proxy (this sidecar writes as `blocklist`). */
+    owners?: Record<string, string[]>;
+  };
   pending: { additions: string[]; removals: string[]; releases: string[] };
   deferred: string[];
   evacuations: EvacuationStatus[];

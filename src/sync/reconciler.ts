@@ -87,6 +87,8 @@ export class Reconciler {
   private attemptId: string | undefined;
   private appId: string | undefined;
   private actual: Set<string> | undefined;
+  /** Each owner's share of the AM's blacklist as last read from the proxy (the console shows other owners). */
+  private owners: Record<string, string[]> | undefined;
   /** Hosts YARN may still honour although the proxy does not list them: sent as removals unless desired. */
   private readonly maybeOnYarn = new Set<string>();
   private repushAll = false;
@@ -195,7 +197,9 @@ export class Reconciler {
     // 4. Actual: what the AM's client sends the RM now.
     if (!this.actual) {
       try {
-        this.actual = new Set((await proxy.blacklist()).blacklist);
+        const view = await proxy.blacklist();
+        this.actual = new Set(view.blacklist);
+        this.owners = view.owners;
         metrics.blacklistHosts.set(this.actual.size);
       } catch (e) {
         return { result: 'failed', stage: 'blacklist-read', error: message(e) };
@@ -386,6 +390,7 @@ export class Reconciler {
     const err = this.storeDegraded ? `store unreachable, enforcing the last good snapshot: ${this.storeError ?? ''}` : this.lastError;
     if (err !== undefined) s.lastError = err;
     const plan = this.plan;
+    if (this.owners) s.blacklist.owners = this.owners;
     if (plan) s.safetyCap = { blockedRunningNodes: plan.capUsed, runningNodes: plan.capNodes, limit: plan.capacity, maxBlockedFraction: this.deps.settings.maxBlockedFraction };
     if (opts.nodes && this.nodes) s.nodes = { readAt: this.nodes.readAt, list: this.nodes.list.map((n) => (n.rack !== undefined ? { host: n.host, rack: n.rack, state: n.state } : { host: n.host, state: n.state })) };
     return s;

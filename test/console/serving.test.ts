@@ -153,7 +153,7 @@ describe('console: serving', () => {
   describe('/status fields the console draws', () => {
     let c: LocalCluster;
     before(async () => {
-      c = await startLocalCluster({ restPort: 0, simPort: 0, sqlitePath: path.join(tempDir('blocklist-console-status-'), 'b.db'), nodes: 9, containers: 6, tickMs: 100, define: { 'cluster.resource-blocklist.poll-interval': '100 ms' } });
+      c = await startLocalCluster({ restPort: 0, simPort: 0, sqlitePath: path.join(tempDir('blocklist-console-status-'), 'b.db'), nodes: 9, containers: 6, tickMs: 100, define: { 'cluster.resource-blocklist.poll-interval': '100 ms', 'cluster.resource-blocklist.full-resync-interval': '1 s' } });
     });
     after(() => c.close());
 
@@ -178,6 +178,21 @@ describe('console: serving', () => {
       assert.equal(plain.nodes, undefined);
       assert.ok(plain.safetyCap);
       assert.equal((await http(c.sidecar.url, 'GET', '/status?nodes=maybe')).status, 400);
+    });
+
+    it("blacklist.owners: every owner's share of the AM's blacklist, as last read from the proxy", async () => {
+      const theirs = c.sim.cluster.nodes[5].host;
+      const r = await http(c.sim.url, 'POST', '/amrm/v1/blacklist', { owner: 'flink-speculative', blacklistAdditions: [theirs], blacklistRemovals: [] });
+      assert.ok(r.status < 300, r.text);
+      type S = { blacklist: { owners?: Record<string, string[]> } };
+      let owners: Record<string, string[]> | undefined;
+      // The proxy's blacklist is re-read at least every full-resync-interval (1 s here).
+      for (let i = 0; i < 60 && !owners?.['flink-speculative']?.includes(theirs); i++) {
+        await new Promise((res) => setTimeout(res, 50));
+        owners = ((await http(c.sidecar.url, 'GET', '/status')).body as S).blacklist.owners;
+      }
+      assert.deepEqual(owners?.['flink-speculative'], [theirs]);
+      assert.ok(owners?.blocklist?.includes(c.sim.cluster.nodes[2].host), JSON.stringify(owners));
     });
   });
 });
