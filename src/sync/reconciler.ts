@@ -390,7 +390,7 @@ export class Reconciler {
     const err = this.storeDegraded ? `store unreachable, enforcing the last good snapshot: ${this.storeError ?? ''}` : this.lastError;
     if (err !== undefined) s.lastError = err;
     const plan = this.plan;
-    if (this.owners) s.blacklist.owners = this.owners;
+    if (this.owners && Object.keys(this.owners).length) s.blacklist.owners = this.owners;
     if (plan) s.safetyCap = { blockedRunningNodes: plan.capUsed, runningNodes: plan.capNodes, limit: plan.capacity, maxBlockedFraction: this.deps.settings.maxBlockedFraction };
     if (opts.nodes && this.nodes) s.nodes = { readAt: this.nodes.readAt, list: this.nodes.list.map((n) => (n.rack !== undefined ? { host: n.host, rack: n.rack, state: n.state } : { host: n.host, state: n.state })) };
     return s;
