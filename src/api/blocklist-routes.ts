@@ -13,6 +13,7 @@ import { Readable } from 'node:stream';
 import { BlockedItem, ItemKind, WireItem, toWire } from '../model/item';
 import { newItem } from '../model/merge';
 import { decide } from '../model/decide';
+import { scopeMatches } from '../model/scope';
 import { isExpired } from '../model/effective';
 import { BlockSpec, ItemRef, parseBlockRequest, parseItemRef } from '../model/validate';
 import { AddOutcome, outcomeOf } from '../store/store';
@@ -93,12 +94,13 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const wouldAdd = async (item: BlockedItem, allowMerge: boolean): Promise<AddOutcome> =>
     outcomeOf(decide(await store.get(item.id), { item, allowMerge }, item.created.at));
 
-  const afterAdd = (req: FastifyRequest, o: AddOutcome, dryRun: boolean) => {
+  const afterAdd = (req: FastifyRequest, o: AddOutcome, cause: string, dryRun: boolean) => {
     const who = req.principal.name;
     const from = origin(req);
     if (o.outcome === 'created') audit.record({ op: 'block', id: o.item.id, who, from, outcome: 'created', after: o.item, dryRun });
-    else if (o.outcome === 'merged') audit.record({ op: 'block', id: o.item.id, who, from, outcome: 'merged', before: o.previous, after: o.item, dryRun });
-    else if (o.outcome === 'unchanged') audit.record({ op: 'block', id: o.item.id, who, from, outcome: 'unchanged', dryRun });
+    // A merge's line keeps the request's own cause: the merged one is bounded and may summarise it.
+    else if (o.outcome === 'merged') audit.record({ op: 'block', id: o.item.id, who, from, outcome: 'merged', before: o.previous, after: o.item, cause, dryRun });
+    else if (o.outcome === 'unchanged') audit.record({ op: 'block', id: o.item.id, who, from, outcome: 'unchanged', cause, dryRun });
     else audit.record({ op: 'block', id: o.existing.id, who, from, outcome: 'conflict', before: o.existing, detail: `${o.conflict.code}: ${o.conflict.message}`, dryRun });
     if (!dryRun && (o.outcome === 'created' || o.outcome === 'merged')) sync.kick(`${o.outcome} ${o.item.id}`);
   };
@@ -116,7 +118,7 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
     const item = newItem(spec.value, now, { by: req.principal.name, from: origin(req) });
     const dryRun = isDryRun(req.query);
     const o = dryRun ? await wouldAdd(item, spec.value.allowMerge) : await store.add({ item, allowMerge: spec.value.allowMerge });
-    afterAdd(req, o, dryRun);
+    afterAdd(req, o, item.cause, dryRun);
     // `code` beside `errors`: programs (the CLI's import) act on it instead of parsing prose.
     if (o.outcome === 'conflict') return reply.code(statusOf(o)).type('application/json').send({ errors: [o.conflict.message], code: o.conflict.code });
     const body: Record<string, unknown> = present(o.item);
@@ -129,10 +131,14 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
     requireEnabled();
     const ref = refOf(rawId, kind);
     const dryRun = isDryRun(req.query);
-    const removed = dryRun ? await store.get(ref.id) : await store.remove(ref.id);
+    // An item past its end is gone, whether or not the expiry job has purged it: 404, and neither
+    // a delete nor a `removed` audit line (expiry removes and audits it).
+    const current = await store.get(ref.id);
+    const ended = current !== undefined && isExpired(current, clock.now());
+    const removed = !current || ended ? undefined : dryRun ? current : await store.remove(ref.id);
     audit.record({ op: 'unblock', id: ref.id, who: req.principal.name, from: origin(req), outcome: removed ? 'removed' : 'not-found', before: removed, dryRun });
+    if (ended) return sendErrors(reply, 404, [`'${ref.id}' is not blocked (its block ended at ${new Date(current.endTimestamp).toISOString()})`]);
     if (!removed) return sendErrors(reply, 404, [`'${ref.id}' is not blocked`]);
-    if (isExpired(removed, clock.now())) return sendErrors(reply, 404, [`'${ref.id}' is not blocked (its block ended at ${new Date(removed.endTimestamp).toISOString()})`]);
     if (dryRun) return reply.code(200).send({ dryRun: await effect(ref.id, undefined) });
     sync.kick(`removed ${ref.id}`);
     return reply.code(200).send({});
@@ -157,7 +163,7 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
     const now = clock.now();
     const items = (await store.list()).filter(
       // gone at its end, whether or not the expiry job ran
-      (item) => !isExpired(item, now) && (!q.kind || item.kind === q.kind) && (!q.scope || item.scope === q.scope) && (!q.action || item.action === q.action),
+      (item) => !isExpired(item, now) && (!q.kind || item.kind === q.kind) && (!q.scope || scopeMatches(item.scope, q.scope)) && (!q.action || item.action === q.action),
     );
     if (items.length > STREAM_ABOVE) {
       // Large lists are streamed in slices: 100,000 items would otherwise be held three times at
@@ -234,7 +240,7 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
         outcomes = [];
         for (const r of reqs) outcomes.push(await wouldAdd(r.item, r.allowMerge));
       } else outcomes = await store.addMany(reqs);
-      outcomes.forEach((o) => afterAdd(req, o, dryRun));
+      outcomes.forEach((o, i) => afterAdd(req, o, reqs[i].item.cause, dryRun));
       return {
         results: outcomes.map((o) =>
           o.outcome === 'conflict'

@@ -11,6 +11,7 @@ import { installAuth } from './auth';
 import { installMutationRateLimit } from './rate-limit';
 import { installLoopbackHostGuard } from './host-guard';
 import { consoleRoutes } from './console/console-routes';
+import { installLosslessJson } from './json-body';
 
 export function buildApi(deps: ApiDeps): FastifyInstance {
   // `https: null` is a plain HTTP server; with TLS (rest.ssl.*) an https.Server. Routes and hooks
@@ -26,6 +27,7 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
     requestTimeout: 30_000,
   }) as unknown as FastifyInstance;
   installErrorHandling(app, deps.logger);
+  installLosslessJson(app);
   installPrincipal(app);
   if (deps.auth) installAuth(app, { tokens: deps.auth, logger: deps.logger, audit: deps.audit });
   else installLoopbackHostGuard(app, deps.logger);

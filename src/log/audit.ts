@@ -20,6 +20,7 @@ type AuditLine = {
   before?: WireItem;
   after?: WireItem;
   detail?: string;
+  cause?: string;
   dryRun?: boolean;
 };
 
@@ -32,6 +33,7 @@ export function createAuditSink(logger: Logger, file?: string, now: () => number
       if (r.before) line.before = toWire(r.before);
       if (r.after) line.after = toWire(r.after);
       if (r.detail) line.detail = r.detail;
+      if (r.cause !== undefined) line.cause = r.cause;
       if (r.dryRun) line.dryRun = true;
       const what = r.after ? ` (${r.after.action}, cause "${r.after.cause}", ends ${line.after?.endTimestamp})` : '';
       logger.info(`audit${r.dryRun ? ' (dry run)' : ''}: ${r.op} ${r.id} → ${r.outcome} by ${r.who} from ${r.from}${what}${r.detail ? `: ${r.detail}` : ''}`, line);

@@ -15,6 +15,8 @@ export interface AuditRecord {
   before?: BlockedItem;
   after?: BlockedItem;
   detail?: string;
+  /** The request's own cause (a merged item's cause is bounded and may summarise it). */
+  cause?: string;
   dryRun?: boolean;
 }
 

@@ -17,10 +17,10 @@ export interface AddRequest {
 /**
  * Why a request was refused, for programs (the API sends it as `code` beside `errors`):
  *  - `exists`: the id is blocked and the request did not set allowMerge (HTTP 409);
- *  - `scope`: the two blocks' scopes cannot be written as one (HTTP 409);
+ *  - `scope-full`: the merged block would name more applications than a scope holds (HTTP 409);
  *  - `empty-cause`: the merged item would hold no cause at all (HTTP 400).
  */
-export type ConflictCode = 'exists' | 'scope' | 'empty-cause';
+export type ConflictCode = 'exists' | 'scope-full' | 'empty-cause';
 
 export interface Conflict {
   code: ConflictCode;

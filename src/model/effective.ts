@@ -2,7 +2,8 @@
  * What counts at time t. Inclusive expiry, as Flink's DefaultBlocklistTracker#removeTimeoutNodes:
  * an item with endTimestamp E counts while start <= t < E and is gone at t >= E.
  */
-import { BlockedItem, CLUSTER_SCOPE, byAge } from './item';
+import { BlockedItem, byAge } from './item';
+import { scopeCovers } from './scope';
 
 export function isExpired(item: BlockedItem, now: number): boolean {
   return now >= item.endTimestamp;
@@ -13,8 +14,9 @@ export function isEffective(item: BlockedItem, now: number): boolean {
   return !isExpired(item, now);
 }
 
+/** Whether the item counts for the application: its scope is cluster or names the application. */
 export function appliesTo(item: BlockedItem, applicationId: string | undefined): boolean {
-  return item.scope === CLUSTER_SCOPE || (applicationId !== undefined && item.scope === applicationId);
+  return scopeCovers(item.scope, applicationId);
 }
 
 /** The items that count for one application at `now`, oldest first. */

@@ -3,8 +3,12 @@
  * Flink's shipped DefaultBlocklistTracker replaces the whole record when the new end is later and
  * drops it otherwise; we follow the FLIP instead: EVACUATE wins, max end, causes joined.
  */
-import { BlockedItem, EVACUATE, CLUSTER_SCOPE, sameState, Stamp } from './item';
+import { BlockedItem, EVACUATE, sameState, Stamp } from './item';
 import type { Conflict } from './decide';
+import { causeTokens, mergeCauses } from './cause';
+import { unionScopes } from './scope';
+
+export { mergeCauses };
 import { BlockSpec, resolveEnd } from './validate';
 
 export interface Actor {
@@ -32,16 +36,6 @@ export function newItem(spec: BlockSpec, now: number, actor: Actor): BlockedItem
   return item;
 }
 
-/** Cause tokens joined with ',', de-duplicated, first-seen order: "a,b" + "c,a" = "a,b,c". */
-export function mergeCauses(a: string, b: string): string {
-  const seen = new Set<string>();
-  for (const tok of `${a},${b}`.split(',')) {
-    const t = tok.trim();
-    if (t) seen.add(t);
-  }
-  return [...seen].join(',');
-}
-
 export type MergeResult =
   | { outcome: 'merged'; item: BlockedItem }
   | { outcome: 'unchanged' }
@@ -51,35 +45,29 @@ export type MergeResult =
  * Merges `incoming` (a freshly built item for the same id) into `existing`.
  * - action: EVACUATE wins; the evacuation clock starts when the item first asks for it;
  * - endTimestamp: max (permanent wins);
- * - cause: mergeCauses;
+ * - cause: the stored text with the request's new tokens appended, bounded (cause.ts); a merge
+ *   that would leave no cause at all is refused (`empty-cause`);
  * - startTimestamp and the creation stamp: the original's;
  * - evacuationTimeout: the newer value when given (the deadline still counts from evacuationSince);
- * - scope: equal stays; cluster ∪ app = cluster; two different apps cannot be expressed as one
- *   item, so that is a conflict even with allowMerge.
+ * - scope: the union of both (scope.ts): two jobs' blocks of one node become one block for both;
+ *   cluster covers all.
  * A merge that changes nothing is `unchanged`: the existing item stays as it is (not even its
  * updated stamp moves), so nothing downstream fires.
  */
 export function mergeItems(existing: BlockedItem, incoming: BlockedItem): MergeResult {
-  let scope = existing.scope;
-  if (incoming.scope !== existing.scope) {
-    if (existing.scope === CLUSTER_SCOPE || incoming.scope === CLUSTER_SCOPE) scope = CLUSTER_SCOPE;
-    else {
-      return {
-        outcome: 'conflict',
-        conflict: {
-          code: 'scope',
-          message: `'${existing.id}' is blocked with scope ${existing.scope}; a block for ${incoming.scope} cannot merge into it (use scope 'cluster' or remove it first)`,
-        },
-      };
-    }
+  const scope = unionScopes(existing.scope, incoming.scope);
+  if (!scope.ok) return { outcome: 'conflict', conflict: { code: 'scope-full', message: `'${existing.id}': ${scope.message}` } };
+  const cause = mergeCauses(existing.cause, incoming.cause);
+  if (causeTokens(cause).length === 0) {
+    return { outcome: 'conflict', conflict: { code: 'empty-cause', message: `'${existing.id}': the merged block would have no cause; send a cause with some text` } };
   }
   const action = existing.action === EVACUATE || incoming.action === EVACUATE ? EVACUATE : existing.action;
   const merged: BlockedItem = {
     ...existing,
     action,
     endTimestamp: Math.max(existing.endTimestamp, incoming.endTimestamp),
-    cause: mergeCauses(existing.cause, incoming.cause),
-    scope,
+    cause,
+    scope: scope.scope,
   };
   if (incoming.evacuationTimeout !== undefined) merged.evacuationTimeout = incoming.evacuationTimeout;
   if (action === EVACUATE && existing.evacuationSince === undefined) merged.evacuationSince = incoming.created.at;

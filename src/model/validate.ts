@@ -5,6 +5,8 @@
  */
 import { ACTIONS, BlockAction, CLUSTER_SCOPE, ItemKind, LONG_MAX_TEXT, PERMANENT, Scope } from './item';
 import { parseApplicationId, parseContainerId, validateHostName } from './ids';
+import { causeTokens } from './cause';
+import { SCOPE_APPS_MAX, formatScope } from './scope';
 
 export const CAUSE_MAX = 1024;
 /** 9999-12-31T23:59:59.999Z: beyond this an endTimestamp is a typo, not a plan (Long.MAX aside). */
@@ -73,20 +75,37 @@ function longMeaning(field: string): string {
     : 'epoch milliseconds (a number or a string of digits)';
 }
 
-/** A JSON number or a string of decimal digits (the seeds send "1652317200000"). */
+/**
+ * A JSON number or a string of decimal digits (the seeds send "1652317200000"), as exact text.
+ * A JS number holds integers exactly only up to 2^53: anything beyond is refused, except Java's
+ * Long.MAX_VALUE written exactly (the permanent end). The API's JSON parser hands numbers it
+ * cannot hold exactly over as their literal text (api/json-body.ts), so `9223372036854775807`
+ * sent as a number arrives here as that text, and `1e300` or `18446744073709551616` are refused
+ * instead of rounding to a permanent block.
+ */
 function parseLong(v: unknown, field: string, errors: string[]): string | undefined {
+  const tooBig = (shown: string) =>
+    errors.push(`${field} ${shown} is beyond 2^53 and cannot be held exactly; for a permanent block omit it or send exactly ${LONG_MAX_TEXT}`);
   if (typeof v === 'number') {
-    if (!Number.isInteger(v)) {
-      errors.push(`${field} must be an integer number of milliseconds, got ${v}`);
-      return undefined;
-    }
-    // A JS number above 2^53 has lost digits already; only Long.MAX's own rounding is recognised.
-    if (v >= 2 ** 63) return LONG_MAX_TEXT;
-    return String(v);
+    if (!Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v))) tooBig(String(v));
+    else if (!Number.isInteger(v)) errors.push(`${field} must be an integer number of milliseconds, got ${v}`);
+    else return String(v);
+    return undefined;
   }
   if (typeof v === 'string') {
     const t = v.trim();
+    if (t === LONG_MAX_TEXT) return t;
+    // Up to 19 digits the text itself is kept exactly; the caller's range checks speak for it.
     if (/^-?\d{1,19}$/.test(t)) return t;
+    if (/^-?\d+$/.test(t)) {
+      tooBig(t.length > 40 ? `${t.slice(0, 40)}…` : t);
+      return undefined;
+    }
+    // A number literal the JSON parser kept as text (1e300, 9.3e18): out of range, or a fraction.
+    if (/^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(t) && Math.abs(Number(t)) >= 2 ** 53) {
+      tooBig(t);
+      return undefined;
+    }
     errors.push(`${field} must be ${longMeaning(field)}, got ${JSON.stringify(v).slice(0, 40)}`);
     return undefined;
   }
@@ -101,18 +120,31 @@ export function parseBoolean(v: unknown, field: string, errors: string[]): boole
   return undefined;
 }
 
+/**
+ * `cluster`, one application id, or several joined with ',' (model/scope.ts: the wire form of a
+ * block for several jobs, as a merge writes it). Duplicates are dropped; cluster among them wins.
+ */
 export function parseScope(v: unknown, errors: string[]): Scope | undefined {
   if (v === undefined || v === null || v === CLUSTER_SCOPE) return CLUSTER_SCOPE;
+  const what = `scope must be 'cluster' or a YARN application id (several joined with ',')`;
   if (typeof v !== 'string') {
-    errors.push(`scope must be 'cluster' or a YARN application id`);
+    errors.push(what);
     return undefined;
   }
-  const a = parseApplicationId(v);
-  if (!a.ok) {
-    errors.push(`scope must be 'cluster' or a YARN application id: ${a.error}`);
+  const apps = v.split(',').map((a) => a.trim());
+  if (apps.includes(CLUSTER_SCOPE)) return CLUSTER_SCOPE;
+  if (apps.length > SCOPE_APPS_MAX) {
+    errors.push(`scope names ${apps.length} applications (at most ${SCOPE_APPS_MAX}); use 'cluster'`);
     return undefined;
   }
-  return v;
+  for (const app of apps) {
+    const a = parseApplicationId(app);
+    if (!a.ok) {
+      errors.push(`${what}: ${a.error}`);
+      return undefined;
+    }
+  }
+  return formatScope(apps);
 }
 
 export function parseCause(v: unknown, errors: string[]): string | undefined {
@@ -122,6 +154,7 @@ export function parseCause(v: unknown, errors: string[]): string | undefined {
   }
   const c = v.trim();
   if (!c) errors.push('cause must not be empty');
+  else if (causeTokens(c).length === 0) errors.push("cause must hold some text besides ',' (causes of merged blocks are joined with ',')");
   else if (c.length > CAUSE_MAX) errors.push(`cause is longer than ${CAUSE_MAX} characters`);
   else if (/[\u0000-\u001f\u007f]/.test(c)) errors.push('cause contains control characters (newlines and tabs included)');
   else return c;

@@ -149,10 +149,11 @@ export function describeStoreConformance(name: string, factory: HarnessFactory):
         assert.equal(await s.version(), v);
       });
 
-      it('two different application scopes conflict even with allowMerge; cluster absorbs an app scope', async () => {
+      it('two application scopes merge into one item for both; cluster absorbs an app scope', async () => {
         await s.add({ item: item('node1', { scope: 'application_1_0001' }), allowMerge: false });
-        const o = await s.add({ item: item('node1', { scope: 'application_1_0002', at: T0 + 1 }), allowMerge: true });
-        assert.equal(o.outcome, 'conflict');
+        const o = expectMerged(await s.add({ item: item('node1', { scope: 'application_1_0002', at: T0 + 1 }), allowMerge: true }));
+        assert.equal(o.item.scope, 'application_1_0001,application_1_0002');
+        assert.equal((await s.get('node1'))?.scope, 'application_1_0001,application_1_0002');
         const m = expectMerged(await s.add({ item: item('node1', { scope: 'cluster', cause: 'z', at: T0 + 2 }), allowMerge: true }));
         assert.equal(m.item.scope, 'cluster');
         assert.equal((await s.get('node1'))?.scope, 'cluster');

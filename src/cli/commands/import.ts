@@ -10,6 +10,7 @@
  * Timeouts, as NodesListManager decides them: a host's own <timeout> beats -g, which beats the
  * sidecar's configured default (the item then carries no evacuationTimeout); negative = forever.
  */
+import { scopeCovers } from '../../model/scope';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command, Option } from 'commander';
@@ -104,7 +105,7 @@ function planJson(file: string, text: string, flags: ImportFlags, now: number): 
 
 /** What the import would do to YARN, from the dry-run results and the current list. */
 function importEffect(results: BatchResult[], current: Record<string, ApiItem>, app: string | undefined): DryRunEffect {
-  const applies = (it: ApiItem) => it.scope === 'cluster' || (app !== undefined && it.scope === app);
+  const applies = (it: ApiItem) => scopeCovers(it.scope, app);
   const blocked = new Set(Object.values(current).filter((it) => it.kind === 'node' && applies(it)).map((it) => it.id));
   const additions = new Set<string>();
   const releases = new Set<string>();
