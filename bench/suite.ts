@@ -7,10 +7,11 @@ import { benchReconcile, ReconcileSizes } from './reconcile';
 import { benchThroughput, ThroughputSizes } from './throughput';
 import { benchEvacuation, EvacuationSizes } from './evacuation';
 import { benchMemory, MemorySizes } from './memory';
+import { benchRmFootprint, RmFootprintSizes } from './rm-footprint';
 import { measureLimits } from './lib/limits';
 import { Row, SectionResult, Skipped } from './lib/report';
 
-export const SECTIONS = ['propagation', 'reconcile', 'throughput', 'evacuation', 'memory'] as const;
+export const SECTIONS = ['propagation', 'reconcile', 'throughput', 'evacuation', 'memory', 'rm-footprint'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 export interface BenchSizes {
@@ -20,6 +21,7 @@ export interface BenchSizes {
   throughput: ThroughputSizes;
   evacuation: EvacuationSizes;
   memory: MemorySizes;
+  rmFootprint: RmFootprintSizes;
 }
 
 export function sizesFor(quick: boolean): BenchSizes {
@@ -31,6 +33,7 @@ export function sizesFor(quick: boolean): BenchSizes {
       throughput: { concurrency: [8], durationMs: 1000, storeInserts: 300, listItems: 2_000, listRequests: 5 },
       evacuation: { nodes: 20, perNode: 10, tickMs: 100, releaseBatchSize: 500 },
       memory: { items: [1_000, 10_000], soakItems: 1_000, soakSeconds: 3 },
+      rmFootprint: { nodeCounts: [1_000, 10_000], containers: 500, windowMs: 15_000, warmupMs: 3_000 },
     };
   }
   return {
@@ -40,6 +43,7 @@ export function sizesFor(quick: boolean): BenchSizes {
     throughput: { concurrency: [8, 32], durationMs: 5000, storeInserts: 1000, listItems: 10_000, listRequests: 20 },
     evacuation: { nodes: 100, perNode: 10, tickMs: 100, releaseBatchSize: 500 },
     memory: { items: [1_000, 10_000, 100_000], soakItems: 10_000, soakSeconds: 60 },
+    rmFootprint: { nodeCounts: [1_000, 10_000], containers: 500, windowMs: 60_000, warmupMs: 5_000 },
   };
 }
 
@@ -52,6 +56,7 @@ export function tinySizes(): BenchSizes {
     throughput: { concurrency: [2], durationMs: 200, storeInserts: 20, listItems: 50, listRequests: 2 },
     evacuation: { nodes: 3, perNode: 2, tickMs: 20, releaseBatchSize: 4 },
     memory: { items: [10, 100], soakItems: 10, soakSeconds: 1 },
+    rmFootprint: { nodeCounts: [50], containers: 10, windowMs: 500, warmupMs: 200 },
   };
 }
 
@@ -83,6 +88,9 @@ export async function runBench(sections: readonly SectionName[], sizes: BenchSiz
         break;
       case 'memory':
         r = await benchMemory(sizes.memory);
+        break;
+      case 'rm-footprint':
+        r = await benchRmFootprint(sizes.rmFootprint);
         break;
     }
     for (const row of r.rows) log(`  ${row.figure}: ${row.value.toFixed(3)} ${row.unit} vs ${row.limit.toFixed(3)} ${row.limitUnit} = ${row.ratio.toFixed(2)}× ${row.met === undefined ? '' : row.met ? '(goal met)' : '(GOAL MISSED)'}`);

@@ -1,0 +1,100 @@
+/**
+ * RM footprint: the requests and bytes per second one sidecar sends the ResourceManager, idle at
+ * 1,000 and 10,000 nodes and while 10 nodes are blocked and one evacuates. The simulator runs in a
+ * process of its own; a counting proxy (lib/rm-tap.ts) sits between the sidecar and the RM face
+ * only (the AMRM proxy is local to the AM and costs the RM nothing).
+ *
+ * Method: start, let the first reads happen (start-up is paid once per job), then count every RM
+ * call over a window (60 s in the full run) and divide by its length. Goal: ≤ 1 KB/s per idle
+ * sidecar at 10,000 nodes, so 1,000 jobs cost the RM ≤ 1 MB/s.
+ */
+import * as path from 'node:path';
+import { silentLogger } from '../src/core/logger';
+import { sidecarConfigForSimulator } from '../src/quickstart/local-cluster';
+import { startSidecar } from '../src/sidecar/sidecar';
+import { BENCH_DEFINES, putNode } from './lib/harness';
+import { benchDir } from './lib/limits';
+import { Row, SectionResult, emptyResult } from './lib/report';
+import { RmTap } from './lib/rm-tap';
+import { startSimChild } from './lib/sim-child';
+import { sleep } from './lib/stats';
+
+export interface RmFootprintSizes {
+  nodeCounts: number[];
+  containers: number;
+  /** Counting window per scenario. */
+  windowMs: number;
+  /** Warm-up before counting (the start-up reads). */
+  warmupMs: number;
+}
+
+const GOAL_BYTES_PER_S = 1024;
+
+interface Scenario {
+  name: string;
+  nodes: number;
+  busy: boolean;
+}
+
+async function measure(s: Scenario, sizes: RmFootprintSizes): Promise<{ rps: number; bps: number; detail: string }> {
+  const sim = await startSimChild({ nodes: s.nodes, containers: sizes.containers, tickMs: 500 });
+  const tap = new RmTap(sim.url);
+  await tap.start();
+  const dir = benchDir('rm-footprint');
+  const config = sidecarConfigForSimulator(sim.url, path.join(dir, 'b.db'), {
+    ...BENCH_DEFINES,
+    'yarn.resourcemanager.webapp.address': tap.url.replace(/^http:\/\//, ''),
+    'cluster.resource-blocklist.max-blocked-fraction': '0.5',
+  });
+  const sidecar = await startSidecar({ config, logger: silentLogger, env: {} });
+  try {
+    if (s.busy) {
+      for (let i = 1; i <= 10; i++) await putNode(sidecar.url, `node${String(i).padStart(4, '0')}.sim.local`, { action: 'MARK_BLOCKED', cause: 'bench' });
+      // One node evacuates with a long grace period, so the evacuation is in progress all window long.
+      await putNode(sidecar.url, 'node0011.sim.local', { action: 'MARK_BLOCKED_AND_EVACUATE_TASKS', cause: 'bench', evacuationTimeout: 3600 });
+    }
+    await sleep(sizes.warmupMs);
+    tap.reset();
+    const t0 = Date.now();
+    await sleep(sizes.windowMs);
+    const seconds = (Date.now() - t0) / 1000;
+    const total = tap.total();
+    const detail = [...tap.counts.entries()]
+      .sort((a, b) => b[1].bytes - a[1].bytes)
+      .map(([k, c]) => `${k} ${c.requests}× ${(c.bytes / 1024).toFixed(1)} KB`)
+      .join(', ');
+    return { rps: total.requests / seconds, bps: total.bytes / seconds, detail: detail || 'no RM calls' };
+  } finally {
+    await sidecar.close();
+    await tap.close();
+    await sim.close();
+  }
+}
+
+export async function benchRmFootprint(sizes: RmFootprintSizes): Promise<SectionResult> {
+  const out = emptyResult();
+  const scenarios: Scenario[] = [
+    ...sizes.nodeCounts.map((n) => ({ name: `idle, ${n.toLocaleString('en')} nodes`, nodes: n, busy: false })),
+    { name: `10 blocked + 1 evacuating, ${Math.max(...sizes.nodeCounts).toLocaleString('en')} nodes`, nodes: Math.max(...sizes.nodeCounts), busy: true },
+  ];
+  for (const s of scenarios) {
+    const r = await measure(s, sizes);
+    const idleAtMax = !s.busy && s.nodes === Math.max(...sizes.nodeCounts);
+    const row: Row = {
+      section: 'rm-footprint',
+      figure: `RM bytes/s, one sidecar ${s.name}`,
+      value: r.bps,
+      unit: 'B/s',
+      limit: GOAL_BYTES_PER_S,
+      limitUnit: 'B/s',
+      limitWhat: '1 KB/s (1,000 jobs ≤ 1 MB/s)',
+      ratio: r.bps / GOAL_BYTES_PER_S,
+      goal: idleAtMax ? '≤ 1×' : 'context',
+      met: idleAtMax ? r.bps <= GOAL_BYTES_PER_S : undefined,
+      note: `${r.rps.toFixed(2)} req/s over ${(sizes.windowMs / 1000).toFixed(0)} s: ${r.detail}`,
+    };
+    out.rows.push(row);
+  }
+  out.notes.push(`rm-footprint: window ${sizes.windowMs / 1000} s after a ${sizes.warmupMs / 1000} s warm-up; the simulator in its own process; counted at a proxy in front of the RM face only.`);
+  return out;
+}
