@@ -169,7 +169,9 @@ export async function startKdc(dir: string): Promise<Kdc> {
 
 export type Site =
   | { kind: 'proxy'; host: string; keytab: string; target: string }
-  | { kind: 'redirect'; host: string; keytab: string; to: string };
+  | { kind: 'redirect'; host: string; keytab: string; to: string }
+  /** A virtual host's body as given (the docs' reverse-proxy example, tested as written). */
+  | { kind: 'custom'; host: string; body: string };
 
 export interface Httpd {
   /** One port per site, in the order given. */
@@ -188,6 +190,7 @@ export async function startHttpd(dir: string, krb5Conf: string, sites: Site[], p
   const conf = path.join(dir, 'httpd.conf');
   const errorLog = path.join(dir, 'httpd-error.log');
   const vhosts = sites.map((s, i) => {
+    if (s.kind === 'custom') return `<VirtualHost 127.0.0.1:${portList[i]}>\n  ServerName ${s.host}\n${s.body}\n</VirtualHost>`;
     const auth = `    AuthType GSSAPI
     AuthName "${s.host} RM"
     GssapiCredStore keytab:${s.keytab}
