@@ -43,8 +43,14 @@ class FakeGss implements GssLibrary {
   }
 }
 
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
 function setup(lifetimeMs: number | undefined, clock = new FakeClock(T0)) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-krb-unit-'));
+  dirs.push(dir);
   const keytab = path.join(dir, 'sidecar.keytab');
   fs.writeFileSync(keytab, 'not a real keytab: the fake GSSAPI never reads it');
   const env: NodeJS.ProcessEnv = {};
