@@ -44,9 +44,6 @@ class FakeGss implements GssLibrary {
 }
 
 const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-});
 
 function setup(lifetimeMs: number | undefined, clock = new FakeClock(T0)) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-krb-unit-'));
@@ -63,6 +60,10 @@ function setup(lifetimeMs: number | undefined, clock = new FakeClock(T0)) {
 }
 
 describe('kerberos (unit): keys, login, renewal schedule', () => {
+  afterEach(() => {
+    for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+  });
+
   it('the three keys: off when both login keys are empty; one without the other, or a malformed principal, is refused', () => {
     const v = (d: Record<string, string>) => kerberosSettings(loadConfig({ env: {}, dynamic: d }).values);
     assert.deepEqual(v({}), { kind: 'off' });
