@@ -21,7 +21,8 @@ import { createMetrics } from '../src/metrics/metrics';
 import { NodeView, diffBlacklist, planDesired } from '../src/sync/desired';
 import { Reconciler } from '../src/sync/reconciler';
 import { AddOutcome, AddRequest, BlocklistStore } from '../src/store/store';
-import { AmrmProxy, AppContainer, AttemptInfo, BlacklistChange, BlacklistView, CompletedContainersPage, ClusterNode, ReleaseResult, ResourceManagerReader, AttemptSummary, ApplicationInfo, ClusterInfo } from '../src/yarn/types';
+import { AmrmProxy, AppContainer, AttemptInfo, BlacklistChange, BlacklistView, CompletedContainersPage, ClusterNode, ReleaseResult, ResourceManagerReader, AttemptSummary, ApplicationInfo, ClusterInfo, ClusterMetrics } from '../src/yarn/types';
+import { countNodeStates } from '../src/yarn/node-counts';
 import { nodeItem } from './lib/items';
 import { Row, SectionResult, emptyResult } from './lib/report';
 import { cpuMs, mean } from './lib/stats';
@@ -85,6 +86,9 @@ class FakeRm implements ResourceManagerReader {
   constructor(private readonly list: ClusterNode[]) {}
   async clusterInfo(): Promise<ClusterInfo> {
     return { state: 'STARTED' };
+  }
+  async clusterMetrics(): Promise<ClusterMetrics> {
+    return countNodeStates(this.list);
   }
   async nodes(): Promise<ClusterNode[]> {
     return this.list;

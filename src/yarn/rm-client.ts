@@ -25,13 +25,15 @@ import { parseApplicationId, parseAttemptId } from '../model/ids';
 import { Logger, silentLogger } from '../core/logger';
 import { RmAuthenticator, RmAuthorization, offersNegotiate } from './rm-auth';
 import { excerpt, isConnectionError, retriableStatus, transportError, tryParseJson, createYarnHttp } from './http-errors';
-import { RmShapeError, parseApplication, parseAttempts, parseClusterInfo, parseContainers, parseNodes } from './rm-json';
+import { RmShapeError, parseApplication, parseAttempts, parseClusterInfo, parseClusterMetrics, parseContainers, parseNodes } from './rm-json';
 import {
   AppContainer,
   ApplicationInfo,
   AttemptSummary,
   ClusterInfo,
+  ClusterMetrics,
   ClusterNode,
+  NodeState,
   ResourceManagerReader,
   YarnCallError,
 } from './types';
@@ -100,13 +102,19 @@ export class ResourceManagerClient implements ResourceManagerReader {
     return this.shaped('cluster info', await this.get('/ws/v1/cluster/info'), parseClusterInfo);
   }
 
+  async clusterMetrics(): Promise<ClusterMetrics> {
+    return this.shaped('cluster metrics', await this.get('/ws/v1/cluster/metrics'), parseClusterMetrics);
+  }
+
   /**
-   * Nodes in every state. No `states` parameter: RMWebServices#getNodes then accepts
-   * EnumSet.allOf(NodeState) (Hadoop 2.x+); naming states explicitly would make an older RM that
-   * lacks DECOMMISSIONING/SHUTDOWN fail NodeState.valueOf.
+   * Nodes, all of them or those in `states`. Without `states` the RM answers every state
+   * (RMWebServices#getNodes uses EnumSet.allOf(NodeState)); naming states lets the RM filter,
+   * which matters at 10,000 nodes — but only name states every supported RM knows, since an older
+   * RM fails NodeState.valueOf on one it lacks.
    */
-  async nodes(): Promise<ClusterNode[]> {
-    return this.shaped('nodes', await this.get('/ws/v1/cluster/nodes'), parseNodes);
+  async nodes(states?: readonly NodeState[]): Promise<ClusterNode[]> {
+    const query = states && states.length ? `?states=${states.join(',')}` : '';
+    return this.shaped('nodes', await this.get(`/ws/v1/cluster/nodes${query}`), parseNodes);
   }
 
   async application(appId: string): Promise<ApplicationInfo> {

@@ -20,7 +20,7 @@ import {
   parseContainerId,
   validateHostName,
 } from '../model/ids';
-import { AppContainer, ApplicationInfo, AttemptSummary, ClusterInfo, ClusterNode, NODE_STATES, NodeState } from './types';
+import { AppContainer, ApplicationInfo, AttemptSummary, ClusterInfo, ClusterMetrics, ClusterNode, NODE_STATES, NodeState } from './types';
 
 /** The RM answered 200 with a body we cannot use. */
 export class RmShapeError extends Error {
@@ -109,6 +109,22 @@ export function parseClusterInfo(body: unknown): ClusterInfo {
  * GET /ws/v1/cluster/nodes → {"nodes":{"node":[{rack, state, id, nodeHostName, nodeHTTPAddress,
  * healthReport, numContainers, …}]}}; `{"nodes":null}` when the RM knows no node.
  */
+/** The counts of ClusterMetricsInfo the sidecar uses; each a number or a numeric string (real RMs send both). */
+const METRIC_FIELDS = ['activeNodes', 'decommissioningNodes', 'decommissionedNodes', 'lostNodes', 'unhealthyNodes', 'rebootedNodes', 'shutdownNodes', 'totalNodes'] as const;
+
+/** GET /ws/v1/cluster/metrics → {"clusterMetrics":{activeNodes, …}}. A count an older RM lacks reads as 0. */
+export function parseClusterMetrics(body: unknown): ClusterMetrics {
+  const o = obj(obj(body, 'cluster metrics').clusterMetrics, 'clusterMetrics');
+  if (optNum(o, 'activeNodes', 'clusterMetrics') === undefined) throw new RmShapeError('clusterMetrics: no "activeNodes" count');
+  const out = {} as ClusterMetrics;
+  for (const k of METRIC_FIELDS) {
+    const v = optNum(o, k, 'clusterMetrics') ?? 0;
+    if (!Number.isInteger(v) || v < 0) throw new RmShapeError(`clusterMetrics.${k} is not a count: ${v}`);
+    out[k] = v;
+  }
+  return out;
+}
+
 export function parseNodes(body: unknown): ClusterNode[] {
   const root = obj(body, 'nodes list');
   if (!('nodes' in root)) throw new RmShapeError('nodes list: no "nodes" field');

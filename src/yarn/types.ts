@@ -24,6 +24,24 @@ export interface ClusterNode {
   nodeHTTPAddress?: string;
 }
 
+/**
+ * The RM's node counts by state (GET /ws/v1/cluster/metrics, "clusterMetrics"): about 1 KB whatever
+ * the cluster's size, against megabytes for the node list at 10,000 nodes. The safety cap's
+ * denominator is activeNodes (RUNNING), so reading this instead of the list every refresh is what
+ * keeps an idle sidecar light on the RM.
+ */
+export interface ClusterMetrics {
+  /** Nodes in state RUNNING. */
+  activeNodes: number;
+  decommissioningNodes: number;
+  decommissionedNodes: number;
+  lostNodes: number;
+  unhealthyNodes: number;
+  rebootedNodes: number;
+  shutdownNodes: number;
+  totalNodes: number;
+}
+
 export interface ClusterInfo {
   id?: string;
   state: string;
@@ -73,7 +91,10 @@ export interface AttemptSummary {
 
 export interface ResourceManagerReader {
   clusterInfo(): Promise<ClusterInfo>;
-  nodes(): Promise<ClusterNode[]>;
+  /** Node counts by state: the cheap read for the safety cap's denominator. */
+  clusterMetrics(): Promise<ClusterMetrics>;
+  /** The node list; `states` narrows it on the RM side (RMWebServices' `states` filter). */
+  nodes(states?: readonly NodeState[]): Promise<ClusterNode[]>;
   application(appId: string): Promise<ApplicationInfo>;
   attempts(appId: string): Promise<AttemptSummary[]>;
   containers(appId: string, attemptId: string): Promise<AppContainer[]>;

@@ -11,7 +11,8 @@ import * as path from 'node:path';
 import { BlockAction, BlockedItem, CLUSTER_SCOPE, EVACUATE, MARK_BLOCKED, PERMANENT } from '../../src/model/item';
 import { AddOutcome, AddRequest, BlocklistStore, StoreUnavailableError } from '../../src/store/store';
 import { SqliteStore } from '../../src/store/sqlite-store';
-import { AmrmProxy, AppContainer, ApplicationInfo, AttemptInfo, BlacklistChange, BlacklistView, CompletedContainersPage, AttemptSummary, ClusterInfo, ClusterNode, NodeState, ReleaseResult, ResourceManagerReader, YarnCallError } from '../../src/yarn/types';
+import { AmrmProxy, AppContainer, ApplicationInfo, AttemptInfo, BlacklistChange, BlacklistView, CompletedContainersPage, AttemptSummary, ClusterInfo, ClusterMetrics, ClusterNode, NodeState, ReleaseResult, ResourceManagerReader, YarnCallError } from '../../src/yarn/types';
+import { countNodeStates } from '../../src/yarn/node-counts';
 
 export const APP = 'application_1652313600000_0001';
 export const attemptOf = (n: number): string => `appattempt_1652313600000_0001_${String(n).padStart(6, '0')}`;
@@ -229,6 +230,10 @@ export class FakeYarn implements AmrmProxy, ResourceManagerReader {
   async clusterInfo(): Promise<ClusterInfo> {
     this.rmCall();
     return { state: 'STARTED', haState: 'ACTIVE' };
+  }
+  async clusterMetrics(): Promise<ClusterMetrics> {
+    this.rmCall();
+    return countNodeStates([...this.nodeStates].map(([, state]) => ({ state })));
   }
   async nodes(): Promise<ClusterNode[]> {
     this.rmCall();

@@ -53,6 +53,25 @@ describe('yarn clients against the simulator over real HTTP', () => {
     assert.equal(after.find((n) => n.host === 'node0005.sim.local')?.state, 'DECOMMISSIONING');
   });
 
+  it('RM client: cluster metrics count nodes by state, and the states filter narrows the node list on the RM side', async () => {
+    const rm = new ResourceManagerClient({ addresses: sim.rmUrl });
+    sim.cluster.setNodeState('node0005.sim.local', 'DECOMMISSIONING');
+    sim.cluster.setNodeState('node0006.sim.local', 'UNHEALTHY');
+    sim.cluster.setNodeState('node0007.sim.local', 'LOST');
+    const m = await rm.clusterMetrics();
+    assert.deepEqual(
+      { active: m.activeNodes, decommissioning: m.decommissioningNodes, unhealthy: m.unhealthyNodes, lost: m.lostNodes, total: m.totalNodes },
+      { active: 27, decommissioning: 1, unhealthy: 1, lost: 1, total: 30 },
+    );
+    const unusable = await rm.nodes(['UNHEALTHY', 'LOST', 'DECOMMISSIONING']);
+    assert.deepEqual(unusable.map((n) => n.host).sort(), ['node0005.sim.local', 'node0006.sim.local', 'node0007.sim.local']);
+    // The answer is about 1 KB whatever the size; the node list grows with every node.
+    const metricsBytes = (await axios.get(`${sim.rmUrl}/ws/v1/cluster/metrics`, { responseType: 'text' })).data.length;
+    const listBytes = (await axios.get(`${sim.rmUrl}/ws/v1/cluster/nodes`, { responseType: 'text' })).data.length;
+    assert.ok(metricsBytes < 1024, `metrics ${metricsBytes} B`);
+    assert.ok(listBytes > 10 * metricsBytes, `node list ${listBytes} B`);
+  });
+
   it('RM client: a single live container arrives as a bare object and still parses', async () => {
     await sim.close();
     sim = await startSimulator({ port: 0, nodes: 3, containers: 0, tickMs: 0 });

@@ -93,6 +93,18 @@ describe('yarn/rm-client against fixtures (Hadoop ResourceManagerRest.md samples
     assert.deepEqual(await rm.nodes(), []);
   });
 
+  it('reads cluster metrics: the documented sample, and strings with a count an older RM lacks', async () => {
+    srv = await startFixtureServer({ '/ws/v1/cluster/metrics': { fixture: 'cluster-metrics.json' } });
+    const m = await new ResourceManagerClient({ addresses: srv.url }).clusterMetrics();
+    assert.deepEqual(m, { activeNodes: 1, decommissioningNodes: 0, decommissionedNodes: 0, lostNodes: 0, unhealthyNodes: 0, rebootedNodes: 0, shutdownNodes: 0, totalNodes: 1 });
+    await srv.close();
+    srv = await startFixtureServer({ '/ws/v1/cluster/metrics': { fixture: 'cluster-metrics-strings.json' } });
+    const s = await new ResourceManagerClient({ addresses: srv.url }).clusterMetrics();
+    assert.equal(s.activeNodes, 4990);
+    assert.equal(s.shutdownNodes, 0);
+    assert.equal(s.totalNodes, 5000);
+  });
+
   it('turns a RemoteException into a readable, non-retriable error', async () => {
     srv = await startFixtureServer({
       '/ws/v1/cluster/apps/application_1326821518301_0099': { status: 404, fixture: 'remote-exception-notfound.json' },
