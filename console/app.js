@@ -62,8 +62,22 @@ function App() {
     if (!session) return undefined;
     let stopped = false;
     let timer;
+    let inFlight = false;
+    let again = false;
     const once = async () => {
+      // One chain of polls: a poll asked for while one runs (a control's refresh, the tab shown
+      // again) runs right after it instead of beside it.
+      if (inFlight) {
+        again = true;
+        return;
+      }
       clearTimeout(timer);
+      // A tab in the background asks nothing; it catches up the moment it is shown again.
+      if (document.hidden) {
+        timer = setTimeout(once, refreshMs());
+        return;
+      }
+      inFlight = true;
       try {
         const wantDetector = detectorMissing.current === 0;
         const [status, list, detector] = await Promise.all([
@@ -86,14 +100,23 @@ function App() {
           return;
         }
         setData((d) => ({ ...d, error: e.message }));
+      } finally {
+        inFlight = false;
       }
-      if (!stopped) timer = setTimeout(once, refreshMs());
+      if (stopped) return;
+      if (again) {
+        again = false;
+        once();
+      } else timer = setTimeout(once, refreshMs());
     };
     pollNow.current = once;
+    const onVisible = () => !document.hidden && once();
+    document.addEventListener('visibilitychange', onVisible);
     once();
     return () => {
       stopped = true;
       clearTimeout(timer);
+      document.removeEventListener('visibilitychange', onVisible);
     };
   }, [session, token]);
 
@@ -131,8 +154,8 @@ function App() {
       ${data.status ? html`<${YarnPanel} status=${data.status} now=${now} />` : null}
       ${data.status ? html`<${EvacuationsPanel} status=${data.status} now=${now} />` : null}
       ${data.status ? html`<${NodeGrid} status=${data.status} items=${data.items} />` : null}
-      ${admin ? html`<${BlockForm} token=${token} now=${now} onDone=${done} />` : null}
-      ${data.detector ? html`<${DetectorPanel} detector=${data.detector} now=${now} />` : null}
+      ${admin ? html`<${BlockForm} token=${token} now=${now} hosts=${data.status?.nodes?.list.map((n) => n.host)} onDone=${done} />` : null}
+      ${data.detector && data.detector.mode !== 'off' ? html`<${DetectorPanel} detector=${data.detector} now=${now} />` : null}
     </main>`;
 }
 

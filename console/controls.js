@@ -50,7 +50,7 @@ function Effect({ dryRun }) {
   </ul>`;
 }
 
-export function BlockForm({ token, now, onDone }) {
+export function BlockForm({ token, now, hosts, onDone }) {
   const [kind, setKind] = useState('node');
   const [node, setNode] = useState('');
   const [container, setContainer] = useState('');
@@ -135,7 +135,8 @@ export function BlockForm({ token, now, onDone }) {
           <label>Kind <select id="block-kind" value=${kind} onChange=${(e) => edit(setKind)(e.target.value)}>
             <option value="node">node</option><option value="taskmanager">task manager</option>
           </select></label>
-          <label>Node <input id="block-node" value=${node} placeholder="host name as YARN names it" onInput=${(e) => edit(setNode)(e.target.value)} /></label>
+          <label>Node <input id="block-node" list="known-hosts" autocomplete="off" value=${node} placeholder="host name as YARN names it" onInput=${(e) => edit(setNode)(e.target.value)} /></label>
+          <datalist id="known-hosts">${(hosts ?? []).map((h) => html`<option key=${h} value=${h} />`)}</datalist>
           ${kind === 'taskmanager' ? html`<label>Container <input id="block-container" value=${container} placeholder="container_…" onInput=${(e) => edit(setContainer)(e.target.value)} /></label>` : null}
         </div>
         <label>Action <select id="block-action" value=${action} onChange=${(e) => edit(setAction)(e.target.value)}>

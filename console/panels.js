@@ -1,6 +1,6 @@
 // What the console shows: read-only panels, drawn from /status, /blocklist and /detector.
 import { html, useState } from './vendor/preact-htm.js';
-import { NODE_STATE_ORDER, SORTABLE, absolute, blacklistRows, byRack, endsText, filterItems, nodeStates, relative, sortItems, span, stamp, syncText } from './format.js';
+import { NODE_STATE_ORDER, absolute, blacklistRows, byRack, endsText, filterItems, nodeStates, relative, sortItems, span, stamp, syncText } from './format.js';
 
 const ACTION_SHORT = { MARK_BLOCKED: 'block', MARK_BLOCKED_AND_EVACUATE_TASKS: 'block + evacuate' };
 
@@ -166,31 +166,49 @@ export function NodeGrid({ status, items }) {
     </section>`;
 }
 
-/** The detector's own answer (GET /detector), drawn generically: its mode, then one row per host. */
+/** Decisions that only say what enforce mode would do. */
+const SHADOW_DECISIONS = new Set(['would-block', 'shadow-blocked']);
+
+/**
+ * The detector (GET /detector): its mode, sources and automatic-block cap, then one row per host
+ * with incidents: score against the threshold, the decision and why, the latest evidence. Shadow
+ * decisions (what enforce mode would do) are marked as such. Hidden when the detector is off.
+ */
 export function DetectorPanel({ detector, now }) {
-  const hosts = Array.isArray(detector.hosts) ? detector.hosts : detector.hosts && typeof detector.hosts === 'object' ? Object.entries(detector.hosts).map(([host, v]) => ({ host, ...v })) : [];
-  const shadow = detector.mode === 'shadow';
-  const count = (v) => (Array.isArray(v) ? v.length : typeof v === 'number' ? v : '');
+  const report = detector.report ?? undefined;
+  const hosts = Array.isArray(report?.hosts) ? report.hosts : Array.isArray(detector.hosts) ? detector.hosts : [];
+  const shadowMode = (report?.mode ?? detector.mode) === 'shadow';
+  const sources = Array.isArray(detector.sources) ? detector.sources : [];
+  const cap = report?.cap;
+  const jobFaults = Array.isArray(report?.jobFaults) ? report.jobFaults : [];
   return html`
     <section class="panel wide" id="detector">
-      <h2>Detector ${detector.mode ? html`<span class=${`badge m-${detector.mode}`}>${detector.mode}</span>` : null}</h2>
-      ${shadow ? html`<p class="muted">Shadow mode: decisions are shown, nothing is blocked.</p>` : null}
+      <h2>Detector <span class=${`badge m-${detector.mode}`} data-mode=${detector.mode}>${detector.mode}</span></h2>
+      ${shadowMode ? html`<p class="muted">Shadow mode: decisions are shown, nothing is blocked.</p>` : null}
+      <dl class="facts">
+        <dt>last pass</dt><dd>${detector.lastPassAt ? html`<${When} at=${detector.lastPassAt} now=${now} />` : 'not yet'}</dd>
+        ${detector.lastError ? html`<dt>last error</dt><dd class="error-text">${detector.lastError}</dd>` : null}
+        ${cap ? html`<dt>automatic blocks</dt><dd>${cap.inUse} of at most ${cap.max}${cap.runningNodes !== null && cap.runningNodes !== undefined ? ` (${cap.runningNodes} RUNNING nodes)` : ''}</dd>` : null}
+        ${sources.length
+          ? html`<dt>sources</dt><dd>${sources.map((src) => html`<span class="source" key=${src.name}>${src.name}: ${src.failures} failure${src.failures === 1 ? '' : 's'}${src.unattributed ? `, ${src.unattributed} unattributed` : ''}${src.missed ? `, ${src.missed} missed` : ''}${src.lastError ? html` <span class="error-text">(${src.lastError})</span>` : ''}</span>`)}</dd>`
+          : null}
+        ${jobFaults.length ? html`<dt>job faults</dt><dd>${jobFaults.map((j) => html`<span class="source" key=${j.signature}>${j.signature} on ${j.hosts.length} hosts (no host blamed)</span>`)}</dd>` : null}
+      </dl>
       ${hosts.length === 0
         ? html`<p class="empty">No incidents.</p>`
         : html`<div class="scroll"><table class="detector">
-            <thead><tr><th>host</th><th>incidents</th><th>score</th><th>decision</th><th>why</th></tr></thead>
+            <thead><tr><th>host</th><th>score</th><th>decision</th><th>why</th><th>latest evidence</th></tr></thead>
             <tbody>${hosts.map((h) => {
-              const decision = typeof h.decision === 'object' && h.decision ? h.decision : { outcome: h.decision };
-              const outcome = decision.outcome ?? decision.kind ?? decision.action ?? '';
-              const isShadow = shadow || decision.shadow === true || h.shadow === true;
-              const last = Array.isArray(h.incidents) && h.incidents.length ? h.incidents[h.incidents.length - 1] : undefined;
-              const lastAt = last && (typeof last.at === 'number' ? last.at : Number(last.at));
-              return html`<tr key=${h.host} data-host=${h.host}>
+              const decision = typeof h.decision === 'string' ? h.decision : String(h.decision?.outcome ?? '');
+              const shadow = SHADOW_DECISIONS.has(decision) || (shadowMode && decision === 'block');
+              const incidents = Array.isArray(h.incidents) ? h.incidents : [];
+              const last = incidents[incidents.length - 1];
+              return html`<tr key=${h.host} data-host=${h.host} data-decision=${decision}>
                 <td>${h.host}</td>
-                <td>${count(h.incidents ?? h.incidentCount)}${Number.isFinite(lastAt) ? html` <span class="abs">last ${relative(lastAt, now)}</span>` : null}</td>
-                <td>${h.score ?? ''}</td>
-                <td>${outcome ? html`<span class="badge">${String(outcome)}</span>` : ''}${isShadow && outcome ? html` <span class="badge shadow">shadow</span>` : null}</td>
-                <td class="cause">${decision.reason ?? h.reason ?? h.why ?? ''}</td>
+                <td>${h.score ?? incidents.length}${h.threshold ? ` / ${h.threshold}` : ''}</td>
+                <td><span class=${`badge d-${decision}`}>${decision}</span>${shadow ? html` <span class="badge shadow">shadow</span>` : null}</td>
+                <td class="cause">${h.why ?? ''}${h.block?.end ? html` <span class="abs">block until ${absolute(h.block.end)}</span>` : null}</td>
+                <td class="cause">${last ? html`${(last.summaries ?? []).slice(0, 2).join('; ')} <span class="abs">${Number.isFinite(last.at) ? relative(last.at, now) : ''}, ${incidents.length} incident${incidents.length === 1 ? '' : 's'}</span>` : ''}</td>
               </tr>`;
             })}</tbody>
           </table></div>`}

@@ -94,6 +94,8 @@ describe('console: in a browser', function () {
       assert.equal(await page.locator(control).count(), 0, `${control} is not drawn for a viewer`);
     }
     await page.waitForSelector(`#blacklist-diff tr[data-host="${host}"]`, WAIT);
+    // This sidecar has no detector (GET /detector is 404 or mode off): no panel for it.
+    assert.equal(await page.locator('#detector').count(), 0);
     await b.shot(page, 'viewer');
     await page.close();
     assert.equal((await admin('DELETE', `/blocklist/nodes/${host}`)).status, 200);
