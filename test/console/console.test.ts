@@ -97,6 +97,12 @@ describe('console: in a browser', function () {
     // This sidecar has no detector (GET /detector is 404 or mode off): no panel for it.
     assert.equal(await page.locator('#detector').count(), 0);
     await b.shot(page, 'viewer');
+    // A phone's width: one card per item, nothing wider than the screen.
+    await page.setViewportSize({ width: 390, height: 844 });
+    // A string: the expression runs in the page (this project is compiled without the DOM's types).
+    await page.waitForFunction('document.documentElement.scrollWidth <= window.innerWidth', undefined, WAIT);
+    assert.equal(await page.locator('#blocklist thead').isVisible(), false, 'the table header gives way to labelled cards');
+    await b.shot(page, 'viewer-narrow');
     await page.close();
     assert.equal((await admin('DELETE', `/blocklist/nodes/${host}`)).status, 200);
   });
