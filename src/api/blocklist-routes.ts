@@ -17,6 +17,7 @@ import { scopeMatches } from '../model/scope';
 import { isExpired } from '../model/effective';
 import { BlockSpec, ItemRef, parseBlockRequest, parseItemRef } from '../model/validate';
 import { AddOutcome, outcomeOf } from '../store/store';
+import { CorruptItemError } from '../store/codec';
 import { ApiError, badRequest, sendErrors } from './errors';
 import { ApiDeps } from './deps';
 import { origin } from './principal';
@@ -126,6 +127,16 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
     return reply.code(statusOf(o)).send(body);
   }
 
+  /** DELETE of a row that cannot be decoded: the only way it goes (it is never enforced nor expired). */
+  async function removeQuarantined(id: string, req: FastifyRequest, reply: FastifyReply, dryRun: boolean) {
+    const row = dryRun ? store.quarantined?.().find((r) => r.id === id) ?? { id, reason: 'cannot be decoded' } : await store.removeQuarantined?.(id);
+    audit.record({ op: 'unblock', id, who: req.principal.name, from: origin(req), outcome: row ? 'removed-quarantined' : 'not-found', detail: row?.reason, dryRun });
+    if (!row) return sendErrors(reply, 404, [`'${id}' is not blocked`]);
+    if (dryRun) return reply.code(200).send({ dryRun: { blacklistAdditions: [], blacklistRemovals: [], containersToRelease: [] } });
+    sync.kick(`removed quarantined ${id}`);
+    return reply.code(200).send({});
+  }
+
   async function del(kind: ItemKind, rawId: string, req: FastifyRequest<{ Querystring: DryRunQuery }>, reply: FastifyReply) {
     requireAdmin(req);
     requireEnabled();
@@ -133,11 +144,17 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
     const dryRun = isDryRun(req.query);
     // An item past its end is gone, whether or not the expiry job has purged it: 404, and neither
     // a delete nor a `removed` audit line (expiry removes and audits it).
-    const current = await store.get(ref.id);
+    let current: BlockedItem | undefined;
+    try {
+      current = await store.get(ref.id);
+    } catch (e) {
+      if (e instanceof CorruptItemError && store.removeQuarantined) return removeQuarantined(ref.id, req, reply, dryRun);
+      throw e;
+    }
     const ended = current !== undefined && isExpired(current, clock.now());
     const removed = !current || ended ? undefined : dryRun ? current : await store.remove(ref.id);
     audit.record({ op: 'unblock', id: ref.id, who: req.principal.name, from: origin(req), outcome: removed ? 'removed' : 'not-found', before: removed, dryRun });
-    if (ended) return sendErrors(reply, 404, [`'${ref.id}' is not blocked (its block ended at ${new Date(current.endTimestamp).toISOString()})`]);
+    if (ended && current) return sendErrors(reply, 404, [`'${ref.id}' is not blocked (its block ended at ${new Date(current.endTimestamp).toISOString()})`]);
     if (!removed) return sendErrors(reply, 404, [`'${ref.id}' is not blocked`]);
     if (dryRun) return reply.code(200).send({ dryRun: await effect(ref.id, undefined) });
     sync.kick(`removed ${ref.id}`);

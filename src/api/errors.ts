@@ -5,6 +5,7 @@
  */
 import { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { StoreUnavailableError } from '../store/store';
+import { CorruptItemError } from '../store/codec';
 import { Logger } from '../core/logger';
 
 export class ApiError extends Error {
@@ -43,6 +44,13 @@ function describeValidation(errors: AjvError[], context: string): string[] {
 export function installErrorHandling(app: FastifyInstance, logger: Logger): void {
   app.setErrorHandler((err: FastifyError | ApiError | StoreUnavailableError | Error, req, reply) => {
     if (err instanceof ApiError) return sendErrors(reply, err.status, err.errors);
+    if (err instanceof CorruptItemError) {
+      // A quarantined row: the request is fine, the stored data is not. Say how to clear it.
+      return reply
+        .code(409)
+        .type('application/json')
+        .send({ errors: [`${err.message}; it is quarantined (not enforced): DELETE it (blocklist unblock) to remove it, then block again`], code: 'quarantined' });
+    }
     if (err instanceof StoreUnavailableError) {
       logger.warn(`store unavailable during ${req.method} ${req.url}: ${err.message}`);
       return sendErrors(reply, 503, [`blocklist store unavailable: ${err.message}; nothing was changed, retry later`]);

@@ -21,7 +21,8 @@ export const blockBodySchema = {
     cause: { type: 'string', maxLength: CAUSE_MAX * 2 },
     allowMerge: booleanish,
     evacuationTimeout: longish,
-    scope: { type: 'string', maxLength: 64 },
+    // Up to 64 application ids joined with ',' (model/scope.ts), as GET answers a merged scope.
+    scope: { type: 'string', maxLength: 64 * 41 },
   },
 } as const;
 

@@ -39,6 +39,8 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
   const statusQuery = { type: 'object', properties: { nodes: { type: 'string', enum: ['true', 'false', ''] } } } as const;
   app.get<{ Querystring: { nodes?: string } }>('/status', { schema: { querystring: statusQuery } }, async (req) => ({
     ...deps.sync.status({ nodes: req.query.nodes === 'true' || req.query.nodes === '' }),
+    // Stored rows that cannot be decoded: not enforced, until removed (DELETE / blocklist unblock).
+    quarantined: deps.store.quarantined?.() ?? [],
     now: deps.clock.now(),
   }));
   app.get('/healthz', async () => ({ status: 'ok' }));

@@ -28,6 +28,7 @@ export const METRIC_NAMES = {
   passes: 'blocklist_reconcile_passes_total',
   blacklistHosts: 'blocklist_yarn_blacklist_hosts',
   expiredItems: 'blocklist_expired_items_total',
+  quarantinedItems: 'blocklist_quarantined_items',
 } as const;
 
 export type PushResult = 'success' | 'failure';
@@ -55,6 +56,8 @@ export interface Metrics {
   readonly passes: Counter<'result'>;
   readonly blacklistHosts: Gauge;
   readonly expiredItems: Counter;
+  /** Stored rows that cannot be decoded (left out, not enforced) as of the store's last full read. */
+  readonly quarantinedItems: Gauge;
   /**
    * Makes numBlockedNodes and the task manager gauge exact at scrape time, counted from the store
    * (so a scrape right after a PUT already shows it, with or without a sync engine). The count is
@@ -164,6 +167,16 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
     passes: new Counter({ name: METRIC_NAMES.passes, help: 'Reconcile passes, by result.', labelNames: ['result'] as const, registers }),
     blacklistHosts: new Gauge({ name: METRIC_NAMES.blacklistHosts, help: "Hosts on YARN's blacklist for this application, as last read or pushed.", registers }),
     expiredItems: new Counter({ name: METRIC_NAMES.expiredItems, help: 'Expired items deleted from the store by the expiry job of this sidecar.', registers }),
+    quarantinedItems: new Gauge({
+      name: METRIC_NAMES.quarantinedItems,
+      help: 'Stored items that cannot be decoded: not enforced until removed (DELETE / blocklist unblock).',
+      registers,
+      async collect() {
+        await sharedCounts(); // a full read when the store changed: the quarantine is as fresh as the counts
+        const q = source?.store.quarantined?.();
+        this.set(q ? q.length : 0);
+      },
+    }),
     countFromStore(s) {
       source = s;
       cache = undefined;

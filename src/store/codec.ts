@@ -46,7 +46,31 @@ export function encodeItem(item: BlockedItem): string {
   return JSON.stringify(e);
 }
 
-export class CorruptItemError extends Error {}
+export class CorruptItemError extends Error {
+  /** The stored id whose data this is, when known. */
+  id?: string;
+}
+
+/**
+ * Decodes the data stored under `id`: the codec's checks, plus that the data names that id.
+ * A failure is a CorruptItemError that names the id (the row is quarantined, see quarantine.ts).
+ */
+export function decodeStored(id: string, text: string, where = `item '${id}'`): BlockedItem {
+  let item: BlockedItem;
+  try {
+    item = decodeItem(text);
+  } catch (e) {
+    throw corrupt(id, `${where} cannot be decoded: ${(e as Error).message}`);
+  }
+  if (item.id !== id) throw corrupt(id, `${where} holds id '${item.id}', not '${id}'`);
+  return item;
+}
+
+function corrupt(id: string, message: string): CorruptItemError {
+  const e = new CorruptItemError(message);
+  e.id = id;
+  return e;
+}
 
 function ts(v: unknown, field: string): number {
   if (v === LONG_MAX_TEXT) return PERMANENT;

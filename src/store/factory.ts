@@ -22,7 +22,7 @@ export async function openStore(values: ConfigValues, logger: Logger): Promise<B
       logger,
     });
   } else {
-    store = new SqliteStore(values['cluster.resource-blocklist.store.sqlite.path']);
+    store = new SqliteStore(values['cluster.resource-blocklist.store.sqlite.path'], { logger });
   }
   logger.info('blocklist store opened', { store: store.description });
   return store;

@@ -13,7 +13,9 @@ import { systemClock, Clock } from '../core/clock';
 import { BlockedItem } from '../model/item';
 import { isExpired } from '../model/effective';
 import { AddOutcome, AddRequest, BlocklistStore } from './store';
-import { CorruptItemError, decodeItem } from './codec';
+import { CorruptItemError, decodeStored } from './codec';
+import { silentLogger, Logger } from '../core/logger';
+import { Quarantine, QuarantinedRow, quarantinedRow } from './quarantine';
 import { CasLostError, CasPort, Versioned, casAdd } from './cas-add';
 import { Deadline } from './retry';
 
@@ -57,18 +59,20 @@ export interface MemoryStoreOptions {
   operationTimeoutMs?: number;
   /** Called between add()'s read and its compare-and-set: a test makes "changed meanwhile" here. */
   beforeWrite?: (id: string) => void | Promise<void>;
+  /** Where a quarantined row is reported. */
+  logger?: Logger;
 }
 
 function decodeEntry(id: string, e: Entry): BlockedItem {
   if (e.decoded === undefined) {
     try {
-      const item = decodeItem(e.text);
-      e.decoded = item.id === id ? item : new CorruptItemError(`item stored as '${id}' holds id '${item.id}'`);
+      e.decoded = decodeStored(id, e.text);
     } catch (err) {
-      e.decoded = err instanceof CorruptItemError ? err : new CorruptItemError(String(err));
+      if (!(err instanceof CorruptItemError)) throw err;
+      e.decoded = err;
     }
   }
-  if (e.decoded instanceof CorruptItemError) throw new CorruptItemError(`item '${id}' is corrupt: ${e.decoded.message}`);
+  if (e.decoded instanceof CorruptItemError) throw e.decoded;
   return e.decoded;
 }
 
@@ -76,9 +80,11 @@ export class MemoryStore implements BlocklistStore {
   readonly description = 'memory';
   readonly backend: MemoryBackend;
   private readonly port: CasPort<number>;
+  private readonly quarantine: Quarantine;
 
   constructor(private readonly opts: MemoryStoreOptions = {}) {
     this.backend = opts.backend ?? new MemoryBackend();
+    this.quarantine = new Quarantine(opts.logger ?? silentLogger, this.description);
     const b = this.backend;
     const entries = b.entries;
     this.port = {
@@ -124,8 +130,37 @@ export class MemoryStore implements BlocklistStore {
   }
 
   async list(): Promise<BlockedItem[]> {
-    const ids = [...this.backend.entries.keys()].sort();
-    return ids.map((id) => decodeEntry(id, this.backend.entries.get(id) as Entry));
+    const items: BlockedItem[] = [];
+    const bad: QuarantinedRow[] = [];
+    for (const id of [...this.backend.entries.keys()].sort()) {
+      try {
+        items.push(decodeEntry(id, this.backend.entries.get(id) as Entry));
+      } catch (e) {
+        if (!(e instanceof CorruptItemError)) throw e;
+        bad.push(quarantinedRow(e, id));
+      }
+    }
+    this.quarantine.replace(bad);
+    return items;
+  }
+
+  quarantined(): QuarantinedRow[] {
+    return this.quarantine.list();
+  }
+
+  async removeQuarantined(id: string): Promise<QuarantinedRow | undefined> {
+    const e = this.backend.entries.get(id);
+    if (!e) return undefined;
+    try {
+      decodeEntry(id, e);
+      return undefined;
+    } catch (err) {
+      if (!(err instanceof CorruptItemError)) throw err;
+      this.backend.entries.delete(id);
+      this.backend.changed();
+      this.quarantine.drop(id);
+      return quarantinedRow(err, id);
+    }
   }
 
   async remove(id: string): Promise<BlockedItem | undefined> {

@@ -14,7 +14,9 @@ import * as path from 'node:path';
 import { BlockedItem, isPermanent } from '../model/item';
 import { decide } from '../model/decide';
 import { AddOutcome, AddRequest, BlocklistStore, StoreUnavailableError, outcomeOf } from './store';
-import { CorruptItemError, decodeItem, encodeItem } from './codec';
+import { CorruptItemError, decodeStored, encodeItem } from './codec';
+import { Logger, silentLogger } from '../core/logger';
+import { Quarantine, QuarantinedRow, quarantinedRow } from './quarantine';
 import { ItemCache } from './item-cache';
 
 /** Each entry migrates from version i to i+1. Append only; never edit a shipped step. */
@@ -35,6 +37,8 @@ export interface SqliteStoreOptions {
   /** How long a writer waits for another process's lock before failing (ms). */
   busyTimeoutMs?: number;
   readonly?: boolean;
+  /** Where a quarantined row is reported. */
+  logger?: Logger;
 }
 
 const endColumn = (item: BlockedItem): number | null => (isPermanent(item.endTimestamp) ? null : item.endTimestamp);
@@ -54,7 +58,7 @@ export class SqliteStore implements BlocklistStore {
   private readonly db: Database.Database;
   private readonly stmts: {
     get: Database.Statement<[string], { data: string }>;
-    list: Database.Statement<[], { data: string }>;
+    list: Database.Statement<[], { id: string; data: string }>;
     insert: Database.Statement<[string, number | null, string]>;
     update: Database.Statement<[number | null, string, string]>;
     del: Database.Statement<[string]>;
@@ -65,11 +69,13 @@ export class SqliteStore implements BlocklistStore {
 
   /** The last list() and the store version it was read at. */
   private listCache: ItemCache | undefined;
+  private readonly quarantine: Quarantine;
 
   private pendingAdds: { reqs: AddRequest[]; resolve: (o: AddOutcome[]) => void; reject: (e: unknown) => void }[] = [];
 
   constructor(readonly file: string, opts: SqliteStoreOptions = {}) {
     this.description = `sqlite:${file}`;
+    this.quarantine = new Quarantine(opts.logger ?? silentLogger, this.description);
     if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     try {
       this.db = new Database(file, { readonly: opts.readonly ?? false, timeout: opts.busyTimeoutMs ?? 5000 });
@@ -83,7 +89,7 @@ export class SqliteStore implements BlocklistStore {
     }
     this.stmts = {
       get: this.db.prepare('SELECT data FROM items WHERE id = ?'),
-      list: this.db.prepare('SELECT data FROM items ORDER BY id'),
+      list: this.db.prepare('SELECT id, data FROM items ORDER BY id'),
       insert: this.db.prepare('INSERT INTO items(id, end_ts, data) VALUES (?, ?, ?)'),
       update: this.db.prepare('UPDATE items SET end_ts = ?, data = ? WHERE id = ?'),
       del: this.db.prepare('DELETE FROM items WHERE id = ?'),
@@ -112,7 +118,7 @@ export class SqliteStore implements BlocklistStore {
    */
   private addOne(req: AddRequest): AddOutcome {
     const row = this.stmts.get.get(req.item.id);
-    const d = decide(row ? decodeItem(row.data) : undefined, req, req.item.created.at);
+    const d = decide(row ? decodeStored(req.item.id, row.data) : undefined, req, req.item.created.at);
     if (d.outcome === 'created' || d.outcome === 'merged') {
       if (row) this.stmts.update.run(endColumn(d.write), encodeItem(d.write), d.write.id);
       else this.stmts.insert.run(d.write.id, endColumn(d.write), encodeItem(d.write));
@@ -202,7 +208,7 @@ export class SqliteStore implements BlocklistStore {
   async get(id: string): Promise<BlockedItem | undefined> {
     try {
       const row = this.stmts.get.get(id);
-      return row ? decodeItem(row.data) : undefined;
+      return row ? decodeStored(id, row.data) : undefined;
     } catch (e) {
       unavailable(e, 'read');
     }
@@ -220,7 +226,16 @@ export class SqliteStore implements BlocklistStore {
           // Row by row (iterate, not all()): 100,000 rows' raw JSON is never held at once beside
           // the decoded items, which keeps the sidecar's peak, and so its RSS, lower.
           const items: BlockedItem[] = [];
-          for (const r of this.stmts.list.iterate()) items.push(decodeItem(r.data));
+          const bad: QuarantinedRow[] = [];
+          for (const r of this.stmts.list.iterate()) {
+            try {
+              items.push(decodeStored(r.id, r.data));
+            } catch (e) {
+              if (!(e instanceof CorruptItemError)) throw e;
+              bad.push(quarantinedRow(e, r.id));
+            }
+          }
+          this.quarantine.replace(bad);
           this.listCache = new ItemCache(version, items);
         }
         return this.listCache.snapshot();
@@ -235,10 +250,12 @@ export class SqliteStore implements BlocklistStore {
       const removed = this.db.transaction(() => {
         const row = this.stmts.get.get(id);
         if (!row) return undefined;
+        // A row that cannot be decoded is not removed here (CorruptItemError): removeQuarantined.
+        const item = decodeStored(id, row.data);
         const before = this.currentVersion();
         this.stmts.del.run(id);
         this.stmts.bump.run();
-        return { item: decodeItem(row.data), versions: [before, this.currentVersion()] as [number, number] };
+        return { item, versions: [before, this.currentVersion()] as [number, number] };
       }).immediate();
       if (!removed) return undefined;
       this.afterWrite(removed.versions, (cache) => cache.delete(id));
@@ -248,17 +265,55 @@ export class SqliteStore implements BlocklistStore {
     }
   }
 
+  quarantined(): QuarantinedRow[] {
+    return this.quarantine.list();
+  }
+
+  async removeQuarantined(id: string): Promise<QuarantinedRow | undefined> {
+    try {
+      const done = this.db.transaction(() => {
+        const row = this.stmts.get.get(id);
+        if (!row) return undefined;
+        try {
+          decodeStored(id, row.data);
+          return undefined; // decodable: not quarantined, not removed here
+        } catch (e) {
+          if (!(e instanceof CorruptItemError)) throw e;
+          const before = this.currentVersion();
+          this.stmts.del.run(id);
+          this.stmts.bump.run();
+          return { row: quarantinedRow(e, id), versions: [before, this.currentVersion()] as [number, number] };
+        }
+      }).immediate();
+      if (!done) return undefined;
+      this.quarantine.drop(id);
+      this.afterWrite(done.versions, (cache) => cache.delete(id));
+      return done.row;
+    } catch (e) {
+      unavailable(e, 'write');
+    }
+  }
+
+  /** Rows past their end; one that cannot be decoded is skipped (quarantined, never expired). */
   async removeExpired(now: number): Promise<BlockedItem[]> {
     try {
       const done = this.db.transaction(() => {
         const before = this.currentVersion();
-        const rows = this.stmts.expired.all(now);
-        for (const r of rows) this.stmts.del.run(r.id);
-        if (rows.length) this.stmts.bump.run();
-        return { rows, versions: [before, this.currentVersion()] as [number, number] };
+        const gone: BlockedItem[] = [];
+        for (const r of this.stmts.expired.all(now)) {
+          try {
+            gone.push(decodeStored(r.id, r.data));
+          } catch (e) {
+            if (!(e instanceof CorruptItemError)) throw e;
+            continue;
+          }
+          this.stmts.del.run(r.id);
+        }
+        if (gone.length) this.stmts.bump.run();
+        return { gone, versions: [before, this.currentVersion()] as [number, number] };
       }).immediate();
-      this.afterWrite(done.versions, (cache) => done.rows.forEach((r) => cache.delete(r.id)));
-      return done.rows.map((r) => decodeItem(r.data));
+      this.afterWrite(done.versions, (cache) => done.gone.forEach((it) => cache.delete(it.id)));
+      return done.gone;
     } catch (e) {
       unavailable(e, 'write');
     }

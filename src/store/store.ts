@@ -9,13 +9,16 @@
  *    nothing; concurrent non-merging adds of one id yield exactly one `created`;
  *  - an `unchanged` or `conflict` add writes nothing and does not move version();
  *  - version() moves on every write that changed something, so a poller can skip unchanged reads;
+ *  - a row that cannot be decoded is quarantined: left out of list() (every other item is listed),
+ *    reported by quarantined(), removed only by removeQuarantined();
  *  - an existing item already expired at the new item's creation time (`item.created.at`) is
  *    replaced: add() answers `created` (expiry is inclusive and never waits for the cron job).
  */
 import { BlockedItem } from '../model/item';
 import { AddRequest, Conflict, Decision } from '../model/decide';
+import type { QuarantinedRow } from './quarantine';
 
-export type { AddRequest, Conflict };
+export type { AddRequest, Conflict, QuarantinedRow };
 
 /** What add() did: model/decide's decision, after the store wrote it. */
 export type AddOutcome =
@@ -63,6 +66,14 @@ export interface BlocklistStore {
   removeExpired(now: number): Promise<BlockedItem[]>;
   /** A marker that changes whenever the stored set changes. Cheap to read. */
   version(): Promise<string>;
+  /**
+   * Rows the last list() left out because they cannot be decoded (quarantine.ts): never enforced,
+   * never expired, named in /status and the metrics. get()/add() of such an id throw
+   * CorruptItemError. Every store of this program has it; optional for test doubles.
+   */
+  quarantined?(): QuarantinedRow[];
+  /** Deletes id's row if it cannot be decoded (and moves version()); a decodable or absent row: undefined, nothing deleted. */
+  removeQuarantined?(id: string): Promise<QuarantinedRow | undefined>;
   /** Optional push notification of changes (ZooKeeper watches); returns an unsubscribe. */
   watch?(onChange: () => void): () => void;
   close(): Promise<void>;

@@ -23,7 +23,8 @@ import { Clock, systemClock } from '../core/clock';
 import { AddOutcome, AddRequest, BlocklistStore, StoreUnavailableError } from './store';
 import { CasLostError, CasPort, casAdd } from './cas-add';
 import { Deadline, Failure, retry } from './retry';
-import { CorruptItemError, decodeItem } from './codec';
+import { CorruptItemError, decodeStored } from './codec';
+import { Quarantine, QuarantinedRow, quarantinedRow } from './quarantine';
 import { ZkLayout, decodeId, parseConnectString } from './zookeeper-paths';
 import { ZK, ZkError, ZkOp, ZkSession, ZkTimeoutError, hasCode, isTransient } from './zookeeper-session';
 import { ZkWatch, markerOf } from './zookeeper-watch';
@@ -71,6 +72,7 @@ export class ZookeeperStore implements BlocklistStore {
   private readonly watcher: ZkWatch;
   private readonly logger: Logger;
   private readonly clock: Clock;
+  private readonly quarantine: Quarantine;
 
   private constructor(private readonly opts: ZookeeperStoreOptions) {
     this.clock = opts.clock ?? systemClock;
@@ -78,6 +80,7 @@ export class ZookeeperStore implements BlocklistStore {
     this.layout = new ZkLayout(addr.chroot, opts.root);
     this.logger = (opts.logger ?? silentLogger).child({ component: 'zookeeper-store' });
     this.description = `zookeeper:${addr.hosts}${this.layout.base}`;
+    this.quarantine = new Quarantine(this.logger, this.description);
     this.session = new ZkSession({
       hosts: addr.hosts,
       sessionTimeoutMs: opts.sessionTimeoutMs,
@@ -142,14 +145,7 @@ export class ZookeeperStore implements BlocklistStore {
   }
 
   private decode(id: string, data: Buffer): BlockedItem {
-    let item: BlockedItem;
-    try {
-      item = decodeItem(data.toString('utf8'));
-    } catch (e) {
-      throw new CorruptItemError(`item '${id}' at ${this.layout.itemPath(id)} is corrupt: ${(e as Error).message}`);
-    }
-    if (item.id !== id) throw new CorruptItemError(`item at ${this.layout.itemPath(id)} holds id '${item.id}', not '${id}'`);
-    return item;
+    return decodeStored(id, data.toString('utf8'), `item '${id}' at ${this.layout.itemPath(id)}`);
   }
 
   private bump(): ZkOp {
@@ -220,8 +216,8 @@ export class ZookeeperStore implements BlocklistStore {
     }
   }
 
-  /** Every child with its data and version; children deleted meanwhile are left out. */
-  private async readAll(d: Deadline, onCorrupt: (e: CorruptItemError) => void): Promise<{ item: BlockedItem; version: number }[]> {
+  /** Every child with its data and version; children deleted meanwhile and corrupt ones are left out (`bad`). */
+  private async readAll(d: Deadline, bad: QuarantinedRow[] = []): Promise<{ item: BlockedItem; version: number }[]> {
     const names = await this.retrying(d, () => this.session.getChildren(this.layout.items, d.left()));
     names.sort();
     const out: { item: BlockedItem; version: number }[] = [];
@@ -231,7 +227,7 @@ export class ZookeeperStore implements BlocklistStore {
         batch.map(async (name) => {
           const id = decodeId(name);
           if (id === undefined) {
-            onCorrupt(new CorruptItemError(`znode ${this.layout.items}/${name} is not an item this store wrote (bad name)`));
+            bad.push({ id: name, reason: `znode ${this.layout.items}/${name} is not an item this store wrote (bad name; remove it with zkCli)` });
             return undefined;
           }
           const cur = await this.retrying(d, () => this.session.getData(`${this.layout.items}/${name}`, d.left()));
@@ -240,7 +236,7 @@ export class ZookeeperStore implements BlocklistStore {
             return { item: this.decode(id, cur.data), version: cur.stat.version };
           } catch (e) {
             if (!(e instanceof CorruptItemError)) throw e;
-            onCorrupt(e);
+            bad.push(quarantinedRow(e, id));
             return undefined;
           }
         }),
@@ -250,16 +246,13 @@ export class ZookeeperStore implements BlocklistStore {
     return out;
   }
 
-  /**
-   * Fails on a corrupt item rather than leaving it out: a silently shorter list would unblock a
-   * node; a failed read makes the sidecar keep enforcing its last good snapshot and say why.
-   */
+  /** Every decodable item; a corrupt znode is left out and quarantined (quarantine.ts), never silently. */
   async list(): Promise<BlockedItem[]> {
     const d = new Deadline(this.opts.operationTimeoutMs);
     try {
-      const rows = await this.readAll(d, (e) => {
-        throw e;
-      });
+      const bad: QuarantinedRow[] = [];
+      const rows = await this.readAll(d, bad);
+      this.quarantine.replace(bad);
       return rows.map((r) => r.item);
     } catch (e) {
       throw this.unavailable(e, 'list');
@@ -310,7 +303,8 @@ export class ZookeeperStore implements BlocklistStore {
     const d = new Deadline(this.opts.operationTimeoutMs);
     let rows: { item: BlockedItem; version: number }[];
     try {
-      rows = await this.readAll(d, (e) => this.logger.warn('expiry skips a corrupt item', { error: e.message }));
+      // A corrupt item is skipped (quarantined, never expired); expiry of the rest goes on.
+      rows = await this.readAll(d);
     } catch (e) {
       throw this.unavailable(e, 'removeExpired (read)');
     }
@@ -368,6 +362,34 @@ export class ZookeeperStore implements BlocklistStore {
         return cur.item;
       },
     );
+  }
+
+  quarantined(): QuarantinedRow[] {
+    return this.quarantine.list();
+  }
+
+  /** A versioned delete of id's znode if its data cannot be decoded. */
+  async removeQuarantined(id: string): Promise<QuarantinedRow | undefined> {
+    const d = new Deadline(this.opts.operationTimeoutMs);
+    const path = this.layout.itemPath(id);
+    try {
+      const gone = await retry({ deadline: d, clock: this.clock, classify: casFailure, initialMs: 50, maxMs: 50 }, async () => {
+        const cur = await this.session.getData(path, d.left());
+        if (!cur) return undefined;
+        try {
+          this.decode(id, cur.data);
+          return undefined;
+        } catch (e) {
+          if (!(e instanceof CorruptItemError)) throw e;
+          await this.session.multi([{ op: 'remove', path, version: cur.stat.version }, this.bump()], d.left());
+          return quarantinedRow(e, id);
+        }
+      });
+      if (gone) this.quarantine.drop(id);
+      return gone;
+    } catch (e) {
+      throw this.unavailable(e, `remove quarantined '${id}'`);
+    }
   }
 
   async version(): Promise<string> {

@@ -82,6 +82,11 @@ describe('merge rules through the REST API (issue 13)', () => {
     assert.equal((r.body as Item).scope, `${A1},${A2}`);
     for (const q of [A1, A2]) assert.deepEqual(Object.keys((await call('GET', `/blocklist?scope=${q}`)).body as object), ['node1'], q);
     assert.deepEqual(Object.keys((await call('GET', '/blocklist?scope=cluster')).body as object), []);
+    // The scope as GET writes it goes back in as it is (a client extending the block), three jobs long.
+    const A3 = 'application_1652313600000_0003';
+    const three = await put('node1', { action: MB, cause: 'nic', scope: `${A1},${A2},${A3}`, allowMerge: true });
+    assert.equal(three.status, 202, three.text);
+    assert.equal((three.body as Item).scope, `${A1},${A2},${A3}`);
     const c = await put('node1', { action: MB, cause: 'all', allowMerge: true });
     assert.equal((c.body as Item).scope, 'cluster');
   });

@@ -8,7 +8,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { BlocklistStore, AddOutcome } from '../../src/store/store';
-import { CorruptItemError } from '../../src/store/codec';
+import { CorruptItemError, encodeItem } from '../../src/store/codec';
 import { newItem } from '../../src/model/merge';
 import { BlockedItem, EVACUATE, MARK_BLOCKED, PERMANENT, LONG_MAX_TEXT, formatTimestamp, BlockAction } from '../../src/model/item';
 import { BlockSpec, EndSpec } from '../../src/model/validate';
@@ -324,19 +324,32 @@ export function describeStoreConformance(name: string, factory: HarnessFactory):
       });
     });
 
-    describe('corrupt data', () => {
+    describe('corrupt data (quarantine)', () => {
       for (const [what, text] of [
         ['not JSON', '{oops'],
         ['an unknown codec version', JSON.stringify({ v: 99, id: 'bad' })],
         ['a bad timestamp', JSON.stringify({ v: 1, id: 'bad', kind: 'node', node: 'bad', action: 'MARK_BLOCKED', start: 'soon', end: '1', cause: 'x', scope: 'cluster', created: { by: 'a', from: 'b', at: '1' }, updated: { by: 'a', from: 'b', at: '1' } })],
+        ['another id', JSON.parse(JSON.stringify(encodeItem(item('other'))))],
       ] as const) {
-        it(`${what}: list() fails loudly instead of dropping the item; healthy items stay readable`, async () => {
+        it(`${what}: list() leaves it out and names it in quarantined(); every healthy item is listed; removeQuarantined deletes it`, async () => {
           await s.add({ item: item('good'), allowMerge: false });
           await h.writeRaw('bad', text);
-          await assert.rejects(() => s.list(), (e: unknown) => e instanceof CorruptItemError);
+          assert.deepEqual((await s.list()).map((x) => x.id), ['good']);
+          const q = s.quarantined?.() ?? [];
+          assert.deepEqual(q.map((r) => r.id), ['bad']);
+          assert.ok(q[0].reason.length > 0);
           await assert.rejects(() => s.get('bad'), (e: unknown) => e instanceof CorruptItemError);
+          await assert.rejects(() => s.remove('bad'), (e: unknown) => e instanceof CorruptItemError, 'remove() leaves it to removeQuarantined');
+          assert.equal(await s.removeQuarantined?.('good'), undefined, 'a healthy item is not removed as quarantined');
+          assert.equal(await s.removeQuarantined?.('nope'), undefined);
           assert.equal((await s.get('good'))?.id, 'good');
-          assert.equal(typeof (await s.version()), 'string');
+          const v = await s.version();
+          assert.equal((await s.removeQuarantined?.('bad'))?.id, 'bad');
+          assert.notEqual(await s.version(), v, 'removing it is a change');
+          assert.deepEqual(s.quarantined?.(), []);
+          assert.equal(await s.get('bad'), undefined);
+          assert.deepEqual((await s.list()).map((x) => x.id), ['good']);
+          assert.deepEqual(s.quarantined?.(), []);
         });
       }
 
