@@ -2,10 +2,9 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
-COPY package.json package-lock.json tsconfig.json ./
+# Only the shipped code: `npm ci` runs the prepare script, which compiles tsconfig.build.json (src/).
+COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
-COPY test ./test
-COPY bench ./bench
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev
 
 FROM node:20-bookworm-slim

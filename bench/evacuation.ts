@@ -1,6 +1,6 @@
 /**
  * 4. Evacuation: 100 nodes × 10 task-manager containers blocked with
- * MARK_BLOCKED_AND_EVACUATE_TASKS and evacuationTimeout 0, in one batch POST /blocklist (seed 002).
+ * MARK_BLOCKED_AND_EVACUATE_TASKS and evacuationTimeout 0, in one batch POST /blocklist (the batch form of FLIP-224).
  *  - Time from the POST until every replacement runs in the simulator (the app is back at its
  *    target and no container is left on a blocked node). Limit: one simulated AM heartbeat (the
  *    scheduler places replacements only on an allocate) + one loopback round trip + one durable

@@ -1,7 +1,7 @@
 /**
  * npm run bench [-- --quick] [--only <section>[,<section>…]] [--soak-seconds N] [--markdown FILE]
  *
- * Runs the benchmarks of issue 8 / design §11 and prints every figure next to the limit measured
+ * Runs the benchmarks (docs/benchmarks.md) and prints every figure next to the limit measured
  * in the same run and their ratio. Sections: propagation, reconcile, throughput, evacuation, memory.
  * --quick uses small sizes (well under 30 s) for a smoke run; the published figures use the
  * defaults. --markdown writes the result table (and the machine's load) to FILE as well.

@@ -1,6 +1,14 @@
 #!/usr/bin/env node
-// The whole test suite: type-check and build, start what the suites need, run mocha.
-// `npm test -- <mocha args>` passes args through (e.g. a single file: dist/test/model/merge.test.js).
+// The test suite: type-check and build, check the layering rule, start what the suites need, run
+// the two lanes, and print ONE closing line `N passed, N failed` that covers everything run.
+//
+//   node scripts/test.js                 layering + unit lane + integration lane (npm test)
+//   node scripts/test.js unit            the unit lane only: dist/test/**/*.unit.test.js (npm run test:unit)
+//   node scripts/test.js integration     every other *.test.js (npm run test:integration)
+//   node scripts/test.js -- <mocha args> mocha on what you name, e.g. dist/test/model/merge.unit.test.js
+//
+// With CI=true a skipped test counts as failed (test/support/reporter.ts) and so does a lane that
+// ran no test at all.
 'use strict';
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -8,44 +16,97 @@ const os = require('node:os');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
+const ci = process.env.CI === 'true';
 const run = (cmd, args, opts = {}) => spawnSync(cmd, args, { cwd: root, stdio: 'inherit', ...opts });
-
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
-const tsc = run(bin('tsc'), ['-p', 'tsconfig.json']);
-if (tsc.status !== 0) {
-  console.log('\n0 passed, 1 failed  (type check failed: fix the errors above)');
-  process.exit(1);
+const seconds = (t0) => ((Date.now() - t0) / 1000).toFixed(1);
+
+const UNIT = 'dist/test/**/*.unit.test.js';
+const ALL = 'dist/test/**/*.test.js';
+
+const argv = process.argv.slice(2);
+const sep = argv.indexOf('--');
+const mochaArgs = sep >= 0 ? argv.slice(sep + 1) : [];
+const words = sep >= 0 ? argv.slice(0, sep) : argv;
+// `npm test -- dist/test/x.test.js` (no lane word) still runs just what is named.
+const mode = words[0] === 'unit' || words[0] === 'integration' ? words[0] : words.length ? 'files' : mochaArgs.length ? 'files' : 'all';
+const named = mode === 'files' ? [...words, ...mochaArgs] : mochaArgs;
+
+function finish(passed, failed, why) {
+  console.log(`\n${passed} passed, ${failed} failed${why ? `  (${why})` : ''}`);
+  process.exit(failed > 0 ? 1 : 0);
 }
 
-// Real parts the suites need, installed from Debian's packages when CI=true (scripts/ensure-*.sh,
-// each a call of scripts/ensure-debian-packages.sh). Outside CI a missing part only skips its suites.
-const REAL_PARTS = [
-  ['ensure-zookeeper.sh', 'ZooKeeper'],
-  ['ensure-promtool.sh', 'promtool'],
-  ['ensure-kerberos.sh', 'Kerberos (MIT KDC, httpd + mod_auth_gssapi, the kerberos npm package)'],
-  ['ensure-chromium.sh', 'chromium (the console\'s browser suite)'],
-];
-for (const [script, what] of REAL_PARTS) {
-  const file = path.join(root, 'scripts', script);
-  if (!fs.existsSync(file)) continue;
-  const r = run('bash', [file]);
-  if (r.status !== 0 && process.env.CI === 'true') {
-    console.log(`\n0 passed, 1 failed  (${what} could not be installed)`);
-    process.exit(1);
+const tsc = run(bin('tsc'), ['-p', 'tsconfig.json']);
+if (tsc.status !== 0) finish(0, 1, 'type check failed: fix the errors above');
+
+// A renamed or deleted test leaves its old .js in dist/, which the globs would still run: drop
+// every compiled test file whose source is gone.
+(function pruneStale(dir) {
+  if (!fs.existsSync(dir)) return;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) pruneStale(p);
+    else if (/\.js$/.test(e.name)) {
+      const src = path.join(root, path.relative(path.join(root, 'dist'), p)).replace(/\.js$/, '.ts');
+      if (!fs.existsSync(src)) for (const f of [p, `${p}.map`]) fs.rmSync(f, { force: true });
+    }
+  }
+})(path.join(root, 'dist', 'test'));
+
+let passed = 0;
+let failed = 0;
+
+if (mode === 'all') {
+  // The layering rule (.dependency-cruiser.cjs, docs/architecture.md): imports in src/ point down.
+  const t0 = Date.now();
+  const dc = run(bin('depcruise'), ['src', 'test', 'bench', '--config', '.dependency-cruiser.cjs', '--output-type', 'err-long']);
+  console.log(`layering check: ${dc.status === 0 ? 'ok' : 'FAILED'} (${seconds(t0)} s)`);
+  if (dc.status === 0) passed++;
+  else failed++;
+}
+
+if (mode !== 'unit') {
+  // Real parts the suites need, installed from Debian's packages when CI=true (scripts/ensure-*.sh,
+  // each a call of scripts/ensure-debian-packages.sh). Outside CI a missing part only skips its suites.
+  const REAL_PARTS = [
+    ['ensure-zookeeper.sh', 'ZooKeeper'],
+    ['ensure-promtool.sh', 'promtool'],
+    ['ensure-kerberos.sh', 'Kerberos (MIT KDC, httpd + mod_auth_gssapi, the kerberos npm package)'],
+    ['ensure-chromium.sh', 'chromium (the console\'s browser suite)'],
+  ];
+  for (const [script, what] of REAL_PARTS) {
+    const file = path.join(root, 'scripts', script);
+    if (!fs.existsSync(file)) continue;
+    const r = run('bash', [file]);
+    if (r.status !== 0 && ci) finish(passed, failed + 1, `${what} could not be installed`);
   }
 }
 
-const stats = path.join(os.tmpdir(), `blocklist-test-stats-${process.pid}.json`);
-const args = process.argv.slice(2);
-const mocha = run(bin('mocha'), ['--config', '.mocharc.json', ...args], {
-  env: { ...process.env, BLOCKLIST_TEST_STATS: stats },
-});
-let failed = mocha.status === 0 ? 0 : 1;
-try {
-  const s = JSON.parse(fs.readFileSync(stats, 'utf8'));
-  failed = s.failures > 0 || mocha.status !== 0 ? 1 : 0;
-  fs.unlinkSync(stats);
-} catch {
-  failed = 1; // the reporter never finished: treat as failure
+/** One mocha run; its counts come from the reporter through a stats file, not from its output. */
+function lane(name, specs, extra) {
+  const stats = path.join(os.tmpdir(), `blocklist-test-stats-${process.pid}-${name}.json`);
+  const t0 = Date.now();
+  const r = run(bin('mocha'), ['--config', '.mocharc.json', ...extra, ...specs], {
+    env: { ...process.env, BLOCKLIST_TEST_STATS: stats, BLOCKLIST_TEST_LANE: name },
+  });
+  let s;
+  try {
+    s = JSON.parse(fs.readFileSync(stats, 'utf8'));
+    fs.unlinkSync(stats);
+  } catch {
+    s = { passes: 0, failures: 1, pending: 0, crashed: true }; // the reporter never finished
+  }
+  let f = s.failures;
+  if (r.status !== 0 && f === 0) f = 1; // mocha itself failed (a load error, a crash)
+  if (ci && s.passes + s.failures + s.pending === 0) f += 1; // a lane that ran nothing is not green in CI
+  console.log(`${name} lane: ${s.passes} passing, ${f} failing${s.pending ? `, ${s.pending} pending` : ''} in ${seconds(t0)} s${s.crashed ? ' (mocha did not finish)' : ''}`);
+  passed += s.passes;
+  failed += f;
 }
-process.exit(failed);
+
+// Only options (say --grep x): over the whole suite.
+if (mode === 'files') lane('selected', named.some((a) => a.endsWith('.js')) ? named : [ALL, ...named], []);
+if (mode === 'unit' || mode === 'all') lane('unit', [UNIT], named);
+if (mode === 'integration' || mode === 'all') lane('integration', [ALL], ['--ignore', UNIT, ...named]);
+finish(passed, failed);

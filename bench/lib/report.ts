@@ -1,6 +1,6 @@
 /**
  * One benchmark figure next to the limit measured in the same run. The ratio is what the goals
- * are written against (design §11): absolute times on a shared 2-core machine mean little, but
+ * are written against (docs/benchmarks.md): absolute times on a shared 2-core machine mean little, but
  * "p99 is 3× one loopback round trip plus one fsync'd commit" travels between machines.
  */
 export interface Row {

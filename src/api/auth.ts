@@ -1,5 +1,5 @@
 /**
- * Bearer-token authentication and role checks for the REST API (design §10), installed by buildApi
+ * Bearer-token authentication and role checks for the REST API (docs/security.md), installed by buildApi
  * when `rest.auth.tokens-file` is set.
  *
  *  - `GET /healthz` stays open: a liveness probe must not need a secret.

@@ -72,7 +72,7 @@ const syncSchema = {
   properties: { state: { type: 'string' }, detail: { type: 'string' }, evacuation: evacuationSchema },
 } as const;
 
-/** One item as GET /blocklist lists it: seed 000's fields first, then ours. */
+/** One item as GET /blocklist lists it: FLIP-224's fields first, then ours. */
 export const itemSchema = {
   type: 'object',
   properties: {

@@ -1,5 +1,5 @@
 /**
- * The admin commands' view of the REST API (design §4): typed calls over a Transport, and the one
+ * The admin commands' view of the REST API (README.md, REST API): typed calls over a Transport, and the one
  * place where HTTP outcomes become exit codes (409 → 3, 404 → 4, no answer → 5, 400 → 2).
  * Two transports: HTTP to a sidecar (axios, here) and in-process on an SQLite file
  * (direct-store.ts), so every command behaves the same in both modes.

@@ -1,6 +1,7 @@
 /**
  * YARN exclude files, read exactly as Hadoop's HostsFileReader reads them, and written so Hadoop
- * reads them back (reference/flink-yarn-semantics.md B2, C55–C56). Pure: text in, entries or an
+ * reads them back (HostsFileReader: one host per whitespace-separated word, '#' starts a comment;
+ * the XML form is <hosts><host><name>…</name><timeout>…</timeout></host></hosts>). Pure: text in, entries or an
  * ExcludeFileError out; no I/O, no clock. The importer and the fuzz tests both use this module.
  *
  * Format choice: XML iff the file name ends in ".xml", case-insensitively (HostsFileReader checks

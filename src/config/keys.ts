@@ -71,13 +71,13 @@ function oneOf<T extends string>(values: readonly T[], def: T, description: stri
 }
 
 export const KEYS = {
-  // --- fixed names (issue #2) ---
+  // --- fixed names ---
   'cluster.resource-blocklist.enabled': bool(true, 'Whether the sidecar enforces the blocklist. When false it pushes nothing to YARN and mutating REST calls answer 503 with a clear message.'),
   'rest.bind-address': str('127.0.0.1', 'Address the REST API listens on. A non-loopback address requires rest.auth.tokens-file.'),
   'rest.port': int(8090, 0, 65535, 'REST API port (0 = pick a free port and log it).'),
   'cluster.resource-blocklist.store.type': oneOf(['sqlite', 'zookeeper'] as const, 'sqlite', 'Where the blocklist lives: an embedded SQLite file, or a ZooKeeper ensemble shared by many jobs.'),
   'cluster.resource-blocklist.store.sqlite.path': str('data/blocklist.db', 'SQLite file of the embedded store (created if missing).'),
-  // --- ZooKeeper store (issue #6) ---
+  // --- ZooKeeper store ---
   'cluster.resource-blocklist.store.zookeeper.quorum': str('', 'ZooKeeper connect string host:port[,host:port…][/chroot].'),
   'cluster.resource-blocklist.store.zookeeper.root': str('/flink-blocklist', 'Root znode of the blocklist under the chroot.'),
   'cluster.resource-blocklist.store.zookeeper.session-timeout': duration('30 s', 'ZooKeeper session timeout.', { min: 1000 }),
@@ -89,7 +89,7 @@ export const KEYS = {
   'cluster.resource-blocklist.amrm-proxy.address': str('', 'Address host:port (or URL) of the AMRM REST proxy in or beside the AM.'),
   'yarn.application.id': str('', 'The Flink application. Empty: from CONTAINER_ID, else from the proxy (GET /amrm/v1/attempt).'),
   'cluster.resource-blocklist.yarn.request-timeout': duration('10 s', 'Timeout of every RM and proxy call.', { min: 1 }),
-  // --- sync engine (issue #4; fixed names first) ---
+  // --- sync engine (fixed names first) ---
   'cluster.resource-blocklist.poll-interval': duration('1 s', 'How often the store is polled for changes made by other writers.', { min: 10 }),
   'cluster.resource-blocklist.max-blocked-fraction': fraction(0.33, 'Never blacklist more than this fraction of the RUNNING nodes for one app; later items are deferred (oldest kept).'),
   'cluster.resource-blocklist.evacuation.timeout': duration('0 s', 'Default graceful evacuation timeout (an item\'s evacuationTimeout wins). 0 = release at once; negative = wait forever.', { allowNegative: true }),
@@ -111,7 +111,7 @@ export const KEYS = {
   'log.format': oneOf(['text', 'json'] as const, 'text', 'text: readable in a terminal; json: one JSON object per line.'),
   'log.level': oneOf(['error', 'warn', 'info', 'debug'] as const, 'info', 'Lowest level logged.'),
   'log.audit.file': str('', 'Also append audit lines (JSON) to this file; empty = only the main log.'),
-  // --- REST limits and security (issue #7) ---
+  // --- REST limits and security ---
   'rest.server.max-content-length': int(1_048_576, 1024, 104_857_600, 'Largest accepted request body in bytes.'),
   'rest.auth.tokens-file': str('', 'YAML/JSON file of bearer tokens: token → {name, role: admin|viewer}. Empty = no auth (loopback only).'),
   'rest.ssl.key-file': str('', 'PEM private key of the REST API\'s certificate; with rest.ssl.cert-file the API serves HTTPS. Empty = plain HTTP.'),

@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of the sidecar (design §9), on a registry of their own: never prom-client's
+ * Prometheus metrics of the sidecar (README.md, Observability), on a registry of their own: never prom-client's
  * global default, so a test (or one process hosting several sidecars) can create as many as it
  * likes without "metric already registered" errors.
  *
@@ -8,7 +8,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { BlockedItem } from '../model/item';
 import { effectiveItems, nextExpiry } from '../model/effective';
-import { BlocklistStore } from '../store/store';
 import { Clock } from '../core/clock';
 
 export const METRIC_NAMES = {
@@ -39,7 +38,7 @@ export interface Metrics {
   readonly contentType: string;
   /** The Prometheus exposition text (what GET /metrics answers). */
   text(): Promise<string>;
-  /** numBlockedNodes: node items that count for this app now (the seed's gauge), deferred ones included. */
+  /** numBlockedNodes: node items that count for this app now (FLIP-224's gauge), deferred ones included. */
   readonly blockedNodes: Gauge;
   /** blocklist_blocked_nodes: numBlockedNodes under Prometheus' naming conventions. */
   readonly blockedNodesConventional: Gauge;
@@ -62,13 +61,19 @@ export interface Metrics {
    * Makes numBlockedNodes and the task manager gauge exact at scrape time, counted from the store
    * (so a scrape right after a PUT already shows it, with or without a sync engine). The count is
    * cached until the store's version moves or the next endTimestamp passes. `enabled=false`
-   * counts nothing (C6.61: "nothing is counted while disabled").
+   * counts nothing: while the feature is off nothing is blocked.
    */
   countFromStore(source: BlocklistSource): void;
 }
 
+/** The part of the store (src/store/store.ts, a layer above) that the gauges read. */
+export interface CountedStore {
+  version(): Promise<string>;
+  list(): Promise<readonly BlockedItem[]>;
+}
+
 export interface BlocklistSource {
-  store: BlocklistStore;
+  store: CountedStore;
   clock: Clock;
   /** The application whose items count (cluster-scoped items always do). */
   applicationId: () => string | undefined;

@@ -60,7 +60,7 @@ export function isPermanent(end: number): boolean {
   return end === PERMANENT;
 }
 
-/** Epoch ms as the seeds write it: a JSON string of decimal digits. */
+/** Epoch ms as FLIP-224's examples write it: a JSON string of decimal digits. */
 export function formatTimestamp(ms: number): string {
   return isPermanent(ms) ? LONG_MAX_TEXT : String(Math.trunc(ms));
 }

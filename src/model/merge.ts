@@ -1,5 +1,5 @@
 /**
- * Creating an item and merging a new request into an existing one (FLIP-224 rules, design §3).
+ * Creating an item and merging a new request into an existing one (FLIP-224 rules: EVACUATE wins, the later end wins, causes are joined).
  * Flink's shipped DefaultBlocklistTracker replaces the whole record when the new end is later and
  * drops it otherwise; we follow the FLIP instead: EVACUATE wins, max end, causes joined.
  */

@@ -76,7 +76,7 @@ function longMeaning(field: string): string {
 }
 
 /**
- * A JSON number or a string of decimal digits (the seeds send "1652317200000"), as exact text.
+ * A JSON number or a string of decimal digits (FLIP-224's examples send "1652317200000"), as exact text.
  * A JS number holds integers exactly only up to 2^53: anything beyond is refused, except Java's
  * Long.MAX_VALUE written exactly (the permanent end). The API's JSON parser hands numbers it
  * cannot hold exactly over as their literal text (api/json-body.ts), so `9223372036854775807`

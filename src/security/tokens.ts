@@ -1,5 +1,5 @@
 /**
- * Bearer tokens for the REST API (design §10): a file maps each token to a principal
+ * Bearer tokens for the REST API (docs/security.md): a file maps each token to a principal
  * {name, role: admin | viewer}. docs/security.md documents the format:
  *
  *   tokens:

@@ -45,7 +45,8 @@ import { Random, seededRandom, shuffle } from './random';
  *    whose AM-side component recovered its state);
  *  - 'scheduler-only': the scheduler keeps the old set (AppSchedulingInfo
  *    .transferStateFromPreviousAppSchedulingInfo) but the new AM's client starts empty, so the proxy
- *    reports [] while YARN still honours the old entries — the hazard of peers.md §4.3.
+ *    reports [] while YARN still honours the old entries, so a sidecar that trusts the proxy's
+ *    list never removes them.
  */
 export type NewAttemptBlacklist = 'empty' | 'inherit' | 'scheduler-only';
 export const NEW_ATTEMPT_BLACKLIST_MODES: readonly NewAttemptBlacklist[] = ['empty', 'inherit', 'scheduler-only'];

@@ -1,6 +1,6 @@
 /**
  * The shared store: one cluster-wide blocklist on a ZooKeeper ensemble, for many sidecars of many
- * jobs (issue 6). Layout in zookeeper-paths.ts; docs/zookeeper.md explains the scheme.
+ * jobs. Layout in zookeeper-paths.ts; docs/zookeeper.md explains the scheme.
  *
  * - Every write is one ZooKeeper `multi`: the item change (create / versioned setData / versioned
  *   delete) plus a setData on the items znode. The multi is atomic, so the change marker moves iff

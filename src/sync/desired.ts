@@ -65,7 +65,8 @@ export function blockCapacity(fraction: number, runningNodes: number): number {
  *    slot of the cap, and once the slots are gone later ones are deferred;
  *  - an item on a host that is not RUNNING (LOST, DECOMMISSIONED, unknown to the RM) takes no
  *    slot and is always enforced: blacklisting it removes no capacity, and counting unknown hosts
- *    is what made MapReduce's and Spark's caps misfire (peers.md §0.2, §10).
+ *    is what made MapReduce's cap misfire (its blacklist-disable percentage counts every NodeManager
+ *    of the cluster, running or not).
  */
 export function planDesired(input: DesiredInput): DesiredPlan {
   const effective = effectiveItems(input.items, input.applicationId, input.now);

@@ -1,5 +1,6 @@
 /**
- * Graceful evacuation of one item, pure (Hadoop's DecommissioningNodesWatcher, seed 001):
+ * Graceful evacuation of one item, pure (Hadoop's DecommissioningNodesWatcher,
+ * https://hadoop.apache.org/docs/stable/hadoop-yarn/hadoop-yarn-site/GracefulDecommission.html):
  *
  *   containers left, waitTime < timeout (or timeout < 0)  → WAIT_CONTAINER
  *   containers left, waitTime >= timeout                  → TIMEOUT  (release them)

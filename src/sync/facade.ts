@@ -7,7 +7,8 @@ import { NodeState } from '../yarn/types';
 /** Per-item enforcement state, as `blocklist list` shows it. */
 export type SyncState = 'applied' | 'pending' | 'deferred' | 'evacuating' | 'evacuated' | 'disabled' | 'not-applicable';
 
-/** Graceful-decommission-style sub-state of an evacuating node (seed 001). */
+/** Graceful-decommission-style sub-state of an evacuating node
+ * (https://hadoop.apache.org/docs/stable/hadoop-yarn/hadoop-yarn-site/GracefulDecommission.html). */
 export type EvacuationPhase = 'WAIT_CONTAINER' | 'TIMEOUT' | 'READY';
 
 export interface EvacuationStatus {
@@ -86,7 +87,7 @@ export interface StatusOptions {
 export interface SyncFacade {
   /** A mutation through this sidecar changed the store: reconcile now, not at the next poll. */
   kick(reason: string): void;
-  /** The app's task manager containers on one node (seed 000's `taskManagers`). */
+  /** The app's task manager containers on one node (FLIP-224's `taskManagers`). */
   taskManagersOn(node: string): string[];
   itemStatus(id: string): ItemSyncStatus | undefined;
   status(opts?: StatusOptions): SidecarStatus;

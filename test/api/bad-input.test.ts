@@ -1,5 +1,5 @@
 /**
- * Bad input gets a clear 4xx and changes nothing; never a 5xx (issue #2 "Must show").
+ * Bad input gets a clear 4xx and changes nothing; never a 5xx.
  */
 import { strict as assert } from 'node:assert';
 import { http, startTestSidecar, TestSidecar } from '../support/sidecar';

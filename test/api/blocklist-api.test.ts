@@ -1,5 +1,5 @@
 /**
- * The FLIP-224 REST API over real HTTP on a real SQLite store (reference Part C §C1, §C2).
+ * The FLIP-224 REST API over real HTTP on a real SQLite store (FLIP-224: https://cwiki.apache.org/confluence/display/FLINK/FLIP-224%3A+Blocklist+Mechanism).
  */
 import { strict as assert } from 'node:assert';
 import { FakeClock } from '../../src/core/clock';
@@ -25,7 +25,7 @@ describe('REST API: blocklist endpoints (C1, C2)', () => {
   });
   afterEach(() => s.close());
 
-  it('C1.1 PUT of a new node → 201 with the stored item; GET lists it in the seed shape', async () => {
+  it('PUT of a new node → 201 with the stored item; GET lists it in the FLIP-224 shape', async () => {
     const r = await put('node1', { action: MB, endTimestamp: '1652317200000', cause: 'Hot machine' });
     assert.equal(r.status, 201);
     const item = r.body as Item;
@@ -39,7 +39,7 @@ describe('REST API: blocklist endpoints (C1, C2)', () => {
     for (const k of ['action', 'startTimestamp', 'endTimestamp', 'cause', 'taskManagers']) assert.ok(k in list.node1, k);
   });
 
-  it('C1.2 PUT of an existing id without merge → 409, stored item unchanged', async () => {
+  it('PUT of an existing id without merge → 409, stored item unchanged', async () => {
     await put('node1', { action: MB, cause: 'a', timeout: 5000 });
     const v = await s.store.version();
     const r = await put('node1', { action: EVAC, cause: 'b' });
@@ -52,7 +52,7 @@ describe('REST API: blocklist endpoints (C1, C2)', () => {
     assert.equal(await s.store.version(), v);
   });
 
-  it('C1.3–C1.7, C1.9 PUT with allowMerge → 202 and the merged item (EVACUATE wins, max end, causes joined, start kept)', async () => {
+  it('PUT with allowMerge → 202 and the merged item (EVACUATE wins, max end, causes joined, start kept)', async () => {
     await put('node1', { action: MB, endTimestamp: 2_000_000, cause: 'a,b' });
     clock.advance(500);
     const r = await put('node1', { action: EVAC, endTimestamp: '3000000', cause: 'c,a', allowMerge: 'true' });
@@ -68,14 +68,14 @@ describe('REST API: blocklist endpoints (C1, C2)', () => {
     assert.equal((r2.body as Item).action, EVAC);
   });
 
-  it('C1.7 equal end, different cause → "old,new", end unchanged (FLIP, not Flink\'s replace)', async () => {
+  it('equal end, different cause → "old,new", end unchanged (FLIP, not Flink\'s replace)', async () => {
     await put('node3', { action: MB, endTimestamp: 2_000_000, cause: 'cause1' });
     const r = await put('node3', { action: MB, endTimestamp: 2_000_000, cause: 'cause2', allowMerge: true });
     assert.equal((r.body as Item).cause, 'cause1,cause2');
     assert.equal((r.body as Item).endTimestamp, '2000000');
   });
 
-  it('C1.8 an identical merge changes nothing: same bytes, version unchanged, no kick', async () => {
+  it('an identical merge changes nothing: same bytes, version unchanged, no kick', async () => {
     await put('node1', { action: MB, endTimestamp: 2_000_000, cause: 'a' });
     const before = (await call('GET', '/blocklist')).text;
     const v = await s.store.version();
@@ -87,14 +87,14 @@ describe('REST API: blocklist endpoints (C1, C2)', () => {
     assert.equal(s.audit.records.at(-1)?.outcome, 'unchanged');
   });
 
-  it('C1.11 both timeout and endTimestamp → 400, nothing stored', async () => {
+  it('both timeout and endTimestamp → 400, nothing stored', async () => {
     const r = await put('node1', { action: MB, cause: 'x', timeout: 1000, endTimestamp: 5_000_000 });
     assert.equal(r.status, 400);
     assert.match(JSON.stringify(r.body), /either timeout or endTimestamp/);
     assert.equal((await call('GET', '/blocklist/nodes/node1')).status, 404);
   });
 
-  it('C1.12 neither → permanent, written back as exactly 9223372036854775807', async () => {
+  it('neither → permanent, written back as exactly 9223372036854775807', async () => {
     const r = await put('node1', { action: MB, cause: 'forever' });
     assert.match(r.text, /"endTimestamp":"9223372036854775807"/);
     const list = (await call('GET', '/blocklist')).text;
@@ -107,12 +107,12 @@ describe('REST API: blocklist endpoints (C1, C2)', () => {
     assert.match(r3.text, /"endTimestamp":"9223372036854775807"/);
   });
 
-  it('C1.13 timeout=T → endTimestamp = now + T under the injected clock', async () => {
+  it('timeout=T → endTimestamp = now + T under the injected clock', async () => {
     const r = await put('node1', { action: MB, cause: 'x', timeout: '3600000' });
     assert.equal((r.body as Item).endTimestamp, String(1_000_000 + 3_600_000));
   });
 
-  it('C1.14 numbers and numeric strings are both accepted; output is always strings', async () => {
+  it('numbers and numeric strings are both accepted; output is always strings', async () => {
     const a = await put('n-a', { action: MB, cause: 'x', endTimestamp: 5_000_000 });
     const b = await put('n-b', { action: MB, cause: 'x', endTimestamp: '5000000' });
     assert.equal((a.body as Item).endTimestamp, '5000000');
@@ -126,7 +126,7 @@ describe('REST API: blocklist endpoints (C1, C2)', () => {
     ['bad%0Ahost', /control characters/],
     ['host%2Fcontainer_x', /contains '\/'/],
   ] as const) {
-    it(`C1.15/16 node id '${decodeURIComponent(id)}' is refused with a clear 400`, async () => {
+    it(`node id '${decodeURIComponent(id)}' is refused with a clear 400`, async () => {
       const r = await put(id, { action: MB, cause: 'x' });
       assert.equal(r.status, 400);
       assert.match((r.body as { errors: string[] }).errors.join(' '), why);
@@ -134,7 +134,7 @@ describe('REST API: blocklist endpoints (C1, C2)', () => {
     });
   }
 
-  it('C1.17 DELETE → 200 {}, then 404 with an error; /blocklist/node/ spelling works too', async () => {
+  it('DELETE → 200 {}, then 404 with an error; /blocklist/node/ spelling works too', async () => {
     await put('node1', { action: MB, cause: 'x' });
     await put('node2', { action: MB, cause: 'x' });
     const d = await call('DELETE', '/blocklist/nodes/node1');
@@ -147,7 +147,7 @@ describe('REST API: blocklist endpoints (C1, C2)', () => {
     assert.deepEqual((await call('GET', '/blocklist')).body, {});
   });
 
-  it('C1.18 DELETE then PUT is fresh: new start, old cause gone', async () => {
+  it('DELETE then PUT is fresh: new start, old cause gone', async () => {
     await put('node1', { action: MB, cause: 'old' });
     await call('DELETE', '/blocklist/nodes/node1');
     clock.advance(5000);
@@ -157,7 +157,7 @@ describe('REST API: blocklist endpoints (C1, C2)', () => {
     assert.equal((r.body as Item).startTimestamp, '1005000');
   });
 
-  it('C2.20 expiry is inclusive: at now == end the item is gone from the API, before the cron job runs', async () => {
+  it('expiry is inclusive: at now == end the item is gone from the API, before the cron job runs', async () => {
     await put('e1', { action: MB, cause: 'x', endTimestamp: 1_001_000 });
     await put('e2', { action: MB, cause: 'x', endTimestamp: 1_002_000 });
     await put('e3', { action: MB, cause: 'x', endTimestamp: 1_003_000 });
@@ -171,14 +171,14 @@ describe('REST API: blocklist endpoints (C1, C2)', () => {
     assert.equal((r.body as Item).cause, 'new');
   });
 
-  it('C2.24 an endTimestamp already in the past is refused (400), not accepted and expired later', async () => {
+  it('an endTimestamp already in the past is refused (400), not accepted and expired later', async () => {
     const r = await put('node1', { action: MB, cause: 'x', endTimestamp: 999_999 });
     assert.equal(r.status, 400);
     assert.match(JSON.stringify(r.body), /not in the future/);
     assert.equal((await put('node1', { action: MB, cause: 'x', endTimestamp: 1_000_000 })).status, 400);
   });
 
-  it('C2.25 an extended end is honoured', async () => {
+  it('an extended end is honoured', async () => {
     await put('node1', { action: MB, cause: 'x', endTimestamp: 1_002_000 });
     await put('node1', { action: MB, cause: 'x', endTimestamp: 1_009_000, allowMerge: true });
     clock.set(1_003_000);
@@ -219,7 +219,7 @@ describe('REST API: blocklist endpoints (C1, C2)', () => {
     assert.equal((m.body as Item).scope, 'cluster');
   });
 
-  it('POST /blocklist (seed 002): ids of both kinds, timeout or endTimestamp, per-item outcomes', async () => {
+  it('POST /blocklist: ids of both kinds, timeout or endTimestamp, per-item outcomes', async () => {
     await put('node1', { action: MB, cause: 'old' });
     const r = await call('POST', '/blocklist', [
       { id: 'node1', action: EVAC, cause: 'Hot machine', allowMerge: 'true', endTimestamp: '1652317200000' },
@@ -324,7 +324,7 @@ describe('REST API: blocklist endpoints (C1, C2)', () => {
   });
 });
 
-describe('REST API: cluster.resource-blocklist.enabled=false (C1.19)', () => {
+describe('REST API: cluster.resource-blocklist.enabled=false', () => {
   it('answers mutations with 503 and a message that says how to enable it; changes nothing', async () => {
     const s = await startTestSidecar({ define: { 'cluster.resource-blocklist.enabled': 'false' } });
     try {

@@ -1,5 +1,5 @@
 /**
- * End to end on one ZooKeeper (issue 6, "Must show"): two sidecars for two different Flink
+ * End to end on one ZooKeeper : two sidecars for two different Flink
  * applications, each beside its own simulated YARN, share one blocklist.
  *  - a cluster-scoped block written through sidecar A reaches both applications' blacklists
  *    (B learns it through the ZooKeeper watch: polling is set to 30 s so it cannot be the poll);

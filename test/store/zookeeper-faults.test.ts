@@ -1,5 +1,5 @@
 /**
- * The ZooKeeper store on a real 3-server ensemble under faults (issue 6, "Ensemble faults"):
+ * The ZooKeeper store on a real 3-server ensemble under faults :
  *  - the leader dies → writes resume after re-election; nothing acknowledged is lost;
  *  - 2 of 3 die → every call fails fast with StoreUnavailableError within the operation timeout;
  *  - they come back → the same store instance works again and still holds everything;

@@ -1,5 +1,5 @@
 /**
- * `blocklist expire`: one expiry pass, for system cron (design §7): deletes items whose end has
+ * `blocklist expire`: one expiry pass, for system cron: deletes items whose end has
  * passed and prints what it removed. On a store file (--store) it runs the store's idempotent
  * removeExpired, safe beside a running sidecar; against a sidecar it asks POST /blocklist/expire.
  * Effectiveness never waits for this: an item stops counting at its endTimestamp anyway.

@@ -8,14 +8,14 @@ const item = (id: string, end: number, scope = 'cluster'): BlockedItem =>
   newItem({ id, kind: 'node', node: id, action: 'MARK_BLOCKED', end: end === PERMANENT ? { type: 'permanent' } : { type: 'at', at: end }, cause: 'x', scope, allowMerge: false }, 0, { by: 't', from: 't' });
 
 describe('model/effective: what counts at time t (C2)', () => {
-  it('C2.20 inclusive expiry: ends {1,2,3} at now=2 leave only 3', () => {
+  it('inclusive expiry: ends {1,2,3} at now=2 leave only 3', () => {
     const items = [item('a', 1), item('b', 2), item('c', 3)];
     assert.deepEqual(effectiveItems(items, undefined, 2).map((x) => x.id), ['c']);
     assert.ok(isExpired(items[1], 2));
     assert.ok(!isExpired(items[2], 2));
   });
 
-  it('C2.26 permanent items never expire', () => {
+  it('permanent items never expire', () => {
     assert.ok(!isExpired(item('p', PERMANENT), Number.MAX_SAFE_INTEGER));
   });
 
@@ -49,7 +49,7 @@ describe('core/clock: FakeClock', () => {
     assert.equal(c.pendingTimers(), 0);
   });
 
-  it('C2.27 a clock that jumps backwards fires nothing', () => {
+  it('a clock that jumps backwards fires nothing', () => {
     const c = new FakeClock(1000);
     let fired = false;
     c.setTimer(10, () => (fired = true));
