@@ -9,7 +9,7 @@
  * (`blocklist export --format json`), never Hadoop's, and is handled by the importer, not here.
  */
 import { validateHostName } from '../model/ids';
-import { parseXml, elementsByTagName, textContent, XmlElement, XmlSyntaxError } from './xml-lite';
+import { parseXml, elementsByTagName, textContent, XmlElement, XmlSyntaxError } from './xml-document';
 
 export type ExcludeFormat = 'yarn-xml' | 'text';
 

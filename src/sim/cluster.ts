@@ -36,6 +36,7 @@ import { Clock, systemClock } from '../core/clock';
 import { formatApplicationId, formatAttemptId, formatContainerId } from '../model/ids';
 import { NodeState, NODE_STATES, ReleaseResult } from '../yarn/types';
 import { Random, seededRandom, shuffle } from './random';
+import { NewAttemptBlacklist } from './options';
 
 /**
  * What the blacklist of a new application attempt starts as:
@@ -48,8 +49,8 @@ import { Random, seededRandom, shuffle } from './random';
  *    reports [] while YARN still honours the old entries, so a sidecar that trusts the proxy's
  *    list never removes them.
  */
-export type NewAttemptBlacklist = 'empty' | 'inherit' | 'scheduler-only';
-export const NEW_ATTEMPT_BLACKLIST_MODES: readonly NewAttemptBlacklist[] = ['empty', 'inherit', 'scheduler-only'];
+export { NEW_ATTEMPT_BLACKLIST_MODES } from './options';
+export type { NewAttemptBlacklist } from './options';
 
 /** NodeStates in which a node keeps its containers. */
 const KEEPS_CONTAINERS: ReadonlySet<NodeState> = new Set<NodeState>(['RUNNING', 'DECOMMISSIONING']);

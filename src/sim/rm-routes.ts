@@ -13,8 +13,9 @@ import { NODE_STATES, NodeState } from '../yarn/types';
 import { countNodeStates } from '../yarn/node-counts';
 import { SimCluster, SimContainer, SimNode } from './cluster';
 
-export type RmContainersShape = 'real' | 'documented';
-export const RM_CONTAINERS_SHAPES: readonly RmContainersShape[] = ['real', 'documented'];
+import { RmContainersShape } from './options';
+export { RM_CONTAINERS_SHAPES } from './options';
+export type { RmContainersShape } from './options';
 
 export interface RmFaceSettings {
   rmContainersShape: RmContainersShape;

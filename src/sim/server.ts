@@ -46,7 +46,8 @@ export interface RunningSimulator {
   close(): Promise<void>;
 }
 
-export const DEFAULT_TICK_MS = 500;
+import { DEFAULT_TICK_MS } from './options';
+export { DEFAULT_TICK_MS };
 
 function faceOf(url: string): Face | undefined {
   if (url.startsWith('/ws/')) return 'rm';

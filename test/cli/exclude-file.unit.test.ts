@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { ExcludeFileError, formatOf, formatText, formatYarnXml, parseExcludeFile, parseJavaInt, trimmedStrings } from '../../src/cli/exclude-file';
-import { parseXml, XmlSyntaxError } from '../../src/cli/xml-lite';
+import { parseXml, XmlSyntaxError } from '../../src/cli/xml-document';
 import { HADOOP_SAMPLE_XML } from './samples';
 
 
@@ -14,7 +14,7 @@ const problemsOf = (f: () => unknown): string[] => {
   assert.fail('expected an ExcludeFileError');
 };
 
-describe('cli/exclude-file (HostsFileReader formats, C55–C56)', () => {
+describe('cli/exclude-file (HostsFileReader formats)', () => {
   it('reads the documented XML sample: comma lists share a timeout, missing timeout = null, -1 kept', () => {
     const e = parseExcludeFile('excludes.xml', HADOOP_SAMPLE_XML);
     assert.deepEqual(

@@ -4,9 +4,8 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { createLogger } from '../../log/logger';
-import { NEW_ATTEMPT_BLACKLIST_MODES, NewAttemptBlacklist } from '../../sim/cluster';
-import { RM_CONTAINERS_SHAPES, RmContainersShape } from '../../sim/rm-routes';
-import { DEFAULT_TICK_MS, startSimulator } from '../../sim/server';
+// Only the plain option values at registration; the simulator and Fastify load when the command runs.
+import { DEFAULT_TICK_MS, NEW_ATTEMPT_BLACKLIST_MODES, NewAttemptBlacklist, RM_CONTAINERS_SHAPES, RmContainersShape } from '../../sim/options';
 import { EXIT } from '../exit-codes';
 
 const int = (name: string, min: number) => (v: string): number => {
@@ -53,6 +52,7 @@ export function register(program: Command): void {
       const logger = createLogger({ format: f.logFormat, stderr: true });
       let sim;
       try {
+        const { startSimulator } = await import('../../sim/server.js');
         sim = await startSimulator({
           port: f.port,
           host: f.host,
