@@ -14,10 +14,11 @@ const LAYERS = [
   ['model'],
   ['config'],
   ['log', 'metrics'],
-  // The YARN clients need TLS and Kerberos material, so security sits below them.
-  ['security'],
   ['store', 'yarn'],
   ['sync'],
+  // Implements ports the lower layers declare (yarn/rm-auth's RmAuthenticator with Kerberos);
+  // below detect, which may need the same credentials for Flink's REST API.
+  ['security'],
   ['detect'],
   ['api'],
   ['sidecar'],
