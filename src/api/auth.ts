@@ -6,14 +6,16 @@
  *  - Everything else needs `Authorization: Bearer <token>`; without one, or with an unknown one:
  *    401 with `WWW-Authenticate: Bearer …` (RFC 6750) and a Flink error body.
  *  - A viewer may read; a viewer's PUT/POST/DELETE is refused here with 403, before its body is
- *    even parsed (the routes' own requireAdmin stays as a second line).
+ *    even parsed (routes marked `config: { mutates: true }` are checked again by the mutation
+ *    guard, mutations.ts).
  *  - Refusals of mutating calls are audited (who could be identified, from where, what), so the
  *    audit trail shows attempts, not only successes. Tokens never reach a log or audit line.
  *
- * Hooks are added on the root instance (not an encapsulated plugin), so they cover every route,
- * including the 404 handler: an unauthenticated caller cannot probe which endpoints exist.
+ * The plugin is not encapsulated (fastify-plugin), so its hook covers every route, including the
+ * 404 handler: an unauthenticated caller cannot probe which endpoints exist.
  */
 import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
 import { Logger } from '../core/logger';
 import { TOKEN_RE, TokenLookup } from '../security/tokens';
 import { AuditSink } from '../model/audit';
@@ -61,7 +63,7 @@ export function presentedToken(header: string | undefined): Presented {
 
 const pathOf = (req: FastifyRequest): string => req.url.split('?')[0].slice(0, 300);
 
-export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
+export const authPlugin = fp(async (app: FastifyInstance, opts: AuthOptions) => {
   const { tokens, logger, audit } = opts;
 
   const deny = (req: FastifyRequest, reply: FastifyReply, status: 401 | 403, reason: string, error: string | undefined, who: string): FastifyReply => {
@@ -94,4 +96,4 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
       return deny(req, reply, 403, `'${principal.name}' has the viewer role and cannot change the blocklist`, undefined, principal.name);
     }
   });
-}
+}, { name: 'auth', dependencies: ['principal'] });

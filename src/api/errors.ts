@@ -3,7 +3,8 @@
  * Anything a client can send maps to a 4xx with a message that names the problem; a store that
  * cannot be reached is a 503; only a bug is a 500 (logged with its stack).
  */
-import { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
 import { StoreUnavailableError } from '../store/store';
 import { CorruptItemError } from '../store/codec';
 import { Logger } from '../core/logger';
@@ -41,7 +42,17 @@ function describeValidation(errors: AjvError[], context: string): string[] {
   return out.size ? [...out] : [`${context} is invalid`];
 }
 
-export function installErrorHandling(app: FastifyInstance, logger: Logger): void {
+/**
+ * Errors Fastify raises before a route runs (a URL that does not decode, say): the same body as
+ * every other refusal. Passed as the `frameworkErrors` option of the Fastify constructor.
+ */
+export function frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: FastifyReply): void {
+  const bad = err.code === 'FST_ERR_BAD_URL' ? [`the URL is not valid percent-encoding: ${err.message}`] : [err.message];
+  void sendErrors(reply, err.statusCode && err.statusCode < 500 ? err.statusCode : 400, bad);
+}
+
+export const errorHandling = fp(async (app: FastifyInstance, opts: { logger: Logger }) => {
+  const { logger } = opts;
   app.setErrorHandler((err: FastifyError | ApiError | StoreUnavailableError | Error, req, reply) => {
     if (err instanceof ApiError) return sendErrors(reply, err.status, err.errors);
     if (err instanceof CorruptItemError) {
@@ -71,4 +82,4 @@ export function installErrorHandling(app: FastifyInstance, logger: Logger): void
     return sendErrors(reply, 500, ['internal error; see the sidecar log']);
   });
   app.setNotFoundHandler((req, reply) => sendErrors(reply, 404, [`no such endpoint: ${req.method} ${req.url.split('?')[0]}`]));
-}
+}, { name: 'error-handling' });

@@ -8,6 +8,7 @@
  * a rebinding page has no token.
  */
 import { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 import { Logger } from '../core/logger';
 import { sendErrors } from './errors';
 
@@ -27,7 +28,8 @@ export function isLoopbackHostHeader(header: string): boolean {
   return name === 'localhost' || name.endsWith('.localhost') || name === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
 }
 
-export function installLoopbackHostGuard(app: FastifyInstance, logger: Logger): void {
+export const loopbackHostGuard = fp(async (app: FastifyInstance, opts: { logger: Logger }) => {
+  const { logger } = opts;
   app.addHook('onRequest', async (req, reply) => {
     const host = req.headers.host;
     // No Host at all (HTTP/1.0 tools) cannot come from a browser page; only a named host can rebind.
@@ -38,4 +40,4 @@ export function installLoopbackHostGuard(app: FastifyInstance, logger: Logger): 
       `Host '${shown}' is not a loopback name: without rest.auth.tokens-file this sidecar answers only requests addressed to localhost, 127.0.0.1 or [::1] (protection against DNS rebinding); configure tokens to serve other names`,
     ]);
   });
-}
+}, { name: 'loopback-host-guard' });

@@ -3,6 +3,7 @@
  * role; the auth plugin (src/api/auth.ts, when tokens are configured) sets the real principal.
  */
 import { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
 import { ANONYMOUS, Principal } from '../core/principal';
 
 export { ANONYMOUS } from '../core/principal';
@@ -16,12 +17,12 @@ declare module 'fastify' {
 }
 
 
-export function installPrincipal(app: FastifyInstance): void {
+export const principalPlugin = fp(async (app: FastifyInstance) => {
   app.decorateRequest('principal', null as unknown as Principal);
   app.addHook('onRequest', async (req) => {
     if (!req.principal) req.principal = ANONYMOUS;
   });
-}
+}, { name: 'principal' });
 
 /** The audit's "from": the peer address (and the forwarded-for chain, if a proxy sent one). */
 export function origin(req: FastifyRequest): string {

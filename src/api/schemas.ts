@@ -2,8 +2,13 @@
  * JSON schemas of the REST API. Input schemas check shape (types, required fields, no unknown
  * fields, lengths); the model's validate.ts then checks meaning (ids, timestamps in the future…)
  * with messages that name the problem. Output schemas make fastify serialise with
- * fast-json-stringify (GET /blocklist of 10,000 items is a hot path).
+ * fast-json-stringify.
+ *
+ * The shapes used by more than one route are registered once (`sharedSchemas`, app.addSchema) and
+ * referred to by `$ref: '<id>#'`; `ref(id)` writes such a reference.
  */
+import { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 import { ACTIONS } from '../model/item';
 import { CAUSE_MAX } from '../model/validate';
 
@@ -106,7 +111,7 @@ export const dryRunSchema = {
 
 export const mutationItemSchema = {
   type: 'object',
-  properties: { ...itemSchema.properties, dryRun: dryRunSchema },
+  properties: { ...itemSchema.properties, dryRun: { $ref: 'dryRun#' } },
 } as const;
 
 export const errorSchema = {
@@ -115,4 +120,40 @@ export const errorSchema = {
   properties: { errors: { type: 'array', items: { type: 'string' } }, code: { type: 'string' } },
 } as const;
 
-export const listResponseSchema = { type: 'object', additionalProperties: itemSchema } as const;
+export const listResponseSchema = { type: 'object', additionalProperties: { $ref: 'item#' } } as const;
+
+export const batchResultSchema = {
+  type: 'object',
+  properties: {
+    results: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { id: { type: 'string' }, status: { type: 'integer' }, outcome: { type: 'string' }, code: { type: 'string' }, item: { $ref: 'item#' }, errors: { type: 'array', items: { type: 'string' } } },
+      },
+    },
+    dryRun: { type: 'boolean' },
+  },
+} as const;
+
+/** The schemas routes share, by id. */
+const SHARED = {
+  item: itemSchema,
+  mutationItem: mutationItemSchema,
+  dryRun: dryRunSchema,
+  error: errorSchema,
+  blockBody: blockBodySchema,
+  dryRunQuery: dryRunQuerySchema,
+} as const;
+
+export type SharedSchema = keyof typeof SHARED;
+
+/** `{ $ref: 'id#' }` for a shared schema. */
+export const ref = (id: SharedSchema) => ({ $ref: `${id}#` });
+
+/** Every route's refusals: Flink's `{errors}` body. */
+export const errorResponses = { '4xx': ref('error'), '5xx': ref('error') } as const;
+
+export const sharedSchemas = fp(async (app: FastifyInstance) => {
+  for (const [id, schema] of Object.entries(SHARED)) app.addSchema({ $id: id, ...schema });
+}, { name: 'shared-schemas' });

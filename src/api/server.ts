@@ -1,21 +1,32 @@
 /**
- * The HTTP server: fastify with schema validation, Flink-style error bodies, the blocklist routes,
- * and the operational endpoints (/status, /healthz, /readyz, /metrics).
+ * The HTTP server: Fastify with schema validation and Flink-style error bodies, assembled from
+ * plugins. Order matters only among the hooks that cover every route (not encapsulated, by
+ * fastify-plugin): errors, who is calling, auth, the mutation guard, the rate limit; then the
+ * shared schemas; then the route plugins, each encapsulated. A new set of routes (the web
+ * console, say) is one more `app.register(...)` in the last group.
  */
 import Fastify, { FastifyInstance } from 'fastify';
 import { ApiDeps } from './deps';
-import { installErrorHandling, sendErrors } from './errors';
-import { installPrincipal } from './principal';
-import { blocklistRoutes } from './blocklist-routes';
-import { installAuth } from './auth';
-import { installMutationRateLimit } from './rate-limit';
-import { installLoopbackHostGuard } from './host-guard';
+import { errorHandling, frameworkErrors } from './errors';
+import { principalPlugin } from './principal';
+import { authPlugin } from './auth';
+import { loopbackHostGuard } from './host-guard';
 import { consoleRoutes } from './console/console-routes';
 import { installLosslessJson } from './json-body';
+import { mutationGuard } from './mutations';
+import { mutationRateLimit } from './rate-limit';
+import { sharedSchemas } from './schemas';
+import { BlocklistService } from './blocklist-service';
+import { blocklistRoutes } from './routes/blocklist';
+import { opsRoutes } from './routes/ops';
 
-export function buildApi(deps: ApiDeps): FastifyInstance {
+export function blocklistService(deps: ApiDeps): BlocklistService {
+  return new BlocklistService({ store: deps.store, sync: deps.sync, clock: deps.clock, audit: deps.audit, enabled: deps.enabled, ...(deps.expire ? { expire: deps.expire } : {}) });
+}
+
+export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   // `https: null` is a plain HTTP server; with TLS (rest.ssl.*) an https.Server. Routes and hooks
-  // are the same either way, so the instance is used through the plain FastifyInstance type below.
+  // are the same either way, so the instance is used through the plain FastifyInstance type.
   const app = Fastify({
     https: deps.tls ? { key: deps.tls.key, cert: deps.tls.cert, minVersion: 'TLSv1.2' } : null,
     logger: false,
@@ -25,44 +36,20 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
     return503OnClosing: true,
     connectionTimeout: 30_000,
     requestTimeout: 30_000,
+    frameworkErrors,
   }) as unknown as FastifyInstance;
-  installErrorHandling(app, deps.logger);
-  installLosslessJson(app);
-  installPrincipal(app);
-  if (deps.auth) installAuth(app, { tokens: deps.auth, logger: deps.logger, audit: deps.audit });
-  else installLoopbackHostGuard(app, deps.logger);
-  if (deps.rateLimit) installMutationRateLimit(app, deps.rateLimit, deps.logger);
-  blocklistRoutes(app, deps);
-  consoleRoutes(app, { auth: deps.auth !== undefined });
 
-  // ?nodes=true adds the cluster's nodes (the console's picture); `now` is the sidecar's clock.
-  const statusQuery = { type: 'object', properties: { nodes: { type: 'string', enum: ['true', 'false', ''] } } } as const;
-  app.get<{ Querystring: { nodes?: string } }>('/status', { schema: { querystring: statusQuery } }, async (req) => ({
-    ...deps.sync.status({ nodes: req.query.nodes === 'true' || req.query.nodes === '' }),
-    // Stored rows that cannot be decoded: not enforced, until removed (DELETE / blocklist unblock).
-    quarantined: deps.store.quarantined?.() ?? [],
-    now: deps.clock.now(),
-  }));
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (_req, reply) => {
-    const problems: string[] = [];
-    try {
-      await deps.store.version();
-    } catch (e) {
-      problems.push(`store unreachable: ${(e as Error).message}`);
-    }
-    if (!deps.sync.synced()) problems.push('no successful sync with YARN yet');
-    if (problems.length) return sendErrors(reply, 503, problems);
-    return { status: 'ready' };
-  });
-  // What this process actually runs with (the CLI's `config` shows it instead of a local file).
-  app.get('/config', async (_req, reply) => {
-    if (!deps.config) return sendErrors(reply, 404, ['this server does not publish its configuration']);
-    return { config: deps.config };
-  });
-  app.get('/metrics', async (_req, reply) => {
-    if (!deps.metrics) return sendErrors(reply, 404, ['metrics are not enabled']);
-    return reply.type(deps.metrics.contentType).send(await deps.metrics.text());
-  });
+  await app.register(errorHandling, { logger: deps.logger });
+  installLosslessJson(app);
+  await app.register(principalPlugin);
+  if (deps.auth) await app.register(authPlugin, { tokens: deps.auth, logger: deps.logger, audit: deps.audit });
+  else await app.register(loopbackHostGuard, { logger: deps.logger });
+  await app.register(mutationGuard, { enabled: deps.enabled });
+  if (deps.rateLimit) await app.register(mutationRateLimit, { settings: deps.rateLimit, logger: deps.logger });
+  await app.register(sharedSchemas);
+
+  await app.register(blocklistRoutes, { service: blocklistService(deps) });
+  await app.register(opsRoutes, deps);
+  await app.register(async (child) => consoleRoutes(child, { auth: deps.auth !== undefined }));
   return app;
 }

@@ -1,24 +1,29 @@
 /**
- * `--store sqlite:PATH`: the admin commands work on a store file when no sidecar runs. Rather than
- * re-implementing the API's rules, this builds the real REST API in-process on that store and
- * injects requests into it (fastify inject, no socket), so validation, merge, dry run and error
- * bodies are exactly the sidecar's. There is no YARN here: sync states are absent and dry runs
- * report what the effective node set would become, not what YARN has now.
+ * `--store sqlite:PATH`: the admin commands work on a store file when no sidecar runs. Requests
+ * are answered by the REST API's own BlocklistService (src/api/blocklist-service.ts), called
+ * directly (no HTTP, no Fastify), so validation, merge, dry run and error bodies are exactly the
+ * sidecar's. There is no YARN here: sync states are absent and dry runs report what the effective
+ * node set would become, not what YARN has now.
  */
 import * as fs from 'node:fs';
-import { FastifyInstance } from 'fastify';
-import { buildApi } from '../api/server';
+import * as os from 'node:os';
+import { ApiError } from '../api/errors';
+import { Answer, BlocklistService, Caller } from '../api/blocklist-service';
 import { createAuditSink } from '../log/audit';
 import { AuditSink } from '../model/audit';
-import { toWire } from '../model/item';
+import { ItemKind, toWire } from '../model/item';
 import { silentLogger } from '../core/logger';
 import { systemClock } from '../core/clock';
 import { SqliteStore } from '../store/sqlite-store';
 import { StoreUnavailableError } from '../store/store';
+import { CorruptItemError } from '../store/codec';
 import { NoSync } from '../sync/facade';
 import { ApiItem, ApiResponse, RequestOptions, Transport } from './client';
 import { CliError } from './errors';
 import { EXIT } from './exit-codes';
+
+type Method = 'GET' | 'PUT' | 'POST' | 'DELETE';
+const ITEM_PATH = /^\/blocklist\/(nodes|taskmanagers)\/(.+)$/;
 
 export class DirectStoreTransport implements Transport {
   readonly direct = true;
@@ -26,7 +31,8 @@ export class DirectStoreTransport implements Transport {
   private constructor(
     readonly description: string,
     readonly store: SqliteStore,
-    private readonly app: FastifyInstance,
+    private readonly service: BlocklistService,
+    private readonly sync: NoSync,
     private readonly audit: AuditSink,
   ) {}
 
@@ -50,30 +56,47 @@ export class DirectStoreTransport implements Transport {
     // The audit trail of direct changes goes where the sidecar would put it, if configured.
     const auditFile = process.env.BLOCKLIST_LOG_AUDIT_FILE || undefined;
     const audit = createAuditSink(silentLogger, auditFile);
-    const app = buildApi({ store, sync: new NoSync(true), clock: systemClock, logger: silentLogger, audit, enabled: true });
-    await app.ready();
-    return new DirectStoreTransport(`sqlite:${file}`, store, app, audit);
+    const sync = new NoSync(true);
+    const service = new BlocklistService({ store, sync, clock: systemClock, audit, enabled: true });
+    return new DirectStoreTransport(`sqlite:${file}`, store, service, sync, audit);
   }
 
-  async request(method: 'GET' | 'PUT' | 'POST' | 'DELETE', path: string, opts: RequestOptions = {}): Promise<ApiResponse> {
-    const query: Record<string, string> = {};
-    for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) query[k] = v;
-    const res = await this.app.inject({
-      method,
-      url: path,
-      query,
-      payload: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-      headers: opts.body === undefined ? {} : { 'content-type': 'application/json' },
-    });
-    let body: unknown = undefined;
-    if (res.body) {
-      try {
-        body = JSON.parse(res.body);
-      } catch {
-        body = res.body;
-      }
+  /** Who the audit trail names for a direct change: the operating-system user, on this host. */
+  private readonly caller: Caller = { name: os.userInfo().username || 'cli', from: `${os.hostname()} (--store)` };
+
+  async request(method: Method, path: string, opts: RequestOptions = {}): Promise<ApiResponse> {
+    try {
+      return await this.answer(method, path, opts);
+    } catch (e) {
+      if (e instanceof ApiError) return { status: e.status, body: { errors: e.errors } };
+      if (e instanceof StoreUnavailableError) return { status: 503, body: { errors: [`blocklist store unavailable: ${e.message}`] } };
+      if (e instanceof CorruptItemError) return { status: 409, body: { errors: [`${e.message}; it is quarantined (not enforced): unblock it to remove it, then block again`], code: 'quarantined' } };
+      throw e;
     }
-    return { status: res.statusCode, body };
+  }
+
+  /** The service call a REST request stands for (the paths client.ts writes). */
+  private async answer(method: Method, path: string, opts: RequestOptions): Promise<Answer> {
+    const svc = this.service;
+    const dryRun = opts.query?.dryRun === 'true';
+    const item = ITEM_PATH.exec(path);
+    if (item) {
+      const ref = svc.ref(decodeURIComponent(item[2]), item[1] === 'nodes' ? 'node' : 'taskmanager');
+      if (method === 'GET') return svc.get(ref);
+      if (method === 'PUT') return svc.put(svc.spec(ref, opts.body), this.caller, dryRun);
+      if (method === 'DELETE') return svc.remove(ref, this.caller, dryRun);
+    }
+    if (path === '/blocklist' && method === 'GET') {
+      const q = opts.query ?? {};
+      const items = await svc.list({ ...(q.kind ? { kind: q.kind as ItemKind } : {}), ...(q.scope ? { scope: q.scope } : {}), ...(q.action ? { action: q.action } : {}) });
+      return { status: 200, body: Object.fromEntries(items.map((i) => [i.id, svc.present(i)])) };
+    }
+    if (path === '/blocklist' && method === 'POST') {
+      if (!Array.isArray(opts.body)) return { status: 400, body: { errors: ['body must be array'] } };
+      return svc.batch(svc.specs(opts.body), this.caller, dryRun);
+    }
+    if (path === '/status' && method === 'GET') return { status: 200, body: this.sync.status() };
+    return { status: 404, body: { errors: [`${method} ${path} needs a running sidecar; drop --store`] } };
   }
 
   /** The store's idempotent removeExpired, with an audit record per removed item (as the sidecar's job writes). */
@@ -84,7 +107,6 @@ export class DirectStoreTransport implements Transport {
   }
 
   async close(): Promise<void> {
-    await this.app.close();
     await this.store.close();
   }
 }

@@ -70,6 +70,8 @@ export interface Metrics {
 export interface CountedStore {
   version(): Promise<string>;
   list(): Promise<readonly BlockedItem[]>;
+  /** Rows that cannot be decoded (not enforced), when the store keeps such a list. */
+  quarantined?(): readonly unknown[];
 }
 
 export interface BlocklistSource {

@@ -64,7 +64,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
     });
     const metrics = sync.metrics;
     const syncForApi = sync;
-    api = buildApi({
+    api = await buildApi({
       store,
       sync,
       clock,

@@ -4,7 +4,7 @@
 import { strict as assert } from 'node:assert';
 import { FakeClock } from '../../src/core/clock';
 import { newItem } from '../../src/model/merge';
-import { STREAM_ABOVE } from '../../src/api/blocklist-routes';
+import { STREAM_ABOVE } from '../../src/api/routes/blocklist';
 import { http, startTestSidecar, TestSidecar } from '../support/sidecar';
 
 const MB = 'MARK_BLOCKED';

@@ -1,0 +1,216 @@
+/**
+ * What the blocklist endpoints do, apart from HTTP: validate a request into a spec, put / remove /
+ * batch / preview against the store, audit each change, kick the engine after one, and say what
+ * the caller is answered (`Answer`: a status and a JSON body). The Fastify routes only wrap it
+ * (src/api/routes/blocklist.ts), and the CLI's `--store` mode calls it directly
+ * (src/cli/direct-store.ts), so both apply the same rules and give the same answers.
+ *
+ * Shape checks (types, unknown fields) are the routes' JSON schemas; meaning (ids, times, causes)
+ * is src/model/validate.ts, here.
+ */
+import { BlockedItem, ItemKind, WireItem, toWire } from '../model/item';
+import { newItem } from '../model/merge';
+import { decide } from '../model/decide';
+import { isExpired } from '../model/effective';
+import { scopeMatches } from '../model/scope';
+import { BlockSpec, ItemRef, parseBlockRequest, parseItemRef } from '../model/validate';
+import { AuditSink } from '../model/audit';
+import { Clock } from '../core/clock';
+import { AddOutcome, BlocklistStore, outcomeOf } from '../store/store';
+import { CorruptItemError } from '../store/codec';
+import { SyncFacade } from '../sync/facade';
+import { ExpiryOutcome } from '../sync/expiry';
+import { badRequest } from './errors';
+import { DryRunEffect, previewChange } from './preview';
+
+/** Who asks, for the audit trail and the item's createdBy/updatedBy. */
+export interface Caller {
+  name: string;
+  from: string;
+}
+
+/** What the caller is answered: an HTTP status and a JSON body (Flink's `{errors}` on refusal). */
+export interface Answer {
+  status: number;
+  body: unknown;
+}
+
+export interface ListFilter {
+  kind?: ItemKind;
+  scope?: string;
+  action?: string;
+}
+
+export interface ServiceDeps {
+  store: BlocklistStore;
+  sync: SyncFacade;
+  clock: Clock;
+  audit: AuditSink;
+  /** cluster.resource-blocklist.enabled: off = items show `sync.state: disabled`. */
+  enabled: boolean;
+  /** One expiry pass (POST /blocklist/expire); absent = not offered. */
+  expire?: () => Promise<ExpiryOutcome>;
+}
+
+/** An item as the API shows it: FLIP-224's fields, ours, live task managers and sync state. */
+export type PresentedItem = WireItem & { taskManagers: string[]; sync?: unknown };
+
+const refused = (status: number, errors: string[]): Answer => ({ status, body: { errors } });
+
+/** 201 created, 202 merged or unchanged; a refusal by its code (a merge left without a cause is the request's fault). */
+const statusOf = (o: AddOutcome): number => (o.outcome === 'created' ? 201 : o.outcome === 'conflict' ? (o.conflict.code === 'empty-cause' ? 400 : 409) : 202);
+
+export class BlocklistService {
+  constructor(private readonly d: ServiceDeps) {}
+
+  /** FLIP-224's item shape plus ours. Filled in place: GET /blocklist calls this per item. */
+  present(item: BlockedItem): PresentedItem {
+    const { sync } = this.d;
+    const out = toWire(item) as PresentedItem & Record<string, unknown>;
+    out.taskManagers = item.kind === 'node' ? sync.taskManagersOn(item.node) : item.containerId ? [item.containerId] : [];
+    const status = this.d.enabled ? sync.itemStatus(item.id) : { state: 'disabled' as const, detail: 'cluster.resource-blocklist.enabled is false' };
+    if (status) out.sync = status;
+    return out;
+  }
+
+  /** A path's id as an item reference of this kind, or a 400. */
+  ref(raw: string, kind: ItemKind): ItemRef {
+    const r = parseItemRef(raw, kind);
+    if (!r.ok) throw badRequest(r.errors);
+    return r.value;
+  }
+
+  /** A PUT body's meaning, or a 400 naming every problem. */
+  spec(ref: ItemRef, body: unknown): BlockSpec {
+    const s = parseBlockRequest(ref, body, this.d.clock.now());
+    if (!s.ok) throw badRequest(s.errors);
+    return s.value;
+  }
+
+  /** A batch's items, validated whole: one 400 names every bad item, before anything is written. */
+  specs(bodies: readonly unknown[]): BlockSpec[] {
+    const now = this.d.clock.now();
+    const errors: string[] = [];
+    const out: BlockSpec[] = [];
+    bodies.forEach((raw, i) => {
+      const ref = parseItemRef((raw as Record<string, unknown> | null)?.id);
+      if (!ref.ok) return void errors.push(...ref.errors.map((e) => `item ${i}: ${e}`));
+      const s = parseBlockRequest(ref.value, raw, now);
+      if (!s.ok) errors.push(...s.errors.map((e) => `item ${i} (${ref.value.id}): ${e}`));
+      else out.push(s.value);
+    });
+    if (errors.length) throw badRequest(errors);
+    return out;
+  }
+
+  /** Live items (an item is gone at its end, whether or not the expiry job ran), filtered. */
+  async list(q: ListFilter = {}): Promise<BlockedItem[]> {
+    const now = this.d.clock.now();
+    return (await this.d.store.list()).filter(
+      (item) => !isExpired(item, now) && (!q.kind || item.kind === q.kind) && (!q.scope || scopeMatches(item.scope, q.scope)) && (!q.action || item.action === q.action),
+    );
+  }
+
+  async get(ref: ItemRef): Promise<Answer> {
+    const item = await this.d.store.get(ref.id);
+    if (!item || isExpired(item, this.d.clock.now())) return refused(404, [`'${ref.id}' is not blocked`]);
+    return { status: 200, body: this.present(item) };
+  }
+
+  /** What YARN would see if `id` became `after` (undefined = removed); nothing is written. */
+  async preview(id: string, after: BlockedItem | undefined): Promise<DryRunEffect> {
+    const { store, sync, clock } = this.d;
+    return previewChange(await store.list(), id, after, sync.status().applicationId, clock.now(), (n) => sync.taskManagersOn(n));
+  }
+
+  /** The outcome add() would have, computed without writing (dry run): the stores' own decide(). */
+  private async wouldAdd(item: BlockedItem, allowMerge: boolean): Promise<AddOutcome> {
+    return outcomeOf(decide(await this.d.store.get(item.id), { item, allowMerge }, item.created.at));
+  }
+
+  /** `cause`: the request's own, kept on a merge's line (the merged cause is bounded and may summarise it). */
+  private recordAdd(o: AddOutcome, cause: string, caller: Caller, dryRun: boolean): void {
+    const base = { op: 'block' as const, who: caller.name, from: caller.from, dryRun };
+    if (o.outcome === 'created') this.d.audit.record({ ...base, id: o.item.id, outcome: 'created', after: o.item });
+    else if (o.outcome === 'merged') this.d.audit.record({ ...base, id: o.item.id, outcome: 'merged', before: o.previous, after: o.item, cause });
+    else if (o.outcome === 'unchanged') this.d.audit.record({ ...base, id: o.item.id, outcome: 'unchanged', cause });
+    else this.d.audit.record({ ...base, id: o.existing.id, outcome: 'conflict', before: o.existing, detail: `${o.conflict.code}: ${o.conflict.message}` });
+    if (!dryRun && (o.outcome === 'created' || o.outcome === 'merged')) this.d.sync.kick(`${o.outcome} ${o.item.id}`);
+  }
+
+  private async add(specs: BlockSpec[], caller: Caller, dryRun: boolean): Promise<AddOutcome[]> {
+    const now = this.d.clock.now();
+    const reqs = specs.map((s) => ({ item: newItem(s, now, { by: caller.name, from: caller.from }), allowMerge: s.allowMerge }));
+    let outcomes: AddOutcome[];
+    if (!dryRun) outcomes = reqs.length === 1 ? [await this.d.store.add(reqs[0])] : await this.d.store.addMany(reqs);
+    else {
+      outcomes = [];
+      for (const r of reqs) outcomes.push(await this.wouldAdd(r.item, r.allowMerge));
+    }
+    outcomes.forEach((o, i) => this.recordAdd(o, reqs[i].item.cause, caller, dryRun));
+    return outcomes;
+  }
+
+  /** PUT /blocklist/{nodes|taskmanagers}/{id}: 201 created, 202 merged, 409 exists. */
+  async put(spec: BlockSpec, caller: Caller, dryRun: boolean): Promise<Answer> {
+    const [o] = await this.add([spec], caller, dryRun);
+    // `code` beside `errors`: programs (the CLI's import) act on it instead of parsing prose.
+    if (o.outcome === 'conflict') return { status: statusOf(o), body: { errors: [o.conflict.message], code: o.conflict.code } };
+    const body: PresentedItem & { dryRun?: DryRunEffect } = this.present(o.item);
+    if (dryRun) body.dryRun = await this.preview(o.item.id, o.item);
+    return { status: statusOf(o), body };
+  }
+
+  /** POST /blocklist (a batch): per-item outcomes; the batch was validated whole by specs(). */
+  async batch(specs: BlockSpec[], caller: Caller, dryRun: boolean): Promise<Answer> {
+    const outcomes = await this.add(specs, caller, dryRun);
+    const results = outcomes.map((o) =>
+      o.outcome === 'conflict'
+        ? { id: o.existing.id, status: statusOf(o), outcome: o.outcome, code: o.conflict.code, errors: [o.conflict.message] }
+        : { id: o.item.id, status: statusOf(o), outcome: o.outcome, item: this.present(o.item) },
+    );
+    return { status: 200, body: { results, ...(dryRun ? { dryRun: true } : {}) } };
+  }
+
+  /** DELETE: 200 `{}` (or the dry run's effect), 404 when absent or already ended. */
+  async remove(ref: ItemRef, caller: Caller, dryRun: boolean): Promise<Answer> {
+    const { store, clock, audit, sync } = this.d;
+    // An item past its end is gone, whether or not the expiry job has purged it: 404, and neither
+    // a delete nor a `removed` audit line (expiry removes and audits it).
+    let current: BlockedItem | undefined;
+    try {
+      current = await store.get(ref.id);
+    } catch (e) {
+      if (e instanceof CorruptItemError && store.removeQuarantined) return this.removeQuarantined(ref.id, caller, dryRun);
+      throw e;
+    }
+    const ended = current !== undefined && isExpired(current, clock.now());
+    const removed = !current || ended ? undefined : dryRun ? current : await store.remove(ref.id);
+    audit.record({ op: 'unblock', id: ref.id, who: caller.name, from: caller.from, outcome: removed ? 'removed' : 'not-found', before: removed, dryRun });
+    if (ended && current) return refused(404, [`'${ref.id}' is not blocked (its block ended at ${new Date(current.endTimestamp).toISOString()})`]);
+    if (!removed) return refused(404, [`'${ref.id}' is not blocked`]);
+    if (dryRun) return { status: 200, body: { dryRun: await this.preview(ref.id, undefined) } };
+    sync.kick(`removed ${ref.id}`);
+    return { status: 200, body: {} };
+  }
+
+  /** DELETE of a row that cannot be decoded: the only way it goes (it is never enforced nor expired). */
+  private async removeQuarantined(id: string, caller: Caller, dryRun: boolean): Promise<Answer> {
+    const { store, audit, sync } = this.d;
+    const row = dryRun ? (store.quarantined?.().find((r) => r.id === id) ?? { id, reason: 'cannot be decoded' }) : await store.removeQuarantined?.(id);
+    audit.record({ op: 'unblock', id, who: caller.name, from: caller.from, outcome: row ? 'removed-quarantined' : 'not-found', detail: row?.reason, dryRun });
+    if (!row) return refused(404, [`'${id}' is not blocked`]);
+    if (dryRun) return { status: 200, body: { dryRun: { blacklistAdditions: [], blacklistRemovals: [], containersToRelease: [] } } };
+    sync.kick(`removed quarantined ${id}`);
+    return { status: 200, body: {} };
+  }
+
+  /** POST /blocklist/expire: one pass of the expiry job, for system cron. */
+  async expire(): Promise<Answer> {
+    if (!this.d.expire) return refused(404, ['this sidecar runs no expiry job']);
+    const out = await this.d.expire();
+    if (out.outcome === 'failed') return refused(503, [`expiry pass failed: ${out.error}; nothing acknowledged, retry later`]);
+    if (out.outcome === 'skipped') return refused(409, [`an expiry pass is already running (${out.reason}); retry in a moment`]);
+    return { status: 200, body: { removed: out.items.map((i) => ({ ...toWire(i), taskManagers: [] })) } };
+  }
+}

@@ -1,0 +1,36 @@
+/** The operational endpoints: /status, /healthz, /readyz, /config, /metrics. */
+import { FastifyInstance } from 'fastify';
+import { ApiDeps } from '../deps';
+import { sendErrors } from '../errors';
+
+export async function opsRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+  // ?nodes=true adds the cluster's nodes (the console's picture); `now` is the sidecar's clock.
+  const statusQuery = { type: 'object', properties: { nodes: { type: 'string', enum: ['true', 'false', ''] } } } as const;
+  app.get<{ Querystring: { nodes?: string } }>('/status', { schema: { querystring: statusQuery } }, async (req) => ({
+    ...deps.sync.status({ nodes: req.query.nodes === 'true' || req.query.nodes === '' }),
+    // Stored rows that cannot be decoded: not enforced, until removed (DELETE / blocklist unblock).
+    quarantined: deps.store.quarantined?.() ?? [],
+    now: deps.clock.now(),
+  }));
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_req, reply) => {
+    const problems: string[] = [];
+    try {
+      await deps.store.version();
+    } catch (e) {
+      problems.push(`store unreachable: ${(e as Error).message}`);
+    }
+    if (!deps.sync.synced()) problems.push('no successful sync with YARN yet');
+    if (problems.length) return sendErrors(reply, 503, problems);
+    return { status: 'ready' };
+  });
+  // What this process actually runs with (the CLI's `config` shows it instead of a local file).
+  app.get('/config', async (_req, reply) => {
+    if (!deps.config) return sendErrors(reply, 404, ['this server does not publish its configuration']);
+    return { config: deps.config };
+  });
+  app.get('/metrics', async (_req, reply) => {
+    if (!deps.metrics) return sendErrors(reply, 404, ['metrics are not enabled']);
+    return reply.type(deps.metrics.contentType).send(await deps.metrics.text());
+  });
+}
