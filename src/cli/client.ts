@@ -121,7 +121,9 @@ export class HttpTransport implements Transport {
         url: path,
         params: opts.query,
         data: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-        headers: opts.body === undefined ? {} : { 'content-type': 'application/json' },
+        // A request without a body carries no content type: left to itself axios labels a body-less
+        // POST application/x-www-form-urlencoded, which the sidecar refuses with 415.
+        headers: { 'content-type': opts.body === undefined ? false : 'application/json' },
       });
       let body: unknown = undefined;
       if (typeof res.data === 'string' && res.data.length) {
