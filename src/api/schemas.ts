@@ -64,7 +64,9 @@ const evacuationSchema = {
     node: { type: 'string' },
     phase: { type: 'string' },
     since: { type: 'integer' },
-    timeoutSeconds: { type: 'integer' },
+    // A number, not an integer: a timeout configured in ms may be 2.5 s, and the list (serialised
+    // with JSON.stringify) must agree with the single item (fast-json-stringify would truncate).
+    timeoutSeconds: { type: 'number' },
     deadline: { type: 'integer' },
     remainingSeconds: { type: 'integer' },
     containers: { type: 'array', items: { type: 'string' } },

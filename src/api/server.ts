@@ -1,13 +1,15 @@
 /**
  * The HTTP server: Fastify with schema validation and Flink-style error bodies, assembled from
  * plugins. Order matters only among the hooks that cover every route (not encapsulated, by
- * fastify-plugin): errors, who is calling, auth, the mutation guard, the rate limit; then the
+ * fastify-plugin): errors, request bodies, who is calling, auth (or, without tokens, the loopback
+ * host guard), the mutation guard, the rate limit; then the
  * shared schemas; then the route plugins, each encapsulated. A new set of routes (the web
  * console, say) is one more `app.register(...)` in the last group.
  */
 import Fastify, { FastifyInstance } from 'fastify';
 import { ApiDeps } from './deps';
 import { errorHandling, frameworkErrors } from './errors';
+import { requestBodies } from './bodies';
 import { principalPlugin } from './principal';
 import { authPlugin } from './auth';
 import { loopbackHostGuard } from './host-guard';
@@ -41,6 +43,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
 
   await app.register(errorHandling, { logger: deps.logger });
   installLosslessJson(app);
+  await app.register(requestBodies);
   await app.register(principalPlugin);
   if (deps.auth) await app.register(authPlugin, { tokens: deps.auth, logger: deps.logger, audit: deps.audit });
   else await app.register(loopbackHostGuard, { logger: deps.logger });
