@@ -51,9 +51,42 @@ export function frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: 
   void sendErrors(reply, err.statusCode && err.statusCode < 500 ? err.statusCode : 400, bad);
 }
 
+/** How much of a refused body is read and dropped so the client can read its 413, and for how long. */
+export const DRAIN_MAX_BYTES = 64 * 1024 * 1024;
+export const DRAIN_MAX_MS = 10_000;
+
+/**
+ * Reads and drops what is left of a request body, within bounds. A client that writes its whole
+ * body before it reads (Python's urllib, many scripts) gets a connection reset instead of the
+ * answer when the server closes while the body is still arriving; once the body is read the
+ * answer and an orderly close reach it. Past the bounds the connection is closed anyway.
+ */
+function drainBody(req: FastifyRequest): Promise<void> {
+  const raw = req.raw;
+  if (raw.readableEnded || raw.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    let read = 0;
+    const done = () => {
+      clearTimeout(timer);
+      raw.removeListener('data', onData);
+      raw.removeListener('end', done);
+      raw.removeListener('error', done);
+      raw.removeListener('close', done);
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      read += chunk.length;
+      if (read > DRAIN_MAX_BYTES) done();
+    };
+    const timer = setTimeout(done, DRAIN_MAX_MS);
+    raw.on('data', onData).once('end', done).once('error', done).once('close', done);
+    raw.resume();
+  });
+}
+
 export const errorHandling = fp(async (app: FastifyInstance, opts: { logger: Logger }) => {
   const { logger } = opts;
-  app.setErrorHandler((err: FastifyError | ApiError | StoreUnavailableError | Error, req, reply) => {
+  app.setErrorHandler(async (err: FastifyError | ApiError | StoreUnavailableError | Error, req, reply) => {
     if (err instanceof ApiError) return sendErrors(reply, err.status, err.errors);
     if (err instanceof CorruptItemError) {
       // A quarantined row: the request is fine, the stored data is not. Say how to clear it.
@@ -69,6 +102,10 @@ export const errorHandling = fp(async (app: FastifyInstance, opts: { logger: Log
     const fe = err as FastifyError & { validation?: AjvError[]; validationContext?: string };
     if (fe.validation) return sendErrors(reply, 400, describeValidation(fe.validation, fe.validationContext ?? 'body'));
     const status = fe.statusCode;
+    if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      await drainBody(req);
+      reply.header('connection', 'close');
+    }
     if (status && status >= 400 && status < 500) {
       const msg =
         fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
