@@ -119,7 +119,7 @@ export const KEYS = {
   'rest.rate-limit.max-mutations': int(1000, 0, 10_000_000, 'Most mutating calls (PUT/POST/DELETE) one principal (without auth: one client address) may make per rest.rate-limit.window; beyond it 429. 0 = no limit.'),
   'rest.rate-limit.window': duration('10 s', 'Window of rest.rate-limit.max-mutations.', { min: 100 }),
   'cluster.resource-blocklist.yarn.ssl.ca-file': str('', 'PEM CA bundle trusted for https:// RM and AMRM proxy addresses (only these CAs). Empty = the system roots.'),
-  // --- Kerberos to the RM (issue #19; Flink's own key names) ---
+  // --- Kerberos to the RM (Flink's own key names) ---
   'security.kerberos.login.keytab': str('', 'Keytab the sidecar logs in from (Kerberos/SPNEGO to the RM REST API). Set together with security.kerberos.login.principal; empty = no Kerberos (simple auth).'),
   'security.kerberos.login.principal': str('', "Kerberos principal in the keytab, e.g. 'blocklist/host.example.com@EXAMPLE.COM'. The RM is reached as HTTP/<rm-host>@REALM."),
   'security.kerberos.krb5-conf.path': str('', 'krb5.conf naming the realm and its KDCs (sets KRB5_CONFIG for the sidecar). Empty = the system default (/etc/krb5.conf).'),

@@ -1,5 +1,5 @@
 /**
- * The merge rules of issue 13 end to end: real HTTP into a real sidecar on a real SQLite file.
+ * The merge rules end to end (causes kept and bounded, no-op merges, scopes united): real HTTP into a real sidecar on a real SQLite file.
  */
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
@@ -16,7 +16,7 @@ const A1 = 'application_1652313600000_0001';
 const A2 = 'application_1652313600000_0002';
 type Item = { cause: string; scope: string; endTimestamp: string; updatedAt: string };
 
-describe('merge rules through the REST API (issue 13)', () => {
+describe('merge rules through the REST API', () => {
   let s: TestSidecar;
   let clock: FakeClock;
   const call = (method: string, p: string, body?: unknown) => http(s.url, method, p, body);

@@ -1,5 +1,5 @@
 /**
- * The merge rules of issue 13, as pure functions: causes never rewritten and bounded, a merge that
+ * The merge rules, as pure functions: causes never rewritten and bounded, a merge that
  * leaves no cause refused, scopes united, big endTimestamps refused unless exactly Long.MAX.
  */
 import { strict as assert } from 'node:assert';

@@ -70,7 +70,7 @@ describe('model/ids', () => {
 });
 
 describe('model/validate: block requests', () => {
-  it('accepts the seed\'s string-valued body and a numeric one alike', () => {
+  it('accepts FLIP-224\'s string-valued body and a numeric one alike', () => {
     const a = parseBlockRequest(node, { action: 'MARK_BLOCKED', endTimestamp: '1652317200000', cause: 'Hot machine', allowMerge: 'true' }, NOW);
     const b = parseBlockRequest(node, { action: 'MARK_BLOCKED', endTimestamp: 1652317200000, cause: 'Hot machine', allowMerge: true }, NOW);
     assert.ok(a.ok && b.ok);
