@@ -27,10 +27,10 @@ describe('api: HTTP edges (app.inject)', () => {
   let app: FastifyInstance;
   const block = JSON.stringify({ action: 'MARK_BLOCKED', cause: 'disk' });
 
-  beforeEach(async () => {
+  before(async () => {
     app = await buildApi({ store: new MemoryStore(), sync: new EvacuatingSync(true), clock: new FakeClock(1_000_000), logger: silentLogger, audit: new MemoryAudit(), enabled: true });
   });
-  afterEach(() => app.close());
+  after(() => app.close());
 
   it('a DELETE labelled application/json with an empty body is accepted', async () => {
     assert.equal((await app.inject({ method: 'PUT', url: '/blocklist/nodes/n1', payload: block, headers: { 'content-type': 'application/json' } })).statusCode, 201);

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError, loadConfig, parseDynamicProperties } from '../../src/config/config';
 import { formatDuration, parseDuration } from '../../src/config/duration';
-import { tempDir } from '../support/sidecar';
+import { tempDir } from '../support/paths';
 
 function problems(fn: () => unknown): string {
   try {

@@ -19,11 +19,11 @@ describe('security: DNS rebinding and cross-origin mutations without tokens', ()
   const put = (id: string, headers: Record<string, string>) =>
     app.inject({ method: 'PUT', url: `/blocklist/nodes/${id}`, payload: block, headers: { 'content-type': 'application/json', host: '127.0.0.1:8090', ...headers } });
 
-  beforeEach(async () => {
+  before(async () => {
     store = new MemoryStore();
     app = await buildApi({ store, sync: new NoSync(true), clock: new FakeClock(1_000_000), logger: silentLogger, audit: new MemoryAudit(), enabled: true });
   });
-  afterEach(() => app.close());
+  after(() => app.close());
 
   it('Host: attacker.example → 403 for reads and changes, nothing written', async () => {
     const r = await put('n1', { host: 'attacker.example', origin: 'http://attacker.example' });

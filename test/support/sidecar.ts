@@ -2,8 +2,6 @@
  * Test helpers: a real sidecar (real HTTP on 127.0.0.1, real SQLite file in a temp folder) and a
  * tiny JSON HTTP client. Nothing here fakes HTTP or the store.
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadConfig } from '../../src/config/config';
 import { Clock } from '../../src/core/clock';
@@ -11,9 +9,8 @@ import { silentLogger } from '../../src/core/logger';
 import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
 import { MemoryAudit } from '../../src/model/audit';
 
-export function tempDir(prefix = 'blocklist-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-}
+export { tempDir } from './paths';
+import { tempDir } from './paths';
 
 export interface TestSidecar extends Sidecar {
   dir: string;
