@@ -53,12 +53,12 @@ const isDryRun = (q: DryRunQuery) => q.dryRun === 'true' || q.dryRun === '';
 const callerOf = (req: FastifyRequest): Caller => ({ name: req.principal.name, from: origin(req) });
 const send = (reply: FastifyReply, a: Answer) => reply.code(a.status).send(a.body);
 
-export async function blocklistRoutes(app: FastifyInstance, opts: { service: BlocklistService }): Promise<void> {
-  const svc = opts.service;
-  const mutation = { ...errorResponses, 200: ref('mutationItem'), 201: ref('mutationItem'), 202: ref('mutationItem') };
-  const deletion = { ...errorResponses, 200: { type: 'object', properties: { dryRun: ref('dryRun') } } };
-  const dryRunQuery = ref('dryRunQuery');
+const mutation = { ...errorResponses, 200: ref('mutationItem'), 201: ref('mutationItem'), 202: ref('mutationItem') };
+const deletion = { ...errorResponses, 200: { type: 'object', properties: { dryRun: ref('dryRun') } } };
+const dryRunQuery = ref('dryRunQuery');
 
+/** GET /blocklist: every live item, filtered; streamed above STREAM_ABOVE items. */
+function listRoute(app: FastifyInstance, svc: BlocklistService): void {
   // Serialised with JSON.stringify, not the schema's fast-json-stringify: for a map of 10,000
   // items the latter measured 5-10x slower (docs/benchmarks.md). The schema documents the shape.
   const listSerializer = () => (data: unknown) => JSON.stringify(data);
@@ -71,33 +71,30 @@ export async function blocklistRoutes(app: FastifyInstance, opts: { service: Blo
     for (const item of items) out[item.id] = svc.present(item);
     return out;
   });
+}
 
-  const itemRoutes = (prefix: string, kind: ItemKind) => {
-    // A wildcard, not ':id', so a task manager id may carry its '/' unencoded or as %2F.
-    const path = `${prefix}*`;
-    const withRef = async (req: FastifyRequest<ItemRoute>) => {
-      req.itemRef = svc.ref(req.params['*'], kind);
-    };
-    const withSpec = async (req: FastifyRequest<ItemRoute>) => {
-      req.blockSpecs = [svc.spec(svc.ref(req.params['*'], kind), req.body)];
-    };
-    app.put<ItemRoute>(path, { config: { mutates: true }, schema: { body: ref('blockBody'), querystring: dryRunQuery, response: mutation }, preHandler: withSpec }, async (req, reply) =>
-      send(reply, await svc.put((req.blockSpecs as BlockSpec[])[0], callerOf(req), isDryRun(req.query))),
-    );
-    app.delete<ItemRoute>(path, { config: { mutates: true }, schema: { querystring: dryRunQuery, response: deletion }, preHandler: withRef }, async (req, reply) =>
-      send(reply, await svc.remove(req.itemRef as ItemRef, callerOf(req), isDryRun(req.query))),
-    );
-    if (kind === 'node') {
-      // FLIP-224 writes the delete once as DELETE /blocklist/node/<id>.
-      app.delete<ItemRoute>('/blocklist/node/*', { config: { mutates: true }, schema: { querystring: dryRunQuery, response: deletion }, preHandler: withRef }, async (req, reply) =>
-        send(reply, await svc.remove(req.itemRef as ItemRef, callerOf(req), isDryRun(req.query))),
-      );
-    }
-    app.get<ItemRoute>(path, { schema: { response: { 200: ref('item'), '4xx': ref('error') } }, preHandler: withRef }, async (req, reply) => send(reply, await svc.get(req.itemRef as ItemRef)));
+/** PUT, DELETE and GET of one item under `prefix` (nodes or task managers). */
+function itemRoutes(app: FastifyInstance, svc: BlocklistService, prefix: string, kind: ItemKind): void {
+  // A wildcard, not ':id', so a task manager id may carry its '/' unencoded or as %2F.
+  const path = `${prefix}*`;
+  const withRef = async (req: FastifyRequest<ItemRoute>) => {
+    req.itemRef = svc.ref(req.params['*'], kind);
   };
-  itemRoutes('/blocklist/nodes/', 'node');
-  itemRoutes('/blocklist/taskmanagers/', 'taskmanager');
+  const withSpec = async (req: FastifyRequest<ItemRoute>) => {
+    req.blockSpecs = [svc.spec(svc.ref(req.params['*'], kind), req.body)];
+  };
+  const remove = async (req: FastifyRequest<ItemRoute>, reply: FastifyReply) => send(reply, await svc.remove(req.itemRef as ItemRef, callerOf(req), isDryRun(req.query)));
+  app.put<ItemRoute>(path, { config: { mutates: true }, schema: { body: ref('blockBody'), querystring: dryRunQuery, response: mutation }, preHandler: withSpec }, async (req, reply) =>
+    send(reply, await svc.put((req.blockSpecs as BlockSpec[])[0], callerOf(req), isDryRun(req.query))),
+  );
+  app.delete<ItemRoute>(path, { config: { mutates: true }, schema: { querystring: dryRunQuery, response: deletion }, preHandler: withRef }, remove);
+  // FLIP-224 writes the delete once as DELETE /blocklist/node/<id>.
+  if (kind === 'node') app.delete<ItemRoute>('/blocklist/node/*', { config: { mutates: true }, schema: { querystring: dryRunQuery, response: deletion }, preHandler: withRef }, remove);
+  app.get<ItemRoute>(path, { schema: { response: { 200: ref('item'), '4xx': ref('error') } }, preHandler: withRef }, async (req, reply) => send(reply, await svc.get(req.itemRef as ItemRef)));
+}
 
+/** POST /blocklist (a batch) and POST /blocklist/expire. */
+function postRoutes(app: FastifyInstance, svc: BlocklistService): void {
   app.post<{ Querystring: DryRunQuery; Body: unknown[] }>(
     '/blocklist',
     {
@@ -109,9 +106,14 @@ export async function blocklistRoutes(app: FastifyInstance, opts: { service: Blo
     },
     async (req, reply) => send(reply, await svc.batch(req.blockSpecs as BlockSpec[], callerOf(req), isDryRun(req.query))),
   );
-
   // One expiry pass now, for system cron (`blocklist expire`): the same job as the schedule.
-  app.post('/blocklist/expire', { config: { mutates: true }, schema: { response: { ...errorResponses, 200: { type: 'object', properties: { removed: { type: 'array', items: ref('item') } } } } } }, async (_req, reply) =>
-    send(reply, await svc.expire()),
-  );
+  const removed = { type: 'object', properties: { removed: { type: 'array', items: ref('item') } } };
+  app.post('/blocklist/expire', { config: { mutates: true }, schema: { response: { ...errorResponses, 200: removed } } }, async (_req, reply) => send(reply, await svc.expire()));
+}
+
+export async function blocklistRoutes(app: FastifyInstance, opts: { service: BlocklistService }): Promise<void> {
+  listRoute(app, opts.service);
+  itemRoutes(app, opts.service, '/blocklist/nodes/', 'node');
+  itemRoutes(app, opts.service, '/blocklist/taskmanagers/', 'taskmanager');
+  postRoutes(app, opts.service);
 }
