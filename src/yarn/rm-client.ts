@@ -295,7 +295,7 @@ export class ResourceManagerClient implements ResourceManagerReader {
 }
 
 /** The host name of a URL as a Kerberos service principal names it: lower case, no port, no brackets. */
-function hostOf(url: string): string {
+export function hostOf(url: string): string {
   return new URL(url).hostname.replace(/^\[|\]$/g, '').toLowerCase();
 }
 
