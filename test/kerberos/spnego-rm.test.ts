@@ -164,6 +164,7 @@ describe('kerberos: the sidecar reads a SPNEGO-protected RM (real KDC, real http
         'security.kerberos.login.principal': `short@${REALM}`,
         // The RM is read every 200 ms, so requests keep coming across the ticket's end.
         'cluster.resource-blocklist.yarn.refresh-interval': '200 ms',
+        'cluster.resource-blocklist.poll-interval': '200 ms',
         'cluster.resource-blocklist.max-blocked-fraction': '1',
       }),
       logger,
@@ -190,6 +191,7 @@ describe('kerberos: the sidecar reads a SPNEGO-protected RM (real KDC, real http
       await until('the first ticket to expire', () => Date.now() > firstEnd + 700, 8_000);
       const rmAtExpiry = sim.cluster.counters.rmRequests;
       await block(sim.cluster.nodes[4].host);
+      await until("an RM read after the first ticket's end", () => sim.cluster.counters.rmRequests > rmAtExpiry, 8_000);
 
       const renewals = logins().filter((l) => /\(renewal\)/.test(l));
       assert.ok(renewals.length >= 1, `no renewal logged: ${lines.join('\n')}`);
