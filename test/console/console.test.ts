@@ -167,6 +167,54 @@ describe('console: in a browser', function () {
     assert.equal((await admin('DELETE', `/blocklist/nodes/${host}`)).status, 200);
   });
 
+  it('an admin blocks one task manager with evacuation: the preview names the container to release', async () => {
+    const [host] = busyHosts();
+    const tm = c.sim.cluster.taskManagers().find((t) => t.host === host);
+    if (!tm) throw new Error(`no task manager on ${host}`);
+    const page = await open(ADMIN_TOKEN);
+    await page.selectOption('#block-kind', 'taskmanager');
+    await page.fill('#block-node', host);
+    await page.fill('#block-container', tm.id);
+    await page.selectOption('#block-action', 'MARK_BLOCKED_AND_EVACUATE_TASKS');
+    await page.fill('#block-evac', '600');
+    await page.check('#block-ends-never');
+    await page.fill('#block-cause', 'GC storms in this TM');
+    await page.click('#block-preview');
+    await page.waitForSelector('#preview', WAIT);
+    const preview = await page.locator('#preview').innerText();
+    assert.match(preview, new RegExp(`containers to release\\s+${tm.id}`));
+    assert.match(preview, /YARN blacklist gains\s+none/, 'a task manager block leaves the node off the blacklist');
+    assert.match(preview, /ending never/);
+    await page.click('#block-confirm');
+    const id = `${host}/${tm.id}`;
+    await page.waitForSelector(`#blocklist tr[data-id="${id}"]`, WAIT);
+    assert.match(await page.locator(`#blocklist tr[data-id="${id}"]`).innerText(), /task manager/);
+    const stored = (await admin('GET', `/blocklist/taskmanagers/${encodeURIComponent(id)}`)).body as { evacuationTimeout?: number; action: string };
+    assert.equal(stored.action, 'MARK_BLOCKED_AND_EVACUATE_TASKS');
+    assert.equal(stored.evacuationTimeout, 600);
+    await page.close();
+    assert.equal((await admin('DELETE', `/blocklist/taskmanagers/${encodeURIComponent(id)}`)).status, 200);
+  });
+
+  it('past the safety cap an item reads deferred with the reason, and the cap reads n of m', async () => {
+    const running = c.sim.cluster.nodes.length;
+    const limit = Math.floor(0.33 * running);
+    const hosts = c.sim.cluster.nodes.map((n) => n.host).filter((h) => h !== c.sim.cluster.currentAttempt.amHost).slice(0, limit + 1);
+    const r = await admin('POST', '/blocklist', hosts.map((id) => ({ id, action: 'MARK_BLOCKED', cause: 'rack power work' })));
+    assert.equal(r.status, 200, r.text);
+    const page = await open(VIEWER_TOKEN);
+    // Oldest are kept: the items are written in one batch, so which one is deferred is the store's order.
+    await page.waitForSelector('#blocklist tr[data-state="deferred"]', WAIT);
+    assert.equal(await page.locator('#blocklist tr[data-state="deferred"]').count(), 1);
+    assert.match(await page.locator('#blocklist tr[data-state="deferred"] .sync-cell').innerText(), /held back by the safety cap/);
+    await page.waitForFunction(`document.querySelector('#safety-cap')?.innerText.includes('${limit} of ${running}')`, undefined, WAIT);
+    assert.match(await page.locator('#safety-cap').innerText(), new RegExp(`${limit} of ${running} RUNNING nodes blacklisted \\(at most ${limit}.*1 deferred`));
+    await page.waitForSelector('#nodes .node[data-state="deferred"]', WAIT);
+    await b.shot(page, 'deferred');
+    await page.close();
+    for (const h of hosts) assert.equal((await admin('DELETE', `/blocklist/nodes/${h}`)).status, 200);
+  });
+
   it('an evacuation shows its phase, and the phase changes when the containers are gone', async () => {
     const [host] = busyHosts();
     const page = await open(ADMIN_TOKEN);
