@@ -21,6 +21,9 @@ export function Header({ session, status, now, error, fetchedAt, onLogout }) {
       ${status && !status.enabled ? html`<p class="banner warn">Enforcement is off (cluster.resource-blocklist.enabled: false): nothing is pushed to YARN.</p>` : null}
       ${status?.storeDegraded ? html`<p class="banner error">The blocklist store is unreachable: the last good snapshot is enforced.</p>` : null}
       ${status?.lastError ? html`<p class="banner warn" id="last-error">Last error: ${status.lastError}</p>` : null}
+      ${status?.quarantined?.length
+        ? html`<p class="banner error" id="quarantined">${status.quarantined.length} stored item${status.quarantined.length === 1 ? '' : 's'} cannot be read and ${status.quarantined.length === 1 ? 'is' : 'are'} not enforced (quarantined): ${status.quarantined.map((q) => `${q.id} (${q.reason})`).join('; ')}. Remove with <code>blocklist unblock ID</code> or DELETE.</p>`
+        : null}
       ${error ? html`<p class="banner error" role="alert">Cannot refresh: ${error}</p>` : stale ? html`<p class="banner warn">Data is older than 10 s.</p>` : null}
     </header>`;
 }
