@@ -64,6 +64,8 @@ function splitException(text: string): { name: string; stacktrace: string } {
 export class SimFlink {
   version: FlinkVersion;
   readonly job: SimJob;
+  /** GET /jobs/:jid/exceptions answered (tests check that an unchanged job is not re-read). */
+  exceptionReads = 0;
   private taskSeq = 0;
 
   constructor(
@@ -168,6 +170,7 @@ export class SimFlink {
 
   /** GET /jobs/:jid/exceptions in the selected version's shape. */
   exceptions(maxExceptions: number): unknown {
+    this.exceptionReads++;
     const all = this.job.history;
     const shown = all.slice(0, maxExceptions);
     const v = this.version;
