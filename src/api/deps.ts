@@ -1,5 +1,6 @@
 /** What the REST API is built from: all edges injected, so tests run it on any store and clock. */
 import { Clock } from '../core/clock';
+import { DetectorView } from '../detect/detector';
 import { BlocklistStore } from '../store/store';
 import { SyncFacade } from '../sync/facade';
 import { Logger } from '../core/logger';
@@ -9,6 +10,11 @@ import { TokenLookup } from '../security/tokens';
 import { ServerTls } from '../security/tls';
 import { RateLimitSettings } from '../security/rest-security';
 import { ConfigEntry } from '../config/config';
+
+/** What GET /detector shows (the detector's runner). */
+export interface DetectorPort {
+  view(): DetectorView;
+}
 
 export interface ApiDeps {
   store: BlocklistStore;
@@ -32,4 +38,6 @@ export interface ApiDeps {
   rateLimit?: RateLimitSettings;
   /** The running configuration, secrets masked (GET /config); absent = 404. */
   config?: ConfigEntry[];
+  /** The failure detector; absent = GET /detector answers {"mode":"off"}. */
+  detector?: DetectorPort;
 }

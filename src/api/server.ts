@@ -43,6 +43,7 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
     quarantined: deps.store.quarantined?.() ?? [],
     now: deps.clock.now(),
   }));
+  app.get('/detector', async () => deps.detector?.view() ?? { mode: 'off', why: 'cluster.resource-blocklist.detector.mode is off (or YARN is not configured)' });
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {
     const problems: string[] = [];

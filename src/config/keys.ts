@@ -118,6 +118,18 @@ export const KEYS = {
   'rest.ssl.cert-file': str('', 'PEM certificate (chain) of the REST API; set together with rest.ssl.key-file.'),
   'rest.rate-limit.max-mutations': int(1000, 0, 10_000_000, 'Most mutating calls (PUT/POST/DELETE) one principal (without auth: one client address) may make per rest.rate-limit.window; beyond it 429. 0 = no limit.'),
   'rest.rate-limit.window': duration('10 s', 'Window of rest.rate-limit.max-mutations.', { min: 100 }),
+  // --- automatic detection (issue #16) ---
+  'cluster.resource-blocklist.detector.mode': oneOf(['off', 'shadow', 'enforce'] as const, 'off', 'off: no detector; shadow: detect, decide and show everything (GET /detector), block nothing; enforce: add automatic blocks.'),
+  'cluster.resource-blocklist.detector.failures-per-host': int(3, 1, 1000, 'Incidents (one per host per job restart or container loss) within the window that block a host.'),
+  'cluster.resource-blocklist.detector.window': duration('10 min', 'Incidents older than this no longer count.', { min: 1000 }),
+  'cluster.resource-blocklist.detector.job-fault-hosts': int(3, 2, 100000, 'The same failure on this many distinct hosts within the window is the job\'s fault: no host is blamed for it.'),
+  'cluster.resource-blocklist.detector.block-duration': duration('1 h', 'Length of a first automatic block; doubled for a host blocked again soon after its last block ended.', { min: 1000 }),
+  'cluster.resource-blocklist.detector.max-block-duration': duration('24 h', 'Longest automatic block, however often a host is blocked again.', { min: 1000 }),
+  'cluster.resource-blocklist.detector.max-blocked-fraction': fraction(0.1, 'Automatic blocks in effect never exceed this fraction of RUNNING nodes (besides the global cap); at the cap more are refused and an alert is logged. Manual blocks are never dropped.'),
+  'cluster.resource-blocklist.detector.action': oneOf(['MARK_BLOCKED', 'MARK_BLOCKED_AND_EVACUATE_TASKS'] as const, 'MARK_BLOCKED', 'Action of automatic blocks.'),
+  'cluster.resource-blocklist.detector.poll-interval': duration('10 s', 'How often the detector reads its sources. Flink keeps only its 16 newest failures: poll faster than a job can fail 16 times.', { min: 100 }),
+  'cluster.resource-blocklist.detector.flink.rest-address': str('', "Flink JobManager REST address (e.g. http://127.0.0.1:8081); empty = no Flink source."),
+  'cluster.resource-blocklist.detector.evacuate-decommissioning': bool(false, 'Evacuate a node YARN is decommissioning ahead of YARN\'s own timeout (an EVACUATE item that does not count toward the automatic-block cap).'),
   'cluster.resource-blocklist.yarn.ssl.ca-file': str('', 'PEM CA bundle trusted for https:// RM and AMRM proxy addresses (only these CAs). Empty = the system roots.'),
   // --- Kerberos to the RM (issue #19; Flink's own key names) ---
   'security.kerberos.login.keytab': str('', 'Keytab the sidecar logs in from (Kerberos/SPNEGO to the RM REST API). Set together with security.kerberos.login.principal; empty = no Kerberos (simple auth).'),

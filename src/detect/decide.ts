@@ -85,7 +85,12 @@ export function ingest(state: DetectorState, failures: readonly Failure[], now: 
     const entry: IncidentFailure = { key: f.key, at: f.at, source: f.source, signature: f.signature, summary: f.summary };
     if (f.containerId !== undefined) entry.containerId = f.containerId;
     if (f.job !== undefined) entry.job = f.job;
-    const existing = state.incidents.find((i) => i.host === f.host && (i.groups.includes(f.group) || (f.containerId !== undefined && i.containerIds.includes(f.containerId))));
+    // Same group (one restart) = one incident. Same container seen by another source (Flink's
+    // failure and YARN's completion of one container) = one incident, the latest such. The same
+    // container failing again in a later restart (a task crashed, the task manager lived) is new.
+    const existing =
+      state.incidents.find((i) => i.host === f.host && i.groups.includes(f.group)) ??
+      [...state.incidents].reverse().find((i) => i.host === f.host && f.containerId !== undefined && i.containerIds.includes(f.containerId) && !i.sources.includes(f.source));
     if (existing) {
       if (!existing.groups.includes(f.group)) existing.groups.push(f.group);
       if (f.containerId !== undefined && !existing.containerIds.includes(f.containerId)) existing.containerIds.push(f.containerId);

@@ -248,7 +248,7 @@ export class Detector {
         continue;
       }
       if (o.outcome === 'conflict') {
-        logger.info(`detector: ${b.host} was blocked meanwhile (${o.reason}); not adding an automatic block`);
+        logger.info(`detector: ${b.host} was blocked meanwhile (${o.conflict.message}); not adding an automatic block`);
         continue;
       }
       if (b.capped) recordBlock(this.state, b, 'enforce', now);

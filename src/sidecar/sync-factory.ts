@@ -43,6 +43,8 @@ export interface SyncHandle extends SyncFacade {
   readonly metrics: Metrics;
   /** 'engine' when pushing to YARN, 'none' when API-only. */
   readonly mode: 'engine' | 'none';
+  /** The YARN clients the engine uses (absent when API-only): the detector reads through them too. */
+  readonly yarn?: { rm: ResourceManagerReader; proxy: AmrmProxy };
   /** One expiry pass now (POST /blocklist/expire, `blocklist expire`), besides the cron schedule. */
   expireNow(): Promise<ExpiryOutcome>;
   start(): Promise<void>;
@@ -118,6 +120,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
   return {
     metrics,
     mode: 'engine',
+    yarn,
     async expireNow() {
       const out = await expiry.runOnce();
       if (out.outcome === 'removed' && out.items.length) engine.kick('expired items deleted');

@@ -50,6 +50,13 @@ describe('detect/decide: the detector\'s rules (pure, fake clock)', () => {
     assert.deepEqual(st.incidents[0].sources, ['flink', 'yarn-containers']);
   });
 
+  it('the same container failing in three restarts (the task manager lived) is three incidents', () => {
+    const st = emptyState();
+    ingest(st, [0, 1, 2].map((i) => failure('node7', T0 + i * 1000, { containerId: 'c1', group: `flink:j:${i}` })), T0 + MIN, S.windowMs);
+    assert.equal(st.incidents.length, 3);
+    assert.equal(run(st, T0 + MIN).hosts[0].decision, 'block');
+  });
+
   it('blocks at failures-per-host within the window; incidents older than the window fall out (decay)', () => {
     const st = emptyState();
     ingest(st, [failure('node7', T0), failure('node7', T0 + 4 * MIN)], T0 + 4 * MIN, S.windowMs);
