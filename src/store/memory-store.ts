@@ -83,6 +83,8 @@ export class MemoryStore implements BlocklistStore {
   readonly backend: MemoryBackend;
   private readonly port: CasPort<number>;
   private readonly quarantine: Quarantine;
+  /** The last list() and the backend version it reflects. */
+  private listed: { version: number; items: BlockedItem[] } | undefined;
 
   constructor(private readonly opts: MemoryStoreOptions = {}) {
     this.backend = opts.backend ?? new MemoryBackend();
@@ -132,6 +134,8 @@ export class MemoryStore implements BlocklistStore {
   }
 
   async list(): Promise<BlockedItem[]> {
+    // An unchanged version means unchanged entries: hand out the last listing (as the SQLite store does).
+    if (this.listed?.version === this.backend.version) return [...this.listed.items];
     const items: BlockedItem[] = [];
     const bad: QuarantinedRow[] = [];
     for (const id of [...this.backend.entries.keys()].sort()) {
@@ -143,7 +147,8 @@ export class MemoryStore implements BlocklistStore {
       }
     }
     this.quarantine.replace(bad);
-    return items;
+    this.listed = { version: this.backend.version, items };
+    return [...items];
   }
 
   quarantined(): QuarantinedRow[] {
