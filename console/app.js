@@ -154,7 +154,7 @@ function App() {
       ${data.status ? html`<${YarnPanel} status=${data.status} now=${now} />` : null}
       ${data.status ? html`<${EvacuationsPanel} status=${data.status} now=${now} />` : null}
       ${data.status ? html`<${NodeGrid} status=${data.status} items=${data.items} />` : null}
-      ${admin ? html`<${BlockForm} token=${token} now=${now} hosts=${data.status?.nodes?.list.map((n) => n.host)} onDone=${done} />` : null}
+      ${admin ? html`<${BlockForm} token=${token} now=${now} hosts=${data.status?.nodes?.list.map((n) => n.host)} cap=${data.status?.safetyCap} onDone=${done} />` : null}
       ${data.detector && data.detector.mode !== 'off' ? html`<${DetectorPanel} detector=${data.detector} now=${now} />` : null}
     </main>`;
 }

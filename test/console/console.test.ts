@@ -118,6 +118,7 @@ describe('console: in a browser', function () {
     const preview = await page.locator('#preview').innerText();
     assert.match(preview, new RegExp(`YARN blacklist gains\\s+${host.replace(/\./g, '\\.')}`));
     assert.match(preview, /ending in (30m|29m 5\ds)/);
+    assert.match(preview, /The safety cap allows 7 of 24 RUNNING nodes; \d+ (is|are) blacklisted, so this fits/);
     assert.equal((await admin('GET', `/blocklist/nodes/${host}`)).status, 404, 'a preview writes nothing');
     await b.shot(page, 'block-preview');
 
