@@ -2,6 +2,9 @@
 import { html, useState } from './vendor/preact-htm.js';
 import { NODE_STATE_ORDER, absolute, blacklistRows, byRack, endsText, filterItems, nodeStates, relative, sortItems, span, stamp, syncText } from './format.js';
 
+/** Rows drawn at first (and added per "show more"). */
+const ROWS = 200;
+
 const ACTION_SHORT = { MARK_BLOCKED: 'block', MARK_BLOCKED_AND_EVACUATE_TASKS: 'block + evacuate' };
 
 function When({ at, now }) {
@@ -36,7 +39,10 @@ function SyncCell({ item, now }) {
 export function BlocklistPanel({ items, now, admin, loaded, onUnblock, onExtend }) {
   const [filter, setFilter] = useState({ text: '', kind: '', state: '' });
   const [sort, setSort] = useState({ by: 'since', dir: 'desc' });
-  const shown = sortItems(filterItems(items, filter), sort.by, sort.dir);
+  const [limit, setLimit] = useState(ROWS);
+  const matching = sortItems(filterItems(items, filter), sort.by, sort.dir);
+  // A page of rows at a time: thousands of rows redrawn on every poll would make the page crawl.
+  const shown = matching.slice(0, limit);
   const states = [...new Set(items.map((i) => i.sync?.state ?? 'unknown'))].sort();
   const head = (key, label) => {
     const active = sort.by === key;
@@ -81,7 +87,10 @@ export function BlocklistPanel({ items, now, admin, loaded, onUnblock, onExtend 
           </tbody>
         </table>
       </div>
-      ${!loaded ? html`<p class="muted">Loading…</p>` : items.length === 0 ? html`<p class="empty">Nothing is blocked.</p>` : shown.length === 0 ? html`<p class="empty">No item matches the filter.</p>` : null}
+      ${!loaded ? html`<p class="muted">Loading…</p>` : items.length === 0 ? html`<p class="empty">Nothing is blocked.</p>` : matching.length === 0 ? html`<p class="empty">No item matches the filter.</p>` : null}
+      ${matching.length > shown.length
+        ? html`<p class="more" id="more-rows">Showing ${shown.length} of ${matching.length}${matching.length < items.length ? ' matching' : ''}. <button class="link" onClick=${() => setLimit(limit + ROWS)}>show ${Math.min(ROWS, matching.length - shown.length)} more</button> or narrow the filter.</p>`
+        : null}
     </section>`;
 }
 
