@@ -34,6 +34,11 @@ export interface ApiDeps {
   auth?: TokenLookup;
   /** Serve HTTPS with this key and certificate (rest.ssl.*). */
   tls?: ServerTls;
+  /**
+   * GET /healthz fails once the store has been unreachable longer than this (ms; 0 or absent =
+   * never): a sidecar cut off from its store for that long is better restarted by its supervisor.
+   */
+  storeUnreachableLimitMs?: number;
   /** Limit on mutating calls (rest.rate-limit.*); absent or max 0 = none. */
   rateLimit?: RateLimitSettings;
   /** The running configuration, secrets masked (GET /config); absent = 404. */

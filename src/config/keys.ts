@@ -82,6 +82,8 @@ export const KEYS = {
   'cluster.resource-blocklist.store.zookeeper.root': str('/flink-blocklist', 'Root znode of the blocklist under the chroot.'),
   'cluster.resource-blocklist.store.zookeeper.session-timeout': duration('30 s', 'ZooKeeper session timeout.', { min: 1000 }),
   'cluster.resource-blocklist.store.zookeeper.operation-timeout': duration('5 s', 'Timeout of every ZooKeeper call (a client without quorum otherwise waits forever).', { min: 100 }),
+  'cluster.resource-blocklist.store.zookeeper.connect-timeout': duration('10 s', 'Deadline of one connection to ZooKeeper (TCP connect and session handshake) and of a liveness probe while connected; past it the client is closed and a fresh one made (the library would otherwise wait for a handshake forever).', { min: 100 }),
+  'cluster.resource-blocklist.store.unreachable-limit': duration('5 min', 'GET /healthz answers 503 once the store (ZooKeeper) has been unreachable this long without a break, so a supervisor can restart the sidecar. 0 = never.', { min: 0 }),
   'cluster.resource-blocklist.store.zookeeper.auth': str('', "Digest credentials 'user:password'; when set, znodes are created with a digest ACL for that user.", { secret: true }),
   // --- YARN (issues #3, #4; fixed names) ---
   'yarn.resourcemanager.webapp.address': str('', 'RM web address(es), host:port, comma separated for RM HA (a standby is skipped or its 307 followed).'),

@@ -88,6 +88,8 @@ export interface BlocklistStore {
    */
   readRecord?(key: string): Promise<string | undefined>;
   writeRecord?(key: string, value: string): Promise<void>;
+  /** How long a remote store has been unreachable without a break (0 = it answers); /healthz uses it. */
+  unreachableForMs?(): number;
   /** Optional push notification of changes (ZooKeeper watches); returns an unsubscribe. */
   watch?(onChange: () => void): () => void;
   close(): Promise<void>;

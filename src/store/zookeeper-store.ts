@@ -37,6 +37,8 @@ export interface ZookeeperStoreOptions {
   sessionTimeoutMs: number;
   /** Bound of every store call (and of open()). */
   operationTimeoutMs: number;
+  /** Deadline of a connection + handshake before a fresh client is made (zookeeper-session.ts). */
+  connectTimeoutMs?: number;
   /** 'user:password' for digest auth; '' or undefined = none. */
   auth?: string;
   logger?: Logger;
@@ -85,6 +87,7 @@ export class ZookeeperStore implements BlocklistStore {
       hosts: addr.hosts,
       sessionTimeoutMs: opts.sessionTimeoutMs,
       operationTimeoutMs: opts.operationTimeoutMs,
+      ...(opts.connectTimeoutMs ? { connectTimeoutMs: opts.connectTimeoutMs } : {}),
       auth: parseAuth(opts.auth),
       logger: this.logger,
     });
@@ -446,6 +449,10 @@ export class ZookeeperStore implements BlocklistStore {
     } catch (e) {
       throw this.unavailable(e, `write record '${key}'`);
     }
+  }
+
+  unreachableForMs(): number {
+    return this.session.unreachableForMs();
   }
 
   async close(): Promise<void> {
