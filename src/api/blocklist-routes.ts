@@ -9,11 +9,9 @@
  * Mutations take ?dryRun=true: same status and body, plus what YARN would see; nothing written.
  */
 import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Readable } from 'node:stream';
 import { BlockedItem, ItemKind, WireItem, toWire } from '../model/item';
 import { newItem } from '../model/merge';
 import { decide } from '../model/decide';
-import { scopeMatches } from '../model/scope';
 import { isExpired } from '../model/effective';
 import { BlockSpec, ItemRef, parseBlockRequest, parseItemRef } from '../model/validate';
 import { AddOutcome, outcomeOf } from '../store/store';
@@ -22,6 +20,7 @@ import { ApiError, badRequest, sendErrors } from './errors';
 import { ApiDeps } from './deps';
 import { origin } from './principal';
 import { DryRunEffect, previewChange } from './preview';
+import { ListingCache, LiveParts, fullListing, listingPage } from './listing-cache';
 import {
   batchBodySchema,
   blockBodySchema,
@@ -34,25 +33,13 @@ import {
 } from './schemas';
 
 type DryRunQuery = { dryRun?: string };
-type ListQuery = { kind?: ItemKind; scope?: string; action?: string };
+type ListQuery = { kind?: ItemKind; scope?: string; action?: string; limit?: string; after?: string };
 
-/**
- * Above this many items GET /blocklist streams its body. Below it one JSON.stringify is faster
- * (10,000 items: ~2.5× the bare serialisation, against ~3.4× streamed) and the body is a few MB.
- */
-export const STREAM_ABOVE = 20_000;
-const SLICE = 500;
+export { STREAM_ABOVE } from './listing-cache';
 
-/** The JSON map `{id: item, …}` in slices of SLICE items, built only as the socket takes them. */
-function* listChunks(items: BlockedItem[], present: (item: BlockedItem) => object): Generator<string> {
-  yield '{';
-  for (let i = 0; i < items.length; i += SLICE) {
-    const parts: string[] = [];
-    for (const item of items.slice(i, i + SLICE)) parts.push(`${JSON.stringify(item.id)}:${JSON.stringify(present(item))}`);
-    yield (i === 0 ? '' : ',') + parts.join(',');
-  }
-  yield '}';
-}
+/** Largest page of GET /blocklist?limit=; a page without limit (only after=) has DEFAULT_PAGE. */
+export const MAX_PAGE = 10_000;
+const DEFAULT_PAGE = 1_000;
 
 export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const { store, sync, clock, audit } = deps;
@@ -171,25 +158,55 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const mutationResponses = { 200: mutationItemSchema, 201: mutationItemSchema, 202: mutationItemSchema, '4xx': errorSchema, '5xx': errorSchema };
   const deleteResponses = { 200: { type: 'object', properties: { dryRun: mutationItemSchema.properties.dryRun } }, '4xx': errorSchema, '5xx': errorSchema };
 
-  // Serialised with JSON.stringify, not the schema's fast-json-stringify: for a map of 10,000
-  // items the latter measured 5-10x slower (bench/, docs/benchmarks.md). The schema stays as the
-  // documented shape.
-  const listSerializer = () => (data: unknown) => JSON.stringify(data);
-  app.get<{ Querystring: ListQuery }>('/blocklist', { schema: { querystring: listQuerySchema, response: { 200: listResponseSchema, '4xx': errorSchema } }, serializerCompiler: listSerializer }, async (req, reply) => {
+  // The listing is served from a serialisation cached per store version (listing-cache.ts);
+  // `live` is present()'s live part, appended per request.
+  const listing = new ListingCache(store);
+  const live = (item: BlockedItem): LiveParts => {
+    const taskManagers = item.kind === 'node' ? sync.taskManagersOn(item.node) : item.containerId ? [item.containerId] : [];
+    const status = enabled ? sync.itemStatus(item.id) : { state: 'disabled' as const, detail: 'cluster.resource-blocklist.enabled is false' };
+    return status ? { taskManagers, sync: status } : { taskManagers };
+  };
+  // Full listings in flight: each streams the whole body, so past the bound a caller is told to
+  // come back (or to page) instead of piling up work and memory.
+  const maxFull = deps.maxConcurrentListings ?? 32;
+  let fullInFlight = 0;
+  const json = 'application/json; charset=utf-8';
+  // The 200 schema documents the shape; the body is a prepared string, which Fastify sends as is.
+  app.get<{ Querystring: ListQuery }>('/blocklist', { schema: { querystring: listQuerySchema, response: { 200: listResponseSchema, '4xx': errorSchema, '5xx': errorSchema } } }, async (req, reply) => {
     const q = req.query;
+    const filter = { kind: q.kind, scope: q.scope, action: q.action };
     const now = clock.now();
-    const items = (await store.list()).filter(
-      // gone at its end, whether or not the expiry job ran
-      (item) => !isExpired(item, now) && (!q.kind || item.kind === q.kind) && (!q.scope || scopeMatches(item.scope, q.scope)) && (!q.action || item.action === q.action),
-    );
-    if (items.length > STREAM_ABOVE) {
-      // Large lists are streamed in slices: 100,000 items would otherwise be held three times at
-      // once (items, response objects, one big string), pushing the sidecar's RSS past its budget.
-      return reply.type('application/json; charset=utf-8').send(Readable.from(listChunks(items, present)));
+    if (q.limit !== undefined || q.after !== undefined) {
+      const limit = q.limit === undefined ? DEFAULT_PAGE : Number(q.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw badRequest([`limit must be a whole number from 1 to ${MAX_PAGE}, not '${q.limit}'`]);
+      const page = listingPage(listing, await listing.entries(), { now, filter, after: q.after, limit, live });
+      if (page.next !== undefined) {
+        const next = new URLSearchParams();
+        for (const [k, v] of Object.entries(filter)) if (v !== undefined) next.set(k, v);
+        next.set('limit', String(limit));
+        next.set('after', page.next);
+        reply.header('link', `</blocklist?${next.toString()}>; rel="next"`);
+      }
+      return reply.type(json).send(page.body);
     }
-    const out: Record<string, ReturnType<typeof present>> = {};
-    for (const item of items) out[item.id] = present(item);
-    return out;
+    if (fullInFlight >= maxFull) {
+      reply.header('retry-after', '1');
+      return sendErrors(reply, 503, [`${fullInFlight} full listings are being sent (rest.listing.max-concurrent: ${maxFull}); retry after 1 s, or page with ?limit=&after=`]);
+    }
+    fullInFlight++;
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      fullInFlight--;
+    };
+    reply.raw.once('close', release);
+    try {
+      return reply.type(json).send(fullListing(listing, await listing.entries(), { now, filter, live }));
+    } catch (e) {
+      release();
+      throw e;
+    }
   });
 
   for (const [prefix, kind] of [['/blocklist/nodes/', 'node'], ['/blocklist/taskmanagers/', 'taskmanager']] as const) {

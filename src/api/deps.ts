@@ -39,6 +39,8 @@ export interface ApiDeps {
    * never): a sidecar cut off from its store for that long is better restarted by its supervisor.
    */
   storeUnreachableLimitMs?: number;
+  /** Most full GET /blocklist responses in flight at once (rest.listing.max-concurrent); past it 503 + Retry-After. */
+  maxConcurrentListings?: number;
   /** Limit on mutating calls (rest.rate-limit.*); absent or max 0 = none. */
   rateLimit?: RateLimitSettings;
   /** The running configuration, secrets masked (GET /config); absent = 404. */

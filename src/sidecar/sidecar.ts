@@ -82,6 +82,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
       ...(security.tokens ? { auth: security.tokens } : {}),
       ...(security.tls ? { tls: security.tls } : {}),
       rateLimit: security.rateLimit,
+      maxConcurrentListings: v['rest.listing.max-concurrent'],
       storeUnreachableLimitMs: v['cluster.resource-blocklist.store.unreachable-limit'],
       expire: () => syncForApi.expireNow(),
       config: effectiveConfig(opts.config),

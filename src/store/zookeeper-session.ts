@@ -132,18 +132,55 @@ export function digestId(user: string, password: string): string {
   return `${user}:${createHash('sha1').update(`${user}:${password}`).digest('base64')}`;
 }
 
+/** The parts of node-zookeeper-client 1.1.3's connection manager the session hardens. */
+interface ConnectionInternals {
+  socket?: { destroy(): void };
+  onSocketData?: (buf: Buffer) => void;
+  onSocketConnected?: () => void;
+}
+
+const internals = (c: zk.Client): ConnectionInternals | undefined => (c as unknown as { connectionManager?: ConnectionInternals }).connectionManager;
+
+/**
+ * The library parses every frame from the server inside a socket 'data' handler; a frame it does
+ * not expect (a reply arriving in a state it did not plan for) throws out of that handler, which
+ * would end the whole process. Its handlers are bound from the instance when each socket is made,
+ * so an own property wraps them: a frame that cannot be parsed drops the connection instead (the
+ * client reconnects, or the watchdog replaces it).
+ */
+function harden(c: zk.Client, log: () => Logger): void {
+  const cm = internals(c);
+  const parse = cm?.onSocketData;
+  if (!cm || typeof parse !== 'function') return; // internals changed: nothing to wrap
+  cm.onSocketData = function (this: ConnectionInternals, buf: Buffer): void {
+    try {
+      parse.call(this, buf);
+    } catch (e) {
+      log().warn('zookeeper: unparseable frame from the server; dropping the connection', { error: (e as Error).message });
+      this.socket?.destroy();
+    }
+  };
+}
+
 /** Closes a client for good, also when it is stuck in a handshake (close() alone only queues a packet). */
 function abandon(c: zk.Client): void {
+  const cm = internals(c);
+  // A reconnect already scheduled inside the library would open a new socket after close() and
+  // send a handshake nobody waits for: make any such socket end at once. (CLOSING, set by close(),
+  // stops the library from reconnecting again when it closes.)
+  if (cm) {
+    cm.onSocketConnected = function (this: ConnectionInternals): void {
+      this.socket?.destroy();
+    };
+    cm.onSocketData = () => undefined;
+  }
   try {
     c.close();
   } catch {
     // close() writes to the socket when it can; a half-open one may refuse
   }
-  // The library's connection manager holds the socket; destroying it ends a pending handshake
-  // (the CLOSING state makes the library stop reconnecting).
-  const socket = (c as unknown as { connectionManager?: { socket?: { destroy(): void } } }).connectionManager?.socket;
   try {
-    socket?.destroy();
+    cm?.socket?.destroy();
   } catch {
     // already gone
   }
@@ -236,6 +273,7 @@ export class ZkSession extends EventEmitter {
     const c = zk.createClient(this.opts.hosts, { sessionTimeout: this.opts.sessionTimeoutMs, spinDelay: 100, retries: 0 });
     if (this.opts.auth) c.addAuthInfo('digest', Buffer.from(`${this.opts.auth.user}:${this.opts.auth.password}`));
     c.on('state', (s: zk.State) => this.onState(gen, s));
+    harden(c, () => this.log);
     this.connectingSince = now();
     c.connect();
     return c;
