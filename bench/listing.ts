@@ -193,3 +193,34 @@ export async function bulkLoad(url: string, n: number, batch = 1000, prefix = 'b
 }
 
 export const p99 = (xs: number[]): number => percentile(xs, 99);
+
+export interface BulkMemoryResult {
+  /** VmHWM after the bulk load, and after the listings (the run's peak). */
+  peakAfterLoad: number;
+  peak: number;
+  /** VmRSS at the end (no forced GC). */
+  rssEnd: number;
+  loadMs: number;
+  listingBytes: number;
+}
+
+/**
+ * The memory figure of real use: an empty sidecar process takes `items` new items through
+ * POST /blocklist (batches of 1,000), then serves `listings` concurrent full listings. Peak RSS
+ * is the kernel's high-water mark of the process; nothing forces a GC.
+ */
+export async function bulkLoadMemory(dir: string, simUrl: string, items: number, listings: number): Promise<BulkMemoryResult> {
+  const p = await spawnSidecarProcess(path.join(dir, 'bulk.db'), simUrl);
+  try {
+    const t0 = now();
+    await bulkLoad(p.url, items);
+    const loadMs = now() - t0;
+    const peakAfterLoad = p.peakRss() ?? NaN;
+    const r = await drainInWorker(`${p.url}/blocklist`, listings, 300_000);
+    const bad = r.filter((x) => x.status !== 200);
+    if (bad.length) throw new Error(`bulk memory: ${bad.length} of ${listings} listings answered ${bad[0].status}`);
+    return { peakAfterLoad, peak: p.peakRss() ?? NaN, rssEnd: p.rss() ?? NaN, loadMs, listingBytes: r[0]?.bytes ?? 0 };
+  } finally {
+    await p.stop();
+  }
+}

@@ -50,7 +50,9 @@ export class DirectStoreTransport implements Transport {
     // The audit trail of direct changes goes where the sidecar would put it, if configured.
     const auditFile = process.env.BLOCKLIST_LOG_AUDIT_FILE || undefined;
     const audit = createAuditSink(silentLogger, auditFile);
-    const app = buildApi({ store, sync: new NoSync(true), clock: systemClock, logger: silentLogger, audit, enabled: true });
+    // No network here: the request limit only guards a server's memory against clients, so an
+    // import batch of the API's largest size (10,000 items) must fit whatever its causes.
+    const app = buildApi({ store, sync: new NoSync(true), clock: systemClock, logger: silentLogger, audit, enabled: true, bodyLimit: 64 * 1024 * 1024 });
     await app.ready();
     return new DirectStoreTransport(`sqlite:${file}`, store, app, audit);
   }
