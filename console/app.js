@@ -78,6 +78,7 @@ function App() {
         return;
       }
       inFlight = true;
+      const started = Date.now();
       try {
         const wantDetector = detectorMissing.current === 0;
         const [status, list, detector] = await Promise.all([
@@ -107,7 +108,11 @@ function App() {
       if (again) {
         again = false;
         once();
-      } else timer = setTimeout(once, refreshMs());
+      } else {
+        // A poll that takes long (a huge blocklist, a busy sidecar) spaces the next ones out, so the
+        // console never costs the sidecar more than about a fifth of its time.
+        timer = setTimeout(once, Math.max(refreshMs(), 4 * (Date.now() - started)));
+      }
     };
     pollNow.current = once;
     const onVisible = () => !document.hidden && once();
@@ -154,7 +159,7 @@ function App() {
       ${data.status ? html`<${YarnPanel} status=${data.status} now=${now} />` : null}
       ${data.status ? html`<${EvacuationsPanel} status=${data.status} now=${now} />` : null}
       ${data.status ? html`<${NodeGrid} status=${data.status} items=${data.items} />` : null}
-      ${admin ? html`<${BlockForm} token=${token} now=${now} hosts=${data.status?.nodes?.list.map((n) => n.host)} onDone=${done} />` : null}
+      ${admin ? html`<${BlockForm} token=${token} now=${now} hosts=${data.status?.nodes?.list.map((n) => n.host)} cap=${data.status?.safetyCap} onDone=${done} />` : null}
       ${data.detector && data.detector.mode !== 'off' ? html`<${DetectorPanel} detector=${data.detector} now=${now} />` : null}
     </main>`;
 }

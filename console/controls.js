@@ -50,7 +50,15 @@ function Effect({ dryRun }) {
   </ul>`;
 }
 
-export function BlockForm({ token, now, hosts, onDone }) {
+/** What the safety cap will make of a previewed addition, from the cap as of the last pass. */
+function capNote(cap, additions) {
+  if (!cap || !additions?.length) return 'The safety cap is applied when the block is enforced: a new node block beyond it is kept but deferred.';
+  const room = cap.limit - cap.blockedRunningNodes;
+  if (room >= additions.length) return `The safety cap allows ${cap.limit} of ${cap.runningNodes} RUNNING nodes; ${cap.blockedRunningNodes} ${cap.blockedRunningNodes === 1 ? 'is' : 'are'} blacklisted, so this fits.`;
+  return `The safety cap is full (${cap.blockedRunningNodes} of at most ${cap.limit} RUNNING nodes blacklisted): this block would be kept but deferred until there is room, unless the node is not RUNNING.`;
+}
+
+export function BlockForm({ token, now, hosts, cap, onDone }) {
   const [kind, setKind] = useState('node');
   const [node, setNode] = useState('');
   const [container, setContainer] = useState('');
@@ -156,7 +164,7 @@ export function BlockForm({ token, now, hosts, onDone }) {
         ? html`<div class="preview" id="preview">
             <p><strong>Dry run:</strong> this would ${preview.merge ? 'merge into the existing block' : 'create'} <code>${preview.res.id}</code>: ${preview.res.action}, ending ${endsText(preview.res.endTimestamp, now).rel}${endsText(preview.res.endTimestamp, now).abs ? ` (${endsText(preview.res.endTimestamp, now).abs})` : ''}, scope ${preview.res.scope}.</p>
             <${Effect} dryRun=${preview.res.dryRun} />
-            <p class="muted">The safety cap is applied when the block is enforced: a new node block beyond it is kept but deferred.</p>
+            <p class="muted" id="preview-cap">${capNote(cap, preview.res.dryRun?.blacklistAdditions)}</p>
             <button id="block-confirm" class="danger" disabled=${busy} onClick=${confirm}>Confirm block</button>
             <button class="link" onClick=${() => setPreview(undefined)}>cancel</button>
           </div>`

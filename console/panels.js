@@ -2,6 +2,9 @@
 import { html, useState } from './vendor/preact-htm.js';
 import { NODE_STATE_ORDER, absolute, blacklistRows, byRack, endsText, filterItems, nodeStates, relative, sortItems, span, stamp, syncText } from './format.js';
 
+/** Rows drawn at first (and added per "show more"). */
+const ROWS = 200;
+
 const ACTION_SHORT = { MARK_BLOCKED: 'block', MARK_BLOCKED_AND_EVACUATE_TASKS: 'block + evacuate' };
 
 function When({ at, now }) {
@@ -21,6 +24,9 @@ export function Header({ session, status, now, error, fetchedAt, onLogout }) {
       ${status && !status.enabled ? html`<p class="banner warn">Enforcement is off (cluster.resource-blocklist.enabled: false): nothing is pushed to YARN.</p>` : null}
       ${status?.storeDegraded ? html`<p class="banner error">The blocklist store is unreachable: the last good snapshot is enforced.</p>` : null}
       ${status?.lastError ? html`<p class="banner warn" id="last-error">Last error: ${status.lastError}</p>` : null}
+      ${status?.quarantined?.length
+        ? html`<p class="banner error" id="quarantined">${status.quarantined.length} stored item${status.quarantined.length === 1 ? '' : 's'} cannot be read and ${status.quarantined.length === 1 ? 'is' : 'are'} not enforced (quarantined): ${status.quarantined.map((q) => `${q.id} (${q.reason})`).join('; ')}. Remove with <code>blocklist unblock ID</code> or DELETE.</p>`
+        : null}
       ${error ? html`<p class="banner error" role="alert">Cannot refresh: ${error}</p>` : stale ? html`<p class="banner warn">Data is older than 10 s.</p>` : null}
     </header>`;
 }
@@ -33,7 +39,10 @@ function SyncCell({ item, now }) {
 export function BlocklistPanel({ items, now, admin, loaded, onUnblock, onExtend }) {
   const [filter, setFilter] = useState({ text: '', kind: '', state: '' });
   const [sort, setSort] = useState({ by: 'since', dir: 'desc' });
-  const shown = sortItems(filterItems(items, filter), sort.by, sort.dir);
+  const [limit, setLimit] = useState(ROWS);
+  const matching = sortItems(filterItems(items, filter), sort.by, sort.dir);
+  // A page of rows at a time: thousands of rows redrawn on every poll would make the page crawl.
+  const shown = matching.slice(0, limit);
   const states = [...new Set(items.map((i) => i.sync?.state ?? 'unknown'))].sort();
   const head = (key, label) => {
     const active = sort.by === key;
@@ -78,7 +87,10 @@ export function BlocklistPanel({ items, now, admin, loaded, onUnblock, onExtend 
           </tbody>
         </table>
       </div>
-      ${!loaded ? html`<p class="muted">Loading…</p>` : items.length === 0 ? html`<p class="empty">Nothing is blocked.</p>` : shown.length === 0 ? html`<p class="empty">No item matches the filter.</p>` : null}
+      ${!loaded ? html`<p class="muted">Loading…</p>` : items.length === 0 ? html`<p class="empty">Nothing is blocked.</p>` : matching.length === 0 ? html`<p class="empty">No item matches the filter.</p>` : null}
+      ${matching.length > shown.length
+        ? html`<p class="more" id="more-rows">Showing ${shown.length} of ${matching.length}${matching.length < items.length ? ' matching' : ''}. <button class="link" onClick=${() => setLimit(limit + ROWS)}>show ${Math.min(ROWS, matching.length - shown.length)} more</button> or narrow the filter.</p>`
+        : null}
     </section>`;
 }
 

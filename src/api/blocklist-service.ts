@@ -22,6 +22,7 @@ import { SyncFacade } from '../sync/facade';
 import { ExpiryOutcome } from '../sync/expiry';
 import { badRequest } from './errors';
 import { DryRunEffect, previewChange } from './preview';
+import { LiveParts } from './listing-cache';
 
 /** Who asks, for the audit trail and the item's createdBy/updatedBy. */
 export interface Caller {
@@ -63,14 +64,17 @@ const statusOf = (o: AddOutcome): number => (o.outcome === 'created' ? 201 : o.o
 export class BlocklistService {
   constructor(private readonly d: ServiceDeps) {}
 
-  /** FLIP-224's item shape plus ours. Filled in place: GET /blocklist calls this per item. */
-  present(item: BlockedItem): PresentedItem {
+  /** What an item shows that is not stored: its live task managers and its sync state. */
+  live(item: BlockedItem): LiveParts & { taskManagers: string[] } {
     const { sync } = this.d;
-    const out = toWire(item) as PresentedItem & Record<string, unknown>;
-    out.taskManagers = item.kind === 'node' ? sync.taskManagersOn(item.node) : item.containerId ? [item.containerId] : [];
+    const taskManagers = item.kind === 'node' ? sync.taskManagersOn(item.node) : item.containerId ? [item.containerId] : [];
     const status = this.d.enabled ? sync.itemStatus(item.id) : { state: 'disabled' as const, detail: 'cluster.resource-blocklist.enabled is false' };
-    if (status) out.sync = status;
-    return out;
+    return status ? { taskManagers, sync: status } : { taskManagers };
+  }
+
+  /** FLIP-224's item shape plus ours, with the live parts. */
+  present(item: BlockedItem): PresentedItem {
+    return { ...toWire(item), ...this.live(item) };
   }
 
   /** A path's id as an item reference of this kind, or a 400. */
@@ -101,6 +105,11 @@ export class BlocklistService {
     });
     if (errors.length) throw badRequest(errors);
     return out;
+  }
+
+  /** The service's clock (what GET /blocklist filters ends against). */
+  now(): number {
+    return this.d.clock.now();
   }
 
   /** Live items (an item is gone at its end, whether or not the expiry job ran), filtered. */

@@ -1,5 +1,6 @@
 /** What the REST API is built from: all edges injected, so tests run it on any store and clock. */
 import { Clock } from '../core/clock';
+import { DetectorView } from '../detect/detector';
 import { BlocklistStore } from '../store/store';
 import { SyncFacade } from '../sync/facade';
 import { Logger } from '../core/logger';
@@ -9,6 +10,11 @@ import { TokenLookup } from '../security/tokens';
 import { ServerTls } from '../security/tls';
 import { RateLimitSettings } from '../security/rest-security';
 import { ConfigEntry } from '../config/config';
+
+/** What GET /detector shows (the detector's runner). */
+export interface DetectorPort {
+  view(): DetectorView;
+}
 
 export interface ApiDeps {
   store: BlocklistStore;
@@ -28,8 +34,17 @@ export interface ApiDeps {
   auth?: TokenLookup;
   /** Serve HTTPS with this key and certificate (rest.ssl.*). */
   tls?: ServerTls;
+  /**
+   * GET /healthz fails once the store has been unreachable longer than this (ms; 0 or absent =
+   * never): a sidecar cut off from its store for that long is better restarted by its supervisor.
+   */
+  storeUnreachableLimitMs?: number;
+  /** Most full GET /blocklist responses in flight at once (rest.listing.max-concurrent); past it 503 + Retry-After. */
+  maxConcurrentListings?: number;
   /** Limit on mutating calls (rest.rate-limit.*); absent or max 0 = none. */
   rateLimit?: RateLimitSettings;
   /** The running configuration, secrets masked (GET /config); absent = 404. */
   config?: ConfigEntry[];
+  /** The failure detector; absent = GET /detector answers {"mode":"off"}. */
+  detector?: DetectorPort;
 }

@@ -55,6 +55,9 @@ export const listQuerySchema = {
     kind: { type: 'string', enum: ['node', 'taskmanager'] },
     scope: { type: 'string', maxLength: 64 },
     action: { type: 'string', enum: [...ACTIONS] },
+    // Paging (query values are strings; no coercion): the route checks the range.
+    limit: { type: 'string', pattern: '^[0-9]{1,6}$' },
+    after: { type: 'string', minLength: 1, maxLength: 1024 },
   },
 } as const;
 

@@ -20,6 +20,7 @@ import { mutationRateLimit } from './rate-limit';
 import { sharedSchemas } from './schemas';
 import { BlocklistService } from './blocklist-service';
 import { blocklistRoutes } from './routes/blocklist';
+import { ListingCache } from './listing-cache';
 import { opsRoutes } from './routes/ops';
 
 export function blocklistService(deps: ApiDeps): BlocklistService {
@@ -51,7 +52,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   if (deps.rateLimit) await app.register(mutationRateLimit, { settings: deps.rateLimit, logger: deps.logger });
   await app.register(sharedSchemas);
 
-  await app.register(blocklistRoutes, { service: blocklistService(deps) });
+  await app.register(blocklistRoutes, { service: blocklistService(deps), listing: new ListingCache(deps.store), maxConcurrentListings: deps.maxConcurrentListings ?? 32 });
   await app.register(opsRoutes, deps);
   await app.register(async (child) => consoleRoutes(child, { auth: deps.auth !== undefined }));
   return app;

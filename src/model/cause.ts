@@ -51,8 +51,8 @@ export function mergeCauses(stored: string, incoming: string): string {
     }
   }
   if (fresh.length === 0) return stored;
-  // A stored cause with no token (",") or over the bound (written before the bound) starts over
-  // from its tokens; otherwise its text is kept as it is.
+  // A stored cause with no token (",") or over the bound (written before there was one) starts
+  // over from its tokens; otherwise its text is kept as it is.
   let body = storedBody;
   let more = storedMore;
   let pending = fresh;
@@ -62,7 +62,8 @@ export function mergeCauses(stored: string, incoming: string): string {
     body = '';
   }
   const all = joinTokens(body, pending);
-  if (more === 0 && all.length <= MERGED_CAUSE_MAX) return all;
+  // Room for a summary is always left, so a full cause later gets one without dropping stored text.
+  if (more === 0 && all.length <= MERGED_CAUSE_MAX - SUMMARY_ROOM) return all;
   // Over the bound, or already full: fit what still fits, count the rest.
   if (more > 0) return joinTokens(body, [summary(more + pending.length)]);
   let out = body;

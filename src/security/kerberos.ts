@@ -88,6 +88,17 @@ export function loadGssLibrary(load: (name: string) => unknown = require): GssLi
   return m as GssLibrary;
 }
 
+/** rename(2) when the file exists; false when it did not. */
+function moveIfExists(from: string, to: string): boolean {
+  try {
+    fs.renameSync(from, to);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw e;
+  }
+}
+
 function firstLine(e: unknown): string {
   return (e instanceof Error ? e.message : String(e)).split('\n')[0];
 }
@@ -219,6 +230,7 @@ export class KerberosLogin implements RmAuthenticator {
     this.cancelTimer = undefined;
     await this.inFlight?.catch(() => undefined);
     fs.rmSync(this.cacheFile, { force: true });
+    fs.rmSync(`${this.cacheFile}.previous`, { force: true });
     if (this.ownsCacheDir) fs.rmSync(this.cacheDir, { recursive: true, force: true });
   }
 
@@ -243,12 +255,17 @@ export class KerberosLogin implements RmAuthenticator {
   private async login(reason: string): Promise<void> {
     const service = this.servicePrincipal(this.opts.probeHost);
     const clock = this.opts.clock;
-    // Without the old cache MIT cannot reuse its ticket: it asks the KDC again with the keytab's key.
-    fs.rmSync(this.cacheFile, { force: true });
+    // Without the cache MIT cannot reuse its ticket: it asks the KDC again with the keytab's key. The
+    // old cache is moved aside, not deleted, so a failed renewal (KDC down) leaves the ticket in hand
+    // in use until it ends; requests wait for a login in flight (authorize), so none sees the gap.
+    const previous = `${this.cacheFile}.previous`;
+    const hadCache = moveIfExists(this.cacheFile, previous);
     try {
       const client = await this.gss.initializeClient(`HTTP@${this.opts.probeHost}`, { principal: this.principal, mechOID: this.gss.GSS_MECH_OID_SPNEGO });
       await client.step('');
+      fs.rmSync(previous, { force: true });
     } catch (e) {
+      if (hadCache) moveIfExists(previous, this.cacheFile);
       const said = explainGssError(firstLine(e), { principal: this.principal, keytab: this.opts.keytab, service });
       this.state.lastError = said;
       const err = new KerberosLoginError(`Kerberos login as ${this.principal} from keytab ${this.opts.keytab} failed (${reason}; ticket for ${service}): ${said}`);

@@ -14,6 +14,8 @@ import { buildApi } from '../api/server';
 import { createAuditSink } from '../log/audit';
 import { AuditSink } from '../model/audit';
 import { SyncDeps, SyncHandle, createSync } from './sync-factory';
+import { createDetector } from './detector-factory';
+import { Detector } from '../detect/detector';
 import { checkBindSafety } from '../security/bind-safety';
 import { loadRestSecurity } from '../security/rest-security';
 import { TokenWatch, watchTokenFile } from '../security/token-reload';
@@ -36,6 +38,8 @@ export interface Sidecar {
   port: number;
   store: BlocklistStore;
   sync: SyncHandle;
+  /** The failure detector, when cluster.resource-blocklist.detector.mode is not off. */
+  detector?: Detector;
   api: FastifyInstance;
   close(): Promise<void>;
 }
@@ -52,6 +56,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
   let sync: SyncHandle | undefined;
   let api: FastifyInstance | undefined;
   let tokenWatch: TokenWatch | undefined;
+  let detector: Detector | undefined;
   try {
     sync = await createSync({
       config: opts.config,
@@ -64,6 +69,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
     });
     const metrics = sync.metrics;
     const syncForApi = sync;
+    detector = createDetector({ config: opts.config, store, sync, clock, logger: logger.child({ component: 'detector' }), audit });
     api = await buildApi({
       store,
       sync,
@@ -76,14 +82,19 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
       ...(security.tokens ? { auth: security.tokens } : {}),
       ...(security.tls ? { tls: security.tls } : {}),
       rateLimit: security.rateLimit,
+      maxConcurrentListings: v['rest.listing.max-concurrent'],
+      storeUnreachableLimitMs: v['cluster.resource-blocklist.store.unreachable-limit'],
       expire: () => syncForApi.expireNow(),
       config: effectiveConfig(opts.config),
+      ...(detector ? { detector } : {}),
     });
     await api.listen({ host: v['rest.bind-address'], port: v['rest.port'] });
     if (security.tokens) tokenWatch = watchTokenFile(security.tokens, { logger: logger.child({ component: 'security' }), audit });
     await sync.start();
+    detector?.start();
   } catch (e) {
     tokenWatch?.close();
+    await detector?.stop().catch(() => undefined);
     await api?.close().catch(() => undefined);
     await sync?.stop().catch(() => undefined);
     if (!opts.store) await store.close().catch(() => undefined);
@@ -97,16 +108,19 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
   let closed = false;
   const apiRef = api;
   const syncRef = sync;
+  const detectorRef = detector;
   return {
     url,
     port: addr.port,
     store,
     sync: syncRef,
+    ...(detectorRef ? { detector: detectorRef } : {}),
     api: apiRef,
     async close() {
       if (closed) return;
       closed = true;
       tokenWatch?.close();
+      await detectorRef?.stop().catch((e: Error) => logger.warn(`detector stop: ${e.message}`));
       await syncRef.stop().catch((e: Error) => logger.warn(`sync stop: ${e.message}`));
       await apiRef.close();
       if (!opts.store) await store.close();

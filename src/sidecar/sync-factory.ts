@@ -17,7 +17,7 @@ import { Metrics, createMetrics } from '../metrics/metrics';
 import { ExpiryJob, ExpiryOutcome } from '../sync/expiry';
 import { SyncEngine, syncSettingsFromConfig } from '../sync/engine';
 import { AmrmProxy, ResourceManagerReader } from '../yarn/types';
-import { ResourceManagerClient, normaliseBaseUrl } from '../yarn/rm-client';
+import { ResourceManagerClient, hostOf, normaliseBaseUrl } from '../yarn/rm-client';
 import { AmrmProxyClient } from '../yarn/amrm-client';
 import { resolveApplicationId } from '../yarn/resolve-app';
 import { createYarnHttpsAgent } from '../security/tls';
@@ -43,6 +43,8 @@ export interface SyncHandle extends SyncFacade {
   readonly metrics: Metrics;
   /** 'engine' when pushing to YARN, 'none' when API-only. */
   readonly mode: 'engine' | 'none';
+  /** The YARN clients the engine uses (absent when API-only): the detector reads through them too. */
+  readonly yarn?: { rm: ResourceManagerReader; proxy: AmrmProxy };
   /** One expiry pass now (POST /blocklist/expire, `blocklist expire`), besides the cron schedule. */
   expireNow(): Promise<ExpiryOutcome>;
   start(): Promise<void>;
@@ -73,6 +75,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
   if (!enabled || (!deps.yarn && !yarnConfigured(deps.config))) {
     const appId = await configuredApplicationId(deps);
     metrics.countFromStore({ store: deps.store, clock: deps.clock, applicationId: () => appId, enabled });
+    if (kerberos.kind === 'keytab') deps.logger.info('security.kerberos.login.* are set but nothing reads the RM (API only): no Kerberos login');
     if (enabled) deps.logger.info('YARN is not configured (yarn.resourcemanager.webapp.address, cluster.resource-blocklist.amrm-proxy.address): API only, nothing is pushed');
     else deps.logger.info('cluster.resource-blocklist.enabled is false: nothing is pushed to YARN');
     const noop = new NoSync(enabled);
@@ -117,6 +120,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
   return {
     metrics,
     mode: 'engine',
+    yarn,
     async expireNow() {
       const out = await expiry.runOnce();
       if (out.outcome === 'removed' && out.items.length) engine.kick('expired items deleted');
@@ -150,7 +154,7 @@ async function startKerberos(
     principal: k.principal,
     keytab: k.keytab,
     ...(k.krb5Conf ? { krb5Conf: k.krb5Conf } : {}),
-    probeHost: new URL(first).hostname,
+    probeHost: hostOf(first),
     clock: deps.clock,
     logger: deps.logger.child({ component: 'kerberos' }),
   });

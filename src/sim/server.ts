@@ -17,6 +17,8 @@ import { ClusterOptions, SimCluster } from './cluster';
 import { registerControlRoutes } from './control-routes';
 import { Face, FaultInjector } from './faults';
 import { RmContainersShape, RmFaceSettings, registerRmRoutes, sendRemoteException } from './rm-routes';
+import { FlinkVersion, SimFlink } from './flink-jobs';
+import { registerFlinkRoutes } from './flink-routes';
 
 export interface SimulatorOptions extends Partial<Omit<ClusterOptions, 'clock'>> {
   /** 0 = any free port. */
@@ -26,6 +28,8 @@ export interface SimulatorOptions extends Partial<Omit<ClusterOptions, 'clock'>>
   /** Allocation tick (an AM heartbeat), ms; 0 = only on POST /sim/v1/allocate or cluster.allocate(). */
   tickMs?: number;
   rmContainersShape?: RmContainersShape;
+  /** The shape the Flink JobManager face answers in (default 1.18). */
+  flinkVersion?: FlinkVersion;
   clock?: Clock;
   logger?: Logger;
 }
@@ -40,6 +44,8 @@ export interface RunningSimulator {
   port: number;
   /** Direct access to the simulated cluster (state, counters, allocate(), setNodeState(), …). */
   cluster: SimCluster;
+  /** The simulated Flink JobManager (its REST face is on the same port: /jobs/…, /config). */
+  flink: SimFlink;
   faults: FaultInjector;
   settings: RmFaceSettings;
   setTick(ms: number): void;
@@ -129,6 +135,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
 
   registerRmRoutes(app, cluster, settings);
   registerAmrmRoutes(app, cluster);
+  const flink = new SimFlink(cluster, cluster.clock, opts.flinkVersion ?? '1.18');
+  registerFlinkRoutes(app, flink);
   registerControlRoutes(app, {
     cluster,
     faults,
@@ -156,6 +164,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     amrmUrl: url,
     port,
     cluster,
+    flink,
     faults,
     settings,
     setTick(ms: number) {

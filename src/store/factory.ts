@@ -18,6 +18,7 @@ export async function openStore(values: ConfigValues, logger: Logger): Promise<B
       root: values['cluster.resource-blocklist.store.zookeeper.root'],
       sessionTimeoutMs: values['cluster.resource-blocklist.store.zookeeper.session-timeout'],
       operationTimeoutMs: values['cluster.resource-blocklist.store.zookeeper.operation-timeout'],
+      connectTimeoutMs: values['cluster.resource-blocklist.store.zookeeper.connect-timeout'],
       auth: values['cluster.resource-blocklist.store.zookeeper.auth'] || undefined,
       logger,
     });

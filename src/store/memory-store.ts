@@ -12,7 +12,7 @@
 import { systemClock, Clock } from '../core/clock';
 import { BlockedItem } from '../model/item';
 import { isExpired } from '../model/effective';
-import { AddOutcome, AddRequest, BlocklistStore } from './store';
+import { AddOutcome, AddRequest, BlocklistStore, checkRecordKey } from './store';
 import { CorruptItemError, decodeStored } from './codec';
 import { silentLogger, Logger } from '../core/logger';
 import { Quarantine, QuarantinedRow, quarantinedRow } from './quarantine';
@@ -29,6 +29,8 @@ interface Entry {
 /** The shared state: what a file or an ensemble is to the other stores. */
 export class MemoryBackend {
   readonly entries = new Map<string, Entry>();
+  /** Named records (BlocklistStore.writeRecord): not items, so they do not move `version`. */
+  readonly records = new Map<string, string>();
   /** Moves on every change; an entry's version is the store version that wrote it (never reused). */
   version = 0;
   private readonly listeners = new Set<() => void>();
@@ -81,6 +83,8 @@ export class MemoryStore implements BlocklistStore {
   readonly backend: MemoryBackend;
   private readonly port: CasPort<number>;
   private readonly quarantine: Quarantine;
+  /** The last list() and the backend version it reflects. */
+  private listed: { version: number; items: BlockedItem[] } | undefined;
 
   constructor(private readonly opts: MemoryStoreOptions = {}) {
     this.backend = opts.backend ?? new MemoryBackend();
@@ -130,6 +134,8 @@ export class MemoryStore implements BlocklistStore {
   }
 
   async list(): Promise<BlockedItem[]> {
+    // An unchanged version means unchanged entries: hand out the last listing (as the SQLite store does).
+    if (this.listed?.version === this.backend.version) return [...this.listed.items];
     const items: BlockedItem[] = [];
     const bad: QuarantinedRow[] = [];
     for (const id of [...this.backend.entries.keys()].sort()) {
@@ -141,7 +147,8 @@ export class MemoryStore implements BlocklistStore {
       }
     }
     this.quarantine.replace(bad);
-    return items;
+    this.listed = { version: this.backend.version, items };
+    return [...items];
   }
 
   quarantined(): QuarantinedRow[] {
@@ -196,6 +203,16 @@ export class MemoryStore implements BlocklistStore {
 
   watch(onChange: () => void): () => void {
     return this.backend.subscribe(onChange);
+  }
+
+  async readRecord(key: string): Promise<string | undefined> {
+    checkRecordKey(key);
+    return this.backend.records.get(key);
+  }
+
+  async writeRecord(key: string, value: string): Promise<void> {
+    checkRecordKey(key);
+    this.backend.records.set(key, value);
   }
 
   async close(): Promise<void> {

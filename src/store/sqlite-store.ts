@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BlockedItem, isPermanent } from '../model/item';
 import { decide } from '../model/decide';
-import { AddOutcome, AddRequest, BlocklistStore, StoreUnavailableError, outcomeOf } from './store';
+import { AddOutcome, AddRequest, BlocklistStore, StoreUnavailableError, checkRecordKey, outcomeOf } from './store';
 import { CorruptItemError, decodeStored, encodeItem } from './codec';
 import { Logger, silentLogger } from '../core/logger';
 import { Quarantine, QuarantinedRow, quarantinedRow } from './quarantine';
@@ -29,6 +29,7 @@ const MIGRATIONS: string[] = [
    CREATE INDEX items_end ON items(end_ts) WHERE end_ts IS NOT NULL;
    CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
    INSERT INTO meta(key, value) VALUES ('version', 0);`,
+  `CREATE TABLE records (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;`,
 ];
 
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
@@ -65,6 +66,8 @@ export class SqliteStore implements BlocklistStore {
     expired: Database.Statement<[number], { id: string; data: string }>;
     version: Database.Statement<[], { value: number }>;
     bump: Database.Statement<[]>;
+    readRecord: Database.Statement<[string], { value: string }>;
+    writeRecord: Database.Statement<[string, string]>;
   };
 
   /** The last list() and the store version it was read at. */
@@ -96,6 +99,8 @@ export class SqliteStore implements BlocklistStore {
       expired: this.db.prepare('SELECT id, data FROM items WHERE end_ts IS NOT NULL AND end_ts <= ?'),
       version: this.db.prepare("SELECT value FROM meta WHERE key = 'version'"),
       bump: this.db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'version'"),
+      readRecord: this.db.prepare('SELECT value FROM records WHERE key = ?'),
+      writeRecord: this.db.prepare('INSERT INTO records(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
     };
   }
 
@@ -324,6 +329,24 @@ export class SqliteStore implements BlocklistStore {
       return String(this.stmts.version.get()?.value ?? 0);
     } catch (e) {
       unavailable(e, 'read');
+    }
+  }
+
+  async readRecord(key: string): Promise<string | undefined> {
+    checkRecordKey(key);
+    try {
+      return this.stmts.readRecord.get(key)?.value;
+    } catch (e) {
+      unavailable(e, `read record '${key}'`);
+    }
+  }
+
+  async writeRecord(key: string, value: string): Promise<void> {
+    checkRecordKey(key);
+    try {
+      this.stmts.writeRecord.run(key, value);
+    } catch (e) {
+      unavailable(e, `write record '${key}'`);
     }
   }
 

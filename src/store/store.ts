@@ -49,6 +49,12 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+export const RECORD_KEY = /^[A-Za-z0-9._:-]{1,200}$/;
+
+export function checkRecordKey(key: string): void {
+  if (!RECORD_KEY.test(key)) throw new Error(`record key '${key.slice(0, 80)}' must be 1..200 characters of A-Z a-z 0-9 . _ : -`);
+}
+
 export interface BlocklistStore {
   /** A short name for logs and /status: "sqlite:/path" or "zookeeper:host:port/root". */
   readonly description: string;
@@ -74,6 +80,16 @@ export interface BlocklistStore {
   quarantined?(): QuarantinedRow[];
   /** Deletes id's row if it cannot be decoded (and moves version()); a decodable or absent row: undefined, nothing deleted. */
   removeQuarantined?(id: string): Promise<QuarantinedRow | undefined>;
+  /**
+   * Small named records kept beside the items, for components that must remember something across
+   * restarts (the detector's incidents and backoff levels). Last writer wins; a record is not an
+   * item (version() does not move). Keys: 1..200 characters of [A-Za-z0-9._:-]. Optional: a store
+   * without them leaves such state in memory.
+   */
+  readRecord?(key: string): Promise<string | undefined>;
+  writeRecord?(key: string, value: string): Promise<void>;
+  /** How long a remote store has been unreachable without a break (0 = it answers); /healthz uses it. */
+  unreachableForMs?(): number;
   /** Optional push notification of changes (ZooKeeper watches); returns an unsubscribe. */
   watch?(onChange: () => void): () => void;
   close(): Promise<void>;

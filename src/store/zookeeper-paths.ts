@@ -5,6 +5,7 @@
  *   <chroot><root>/items      no data; every write also does setData on it in the same multi,
  *                             so its mzxid is the change marker (and its watch the change feed)
  *   <chroot><root>/items/<encoded id>   data: codec.ts JSON of one item
+ *   <chroot><root>/records/<key>        data: a named record (BlocklistStore.writeRecord), UTF-8
  *
  * Item ids may contain '/' (task managers are `node/container_…`), which ZooKeeper would read as a
  * path separator, so a child is named encodeURIComponent(id); '.' and '..' (illegal znode names)
@@ -65,6 +66,15 @@ export class ZkLayout {
     }
     out.push(this.items);
     return out;
+  }
+
+  /** Parent of the named records (created on the first write). */
+  get records(): string {
+    return `${this.base}/records`;
+  }
+
+  recordPath(key: string): string {
+    return `${this.records}/${encodeId(key)}`;
   }
 
   itemPath(id: string): string {

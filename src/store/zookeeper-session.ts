@@ -12,6 +12,15 @@
  * Why a new client on expiry: an expired session is final (its watches and ephemeral state are
  * gone and the client refuses every further call), so the session object swaps in a new client and
  * tells its listeners ('session'), which re-arm their watches.
+ *
+ * Why a watchdog: node-zookeeper-client bounds only the TCP connect. Once the socket is open it
+ * writes its ConnectRequest and waits for the answer without any deadline, and once connected it
+ * sends pings but never notices that no answer comes back. A server that accepted the connection
+ * while (re)starting and never answered left a sidecar disconnected for good (seen after
+ * `kill -9` + restart of ZooKeeper). So: a client that has not reached SYNC_CONNECTED within
+ * connectTimeoutMs, or whose liveness probe gets no answer within it, is closed and replaced by a
+ * fresh client (a fresh session; listeners re-arm their watches on 'session'). Replacing a client
+ * that was merely waiting for a dead ensemble costs nothing.
  */
 import { EventEmitter } from 'node:events';
 import { createHash } from 'node:crypto';
@@ -76,6 +85,11 @@ export interface ZkSessionOptions {
   hosts: string;
   sessionTimeoutMs: number;
   operationTimeoutMs: number;
+  /**
+   * Deadline of one connection (TCP connect + session handshake), and of a liveness probe while
+   * connected; past it the client is replaced. Default: min(session timeout, 10 s).
+   */
+  connectTimeoutMs?: number;
   /** Digest credentials; new znodes then get an ACL for that user only. */
   auth?: { user: string; password: string };
   logger?: Logger;
@@ -118,19 +132,135 @@ export function digestId(user: string, password: string): string {
   return `${user}:${createHash('sha1').update(`${user}:${password}`).digest('base64')}`;
 }
 
+/** The parts of node-zookeeper-client 1.1.3's connection manager the session hardens. */
+interface ConnectionInternals {
+  socket?: { destroy(): void };
+  onSocketData?: (buf: Buffer) => void;
+  onSocketConnected?: () => void;
+}
+
+const internals = (c: zk.Client): ConnectionInternals | undefined => (c as unknown as { connectionManager?: ConnectionInternals }).connectionManager;
+
+/**
+ * The library parses every frame from the server inside a socket 'data' handler; a frame it does
+ * not expect (a reply arriving in a state it did not plan for) throws out of that handler, which
+ * would end the whole process. Its handlers are bound from the instance when each socket is made,
+ * so an own property wraps them: a frame that cannot be parsed drops the connection instead (the
+ * client reconnects, or the watchdog replaces it).
+ */
+function harden(c: zk.Client, log: () => Logger): void {
+  const cm = internals(c);
+  const parse = cm?.onSocketData;
+  if (!cm || typeof parse !== 'function') return; // internals changed: nothing to wrap
+  cm.onSocketData = function (this: ConnectionInternals, buf: Buffer): void {
+    try {
+      parse.call(this, buf);
+    } catch (e) {
+      log().warn('zookeeper: unparseable frame from the server; dropping the connection', { error: (e as Error).message });
+      this.socket?.destroy();
+    }
+  };
+}
+
+/** Closes a client for good, also when it is stuck in a handshake (close() alone only queues a packet). */
+function abandon(c: zk.Client): void {
+  const cm = internals(c);
+  // A reconnect already scheduled inside the library would open a new socket after close() and
+  // send a handshake nobody waits for: make any such socket end at once. (CLOSING, set by close(),
+  // stops the library from reconnecting again when it closes.)
+  if (cm) {
+    cm.onSocketConnected = function (this: ConnectionInternals): void {
+      this.socket?.destroy();
+    };
+    cm.onSocketData = () => undefined;
+  }
+  try {
+    c.close();
+  } catch {
+    // close() writes to the socket when it can; a half-open one may refuse
+  }
+  try {
+    cm?.socket?.destroy();
+  } catch {
+    // already gone
+  }
+}
+
+const now = (): number => performance.now();
+
 export class ZkSession extends EventEmitter {
   private client: zk.Client;
   private closed = false;
   /** Counts clients created; a state event from a replaced client is ignored. */
   private generation = 0;
   readonly acls: zk.ACL[];
+  private readonly connectTimeoutMs: number;
+  /** When the current client started trying to (re)connect; undefined while connected. */
+  private connectingSince: number | undefined;
+  /** When the ensemble was last known unreachable from here, continuously; undefined while it answers. */
+  private unreachableSince: number | undefined;
+  /** Last time any call got an answer (an error reply counts): no probe is needed before this is stale. */
+  private lastAnswer = 0;
+  private probing = false;
+  private readonly watchdog: NodeJS.Timeout;
+  /** Clients replaced by the watchdog (for /status-like diagnostics and tests). */
+  replacements = 0;
 
   constructor(private readonly opts: ZkSessionOptions) {
     super();
     this.acls = opts.auth
       ? [new zk.ACL(zk.Permission.ALL, new zk.Id('digest', digestId(opts.auth.user, opts.auth.password)))]
       : [new zk.ACL(zk.Permission.ALL, new zk.Id('world', 'anyone'))];
+    this.connectTimeoutMs = Math.max(100, opts.connectTimeoutMs ?? Math.min(opts.sessionTimeoutMs, 10_000));
+    this.unreachableSince = now();
     this.client = this.newClient();
+    this.watchdog = setInterval(() => this.check(), Math.max(50, Math.min(1000, Math.floor(this.connectTimeoutMs / 4))));
+    this.watchdog.unref();
+  }
+
+  /** How long the ensemble has been unreachable from this session, continuously (0 = it answers). */
+  unreachableForMs(): number {
+    return this.unreachableSince === undefined ? 0 : Math.max(0, now() - this.unreachableSince);
+  }
+
+  private check(): void {
+    if (this.closed) return;
+    const t = now();
+    if (this.connectingSince !== undefined) {
+      if (t - this.connectingSince > this.connectTimeoutMs) {
+        this.replace(`no session within ${this.connectTimeoutMs} ms (client state ${this.stateName()})`);
+      }
+      return;
+    }
+    // Connected: a server that stops answering without closing the socket is only noticed by a
+    // request that gets no answer. Probe when nothing has answered for a while.
+    const every = Math.min(this.connectTimeoutMs, Math.floor(this.opts.sessionTimeoutMs / 3));
+    if (this.probing || t - this.lastAnswer < every) return;
+    this.probing = true;
+    const gen = this.generation;
+    this.call<void>('exists', '/', this.connectTimeoutMs, (c, done) => c.exists('/', (err) => done(err, undefined))).then(
+      () => {
+        this.probing = false;
+      },
+      (e: unknown) => {
+        this.probing = false;
+        if (gen !== this.generation || this.closed) return;
+        if (e instanceof ZkTimeoutError) {
+          this.unreachableSince ??= t;
+          this.replace(`connected, but a probe got no answer within ${this.connectTimeoutMs} ms`);
+        }
+      },
+    );
+  }
+
+  /** Abandons the current client and starts a fresh one (a new session). */
+  private replace(why: string): void {
+    this.replacements++;
+    this.log.warn(`zookeeper: ${why}; replacing the client`, { hosts: this.opts.hosts });
+    const old = this.client;
+    this.client = this.newClient();
+    abandon(old);
+    this.emit('session');
   }
 
   private get log(): Logger {
@@ -143,6 +273,8 @@ export class ZkSession extends EventEmitter {
     const c = zk.createClient(this.opts.hosts, { sessionTimeout: this.opts.sessionTimeoutMs, spinDelay: 100, retries: 0 });
     if (this.opts.auth) c.addAuthInfo('digest', Buffer.from(`${this.opts.auth.user}:${this.opts.auth.password}`));
     c.on('state', (s: zk.State) => this.onState(gen, s));
+    harden(c, () => this.log);
+    this.connectingSince = now();
     c.connect();
     return c;
   }
@@ -155,13 +287,18 @@ export class ZkSession extends EventEmitter {
       this.log.warn('zookeeper session expired; opening a new session', { hosts: this.opts.hosts });
       const old = this.client;
       this.client = this.newClient();
-      old.close();
+      abandon(old);
       this.emit('session');
     } else if (s === zk.State.AUTH_FAILED) {
       this.log.error('zookeeper authentication failed (check cluster.resource-blocklist.store.zookeeper.auth)', { hosts: this.opts.hosts });
     } else if (s === zk.State.DISCONNECTED) {
       this.log.warn('zookeeper connection lost; reconnecting', { hosts: this.opts.hosts });
+      this.connectingSince ??= now();
+      this.unreachableSince ??= now();
     } else if (s === zk.State.SYNC_CONNECTED) {
+      this.connectingSince = undefined;
+      this.unreachableSince = undefined;
+      this.lastAnswer = now();
       this.log.debug('zookeeper connected', { hosts: this.opts.hosts, sessionTimeout: this.client.getSessionTimeout() });
       this.emit('connected');
     }
@@ -199,6 +336,8 @@ export class ZkSession extends EventEmitter {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        // CONNECTION_LOSS is the client's own verdict, not an answer from a server.
+        if (!err || !isTransient(toError(err, path))) this.lastAnswer = now();
         if (err) reject(toError(err, path));
         else resolve(value);
       };
@@ -259,7 +398,8 @@ export class ZkSession extends EventEmitter {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.watchdog);
     this.removeAllListeners();
-    this.client.close();
+    abandon(this.client);
   }
 }

@@ -20,7 +20,7 @@
 import { BlockedItem } from '../model/item';
 import { Logger, silentLogger } from '../core/logger';
 import { Clock, systemClock } from '../core/clock';
-import { AddOutcome, AddRequest, BlocklistStore, StoreUnavailableError } from './store';
+import { AddOutcome, AddRequest, BlocklistStore, StoreUnavailableError, checkRecordKey } from './store';
 import { CasLostError, CasPort, casAdd } from './cas-add';
 import { Deadline, Failure, retry } from './retry';
 import { CorruptItemError, decodeStored } from './codec';
@@ -37,6 +37,8 @@ export interface ZookeeperStoreOptions {
   sessionTimeoutMs: number;
   /** Bound of every store call (and of open()). */
   operationTimeoutMs: number;
+  /** Deadline of a connection + handshake before a fresh client is made (zookeeper-session.ts). */
+  connectTimeoutMs?: number;
   /** 'user:password' for digest auth; '' or undefined = none. */
   auth?: string;
   logger?: Logger;
@@ -85,6 +87,7 @@ export class ZookeeperStore implements BlocklistStore {
       hosts: addr.hosts,
       sessionTimeoutMs: opts.sessionTimeoutMs,
       operationTimeoutMs: opts.operationTimeoutMs,
+      ...(opts.connectTimeoutMs ? { connectTimeoutMs: opts.connectTimeoutMs } : {}),
       auth: parseAuth(opts.auth),
       logger: this.logger,
     });
@@ -403,6 +406,53 @@ export class ZookeeperStore implements BlocklistStore {
 
   watch(onChange: () => void): () => void {
     return this.watcher.subscribe(onChange);
+  }
+
+  async readRecord(key: string): Promise<string | undefined> {
+    checkRecordKey(key);
+    const d = new Deadline(this.opts.operationTimeoutMs);
+    try {
+      const cur = await this.retrying(d, () => this.session.getData(this.layout.recordPath(key), d.left()));
+      return cur ? cur.data.toString('utf8') : undefined;
+    } catch (e) {
+      throw this.unavailable(e, `read record '${key}'`);
+    }
+  }
+
+  /** setData, or create (with the records parent on first use); last writer wins. */
+  async writeRecord(key: string, value: string): Promise<void> {
+    checkRecordKey(key);
+    const d = new Deadline(this.opts.operationTimeoutMs);
+    const path = this.layout.recordPath(key);
+    const data = Buffer.from(value, 'utf8');
+    try {
+      for (let round = 0; round < 5; round++) {
+        try {
+          await this.retrying(d, () => this.session.multi([{ op: 'set', path, data, version: -1 }], d.left()));
+          return;
+        } catch (e) {
+          if (!hasCode(e, ZK.NO_NODE)) throw e;
+        }
+        try {
+          if (!(await this.retrying(d, () => this.session.exists(this.layout.records, d.left())))) {
+            await this.retrying(d, () => this.session.create(this.layout.records, EMPTY, d.left())).catch((e: unknown) => {
+              if (!hasCode(e, ZK.NODE_EXISTS)) throw e;
+            });
+          }
+          await this.retrying(d, () => this.session.create(path, data, d.left()));
+          return;
+        } catch (e) {
+          if (!hasCode(e, ZK.NODE_EXISTS)) throw e; // created meanwhile by another writer: set it
+        }
+      }
+      throw new StoreUnavailableError(`zookeeper store ${this.description}: write record '${key}' kept racing other writers`);
+    } catch (e) {
+      throw this.unavailable(e, `write record '${key}'`);
+    }
+  }
+
+  unreachableForMs(): number {
+    return this.session.unreachableForMs();
   }
 
   async close(): Promise<void> {

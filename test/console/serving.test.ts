@@ -130,7 +130,10 @@ describe('console: serving', () => {
     after(() => s.close());
 
     it('the static shell loads without a token (it holds no data); the session, data and unknown /ui/ paths need one', async () => {
-      for (const p of ['/ui/', '/ui/app.js', '/ui/vendor/preact-htm.js']) assert.equal((await http(s.url, 'GET', p)).status, 200, p);
+      for (const p of ['/ui/', '/ui/app.js', '/ui/vendor/preact-htm.js']) {
+        assert.equal((await http(s.url, 'GET', p)).status, 200, p);
+        assert.equal((await http(s.url, 'HEAD', p)).status, 200, `HEAD ${p}`);
+      }
       assert.equal((await fetch(`${s.url}/`, { redirect: 'manual' })).status, 302);
       for (const p of ['/ui/session', '/ui/nope.js', '/ui/vendor/', '/blocklist', '/status']) {
         const r = await http(s.url, 'GET', p);

@@ -110,6 +110,7 @@ describe('kerberos (unit): keys, login, renewal schedule', () => {
     clock.advance(80_000);
     await new Promise((r) => setImmediate(r));
     assert.match(login.status().lastError ?? '', /no KDC answered/);
+    assert.equal(fs.readFileSync(login.cacheFile, 'utf8'), 'ticket', 'the ticket in hand is kept for the requests until it ends');
     // 20 s left → retry in 10 s.
     gss.failWith = undefined;
     clock.advance(9_999);

@@ -6,6 +6,8 @@
  */
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
+import { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { loadConfig } from '../../src/config/config';
 import { systemClock } from '../../src/core/clock';
@@ -162,6 +164,7 @@ describe('kerberos: the sidecar reads a SPNEGO-protected RM (real KDC, real http
         'security.kerberos.login.principal': `short@${REALM}`,
         // The RM is read every 200 ms, so requests keep coming across the ticket's end.
         'cluster.resource-blocklist.yarn.refresh-interval': '200 ms',
+        'cluster.resource-blocklist.poll-interval': '200 ms',
         'cluster.resource-blocklist.max-blocked-fraction': '1',
       }),
       logger,
@@ -188,6 +191,7 @@ describe('kerberos: the sidecar reads a SPNEGO-protected RM (real KDC, real http
       await until('the first ticket to expire', () => Date.now() > firstEnd + 700, 8_000);
       const rmAtExpiry = sim.cluster.counters.rmRequests;
       await block(sim.cluster.nodes[4].host);
+      await until("an RM read after the first ticket's end", () => sim.cluster.counters.rmRequests > rmAtExpiry, 8_000);
 
       const renewals = logins().filter((l) => /\(renewal\)/.test(l));
       assert.ok(renewals.length >= 1, `no renewal logged: ${lines.join('\n')}`);
@@ -198,6 +202,24 @@ describe('kerberos: the sidecar reads a SPNEGO-protected RM (real KDC, real http
       assert.ok(!lines.some((l) => /RM refused the Kerberos ticket/.test(l)), 'no request went out with an expired ticket');
     } finally {
       await s.close();
+    }
+  });
+
+  it('mutual authentication: an answer whose Negotiate token does not verify is refused', async () => {
+    // A server that accepts anything and answers with a token it could not have made without the RM's key.
+    const impostor = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'www-authenticate': `Negotiate ${Buffer.from('not an AP-REP').toString('base64')}` });
+      res.end('{"clusterInfo":{"id":1,"haState":"ACTIVE"}}');
+    });
+    await new Promise<void>((r) => impostor.listen(0, '127.0.0.1', r));
+    const login = new KerberosLogin({ principal: `sidecar@${REALM}`, keytab, krb5Conf: kdc.krb5Conf, probeHost: '127.0.0.1', clock: systemClock });
+    try {
+      await login.start();
+      const rm = new ResourceManagerClient({ addresses: `127.0.0.1:${(impostor.address() as AddressInfo).port}`, auth: login });
+      await assert.rejects(rm.clusterInfo(), /failed Kerberos mutual authentication/);
+    } finally {
+      await login.stop();
+      await new Promise((r) => impostor.close(r));
     }
   });
 

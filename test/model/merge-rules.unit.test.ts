@@ -3,6 +3,7 @@
  * leaves no cause refused, scopes united, big endTimestamps refused unless exactly Long.MAX.
  */
 import { strict as assert } from 'node:assert';
+import fc from 'fast-check';
 import { MERGED_CAUSE_MAX, causeTokens, mergeCauses } from '../../src/model/cause';
 import { decide } from '../../src/model/decide';
 import { newItem } from '../../src/model/merge';
@@ -50,9 +51,29 @@ describe('merge rules: causes', () => {
     assert.ok(m, cause.slice(-40));
     const kept = causeTokens(cause).length - 1;
     assert.equal(kept + Number(m[1]), 801, 'every cause is either kept or counted');
+    // The stored text up to the summary is never rewritten by later merges.
+    const body = cause.slice(0, cause.lastIndexOf(','));
+    assert.ok(mergeCauses(cause, 'later').startsWith(`${body},`));
     // Once full, more causes only move the count; a kept one still adds nothing.
     assert.equal(mergeCauses(cause, 'first'), cause);
     assert.match(mergeCauses(cause, 'one more'), new RegExp(`…\\(\\+${Number(m[1]) + 1} more\\)$`));
+  });
+
+  it('any sequence of merges: never over the bound, never rewrites what was stored before the summary (fast-check)', () => {
+    const token = fc.string({ minLength: 1, maxLength: 900 }).map((t) => t.replace(/[,\u0000-\u001f]/g, 'x').trim() || 'y');
+    fc.assert(
+      fc.property(fc.array(fc.array(token, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 40 }), (requests) => {
+        let cause = requests[0].join(', ');
+        for (const r of requests.slice(1)) {
+          const next = mergeCauses(cause, r.join(','));
+          assert.ok(next.length <= MERGED_CAUSE_MAX, `length ${next.length}`);
+          const kept = /,…\(\+\d+ more\)$/.test(cause) ? cause.slice(0, cause.lastIndexOf(',')) : cause;
+          assert.ok(next.startsWith(kept), 'stored text kept');
+          cause = next;
+        }
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('a merge whose result would have no cause at all is refused with code empty-cause', () => {

@@ -324,6 +324,28 @@ export function describeStoreConformance(name: string, factory: HarnessFactory):
       });
     });
 
+    describe('named records (readRecord / writeRecord)', () => {
+      it('write, overwrite, read back from a new instance; absent = undefined; items and version() untouched; bad keys refused', async () => {
+        assert.ok(s.readRecord && s.writeRecord, 'both stores keep named records');
+        const v0 = await s.version();
+        assert.equal(await s.readRecord!('detector.application_1652313600000_0001'), undefined);
+        await s.writeRecord!('detector.application_1652313600000_0001', '{"a":1}');
+        const big = JSON.stringify({ incidents: Array.from({ length: 500 }, (_, i) => ({ host: `node${i}`, at: T0 + i, text: 'é ×' })) });
+        await s.writeRecord!('detector.application_1652313600000_0001', big);
+        await s.writeRecord!('other:key', 'x');
+        assert.equal(await s.readRecord!('detector.application_1652313600000_0001'), big);
+        assert.equal(await s.version(), v0, 'a record is not an item');
+        assert.deepEqual(await s.list(), []);
+        await s.close();
+        const again = await open();
+        assert.equal(await again.readRecord!('detector.application_1652313600000_0001'), big);
+        assert.equal(await again.readRecord!('other:key'), 'x');
+        for (const bad of ['', 'a/b', 'x'.repeat(201), 'sp ace']) {
+          await assert.rejects(again.writeRecord!(bad, 'v'), /record key/);
+        }
+      });
+    });
+
     describe('corrupt data (quarantine)', () => {
       for (const [what, text] of [
         ['not JSON', '{oops'],

@@ -14,6 +14,8 @@ import { RunningSimulator, startSimulator } from '../../src/sim/server';
 import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
 import { ZkCluster, requireZookeeper } from '../support/zookeeper';
 import { http } from '../support/sidecar';
+import { ZkSession } from '../../src/store/zookeeper-session';
+import { ZkLayout } from '../../src/store/zookeeper-paths';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -99,6 +101,44 @@ describe('two sidecars of two applications share one ZooKeeper (end to end)', fu
     assert.ok(!blacklist(0).includes(host), `A's blacklist has B's node: ${blacklist(0).join(',')}`);
     assert.equal((await http(sidecars[0].url, 'DELETE', `/blocklist/nodes/${host}`)).status, 200);
     await waitFor('B unblocked', () => !blacklist(1).includes(host));
+  });
+
+  it('blocks of application A and B on one node merge into one item for both; each job blacklists it', async () => {
+    const host = hosts()[5];
+    const [appA, appB] = sims.map((x) => x.cluster.applicationId);
+    assert.equal((await http(sidecars[0].url, 'PUT', `/blocklist/nodes/${host}`, { action: 'MARK_BLOCKED', cause: 'A: disk', scope: appA })).status, 201);
+    const r = await http(sidecars[1].url, 'PUT', `/blocklist/nodes/${host}`, { action: 'MARK_BLOCKED', cause: 'B: disk', scope: appB, allowMerge: true });
+    assert.equal(r.status, 202, r.text);
+    assert.equal((r.body as { scope: string }).scope, `${appA},${appB}`);
+    await waitFor(`${host} in both blacklists`, () => blacklist(0).includes(host) && blacklist(1).includes(host));
+    assert.equal((await http(sidecars[0].url, 'DELETE', `/blocklist/nodes/${host}`)).status, 200);
+    await waitFor('both unblocked', () => !blacklist(0).includes(host) && !blacklist(1).includes(host));
+  });
+
+  it('a corrupt znode is quarantined: the other items stay enforced, /status names it, DELETE removes it', async () => {
+    const [good, bad] = [hosts()[3], hosts()[4]];
+    for (const h of [good, bad]) assert.equal((await http(sidecars[0].url, 'PUT', `/blocklist/nodes/${h}`, { action: 'MARK_BLOCKED', cause: 'disk' })).status, 201);
+    await waitFor('both on both blacklists', () => [good, bad].every((h) => blacklist(0).includes(h) && blacklist(1).includes(h)));
+    const raw = new ZkSession({ hosts: zk!.connectString(), sessionTimeoutMs: 10_000, operationTimeoutMs: 3000 });
+    try {
+      // Written with the marker bump, as a hand edit followed by `set <root>/items ""` would be.
+      const layout = new ZkLayout('', `/e2e${process.pid}`);
+      await raw.multi([{ op: 'set', path: layout.itemPath(bad), data: Buffer.from('{garbage'), version: -1 }, { op: 'set', path: layout.items, data: Buffer.alloc(0), version: -1 }], 3000);
+    } finally {
+      await raw.close();
+    }
+    for (const i of [0, 1]) {
+      await waitFor(`sidecar ${i} quarantines it`, async () => {
+        const st = (await http(sidecars[i].url, 'GET', '/status')).body as { quarantined?: { id: string }[] };
+        return (st.quarantined ?? []).some((q) => q.id === bad);
+      });
+      await waitFor(`sidecar ${i} still enforces the other item`, () => blacklist(i).includes(good) && !blacklist(i).includes(bad));
+    }
+    assert.deepEqual(Object.keys((await http(sidecars[1].url, 'GET', '/blocklist')).body as object), [good]);
+    assert.equal((await http(sidecars[1].url, 'DELETE', `/blocklist/nodes/${bad}`)).status, 200);
+    assert.equal((await http(sidecars[1].url, 'GET', `/blocklist/nodes/${bad}`)).status, 404);
+    assert.equal((await http(sidecars[0].url, 'DELETE', `/blocklist/nodes/${good}`)).status, 200);
+    await waitFor('both blacklists empty', () => blacklist(0).length === 0 && blacklist(1).length === 0);
   });
 
   it('20 concurrent writers merging into the same ids through both sidecars: no cause lost, max end kept', async () => {

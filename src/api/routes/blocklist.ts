@@ -12,11 +12,12 @@
  * Request meaning is checked in a route preHandler, before the rate limit counts the request.
  */
 import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Readable } from 'node:stream';
 import { BlockedItem, ItemKind } from '../../model/item';
 import { BlockSpec, ItemRef } from '../../model/validate';
-import { Answer, BlocklistService, Caller, ListFilter, PresentedItem } from '../blocklist-service';
+import { Answer, BlocklistService, Caller, ListFilter } from '../blocklist-service';
 import { origin } from '../principal';
+import { badRequest, sendErrors } from '../errors';
+import { ListingCache, ListingFilter, fullListing, listingPage } from '../listing-cache';
 import { batchBodySchema, batchResultSchema, errorResponses, listQuerySchema, listResponseSchema, ref } from '../schemas';
 
 type DryRunQuery = { dryRun?: string };
@@ -31,23 +32,13 @@ declare module 'fastify' {
   }
 }
 
-/**
- * Above this many items GET /blocklist streams its body. Below it one JSON.stringify is faster
- * (10,000 items: ~2.5× the bare serialisation, against ~3.4× streamed) and the body is a few MB.
- */
-export const STREAM_ABOVE = 20_000;
-const SLICE = 500;
+export { STREAM_ABOVE } from '../listing-cache';
 
-/** The JSON map `{id: item, …}` in slices of SLICE items, built only as the socket takes them. */
-function* listChunks(items: BlockedItem[], present: (item: BlockedItem) => PresentedItem): Generator<string> {
-  yield '{';
-  for (let i = 0; i < items.length; i += SLICE) {
-    const parts: string[] = [];
-    for (const item of items.slice(i, i + SLICE)) parts.push(`${JSON.stringify(item.id)}:${JSON.stringify(present(item))}`);
-    yield (i === 0 ? '' : ',') + parts.join(',');
-  }
-  yield '}';
-}
+/** Largest page of GET /blocklist?limit=; a page without limit (only after=) has DEFAULT_PAGE. */
+export const MAX_PAGE = 10_000;
+const DEFAULT_PAGE = 1_000;
+
+type ListQuery = ListFilter & { limit?: string; after?: string };
 
 const isDryRun = (q: DryRunQuery) => q.dryRun === 'true' || q.dryRun === '';
 const callerOf = (req: FastifyRequest): Caller => ({ name: req.principal.name, from: origin(req) });
@@ -57,19 +48,52 @@ const mutation = { ...errorResponses, 200: ref('mutationItem'), 201: ref('mutati
 const deletion = { ...errorResponses, 200: { type: 'object', properties: { dryRun: ref('dryRun') } } };
 const dryRunQuery = ref('dryRunQuery');
 
-/** GET /blocklist: every live item, filtered; streamed above STREAM_ABOVE items. */
-function listRoute(app: FastifyInstance, svc: BlocklistService): void {
-  // Serialised with JSON.stringify, not the schema's fast-json-stringify: for a map of 10,000
-  // items the latter measured 5-10x slower (docs/benchmarks.md). The schema documents the shape.
-  const listSerializer = () => (data: unknown) => JSON.stringify(data);
-  app.get<{ Querystring: ListFilter }>('/blocklist', { schema: { querystring: listQuerySchema, response: { 200: listResponseSchema, '4xx': ref('error') } }, serializerCompiler: listSerializer }, async (req, reply) => {
-    const items = await svc.list(req.query);
-    // Large lists are streamed in slices: 100,000 items would otherwise be held three times at
-    // once (items, response objects, one big string), pushing the sidecar's RSS past its budget.
-    if (items.length > STREAM_ABOVE) return reply.type('application/json; charset=utf-8').send(Readable.from(listChunks(items, (i) => svc.present(i))));
-    const out: Record<string, PresentedItem> = {};
-    for (const item of items) out[item.id] = svc.present(item);
-    return out;
+/**
+ * GET /blocklist: every live item, filtered, from a serialisation cached per store version
+ * (listing-cache.ts) with the live parts appended per request; pages with ?limit=&after=. Full
+ * listings in flight are bounded: each streams the whole body, so past the bound a caller is told
+ * to come back (or to page) instead of piling up work and memory.
+ */
+function listRoute(app: FastifyInstance, svc: BlocklistService, listing: ListingCache, maxFull: number): void {
+  const json = 'application/json; charset=utf-8';
+  const live = (item: BlockedItem) => svc.live(item);
+  let fullInFlight = 0;
+  const page = async (q: ListQuery, reply: FastifyReply, filter: ListingFilter) => {
+    const limit = q.limit === undefined ? DEFAULT_PAGE : Number(q.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw badRequest([`limit must be a whole number from 1 to ${MAX_PAGE}, not '${q.limit}'`]);
+    const p = listingPage(listing, await listing.entries(), { now: svc.now(), filter, after: q.after, limit, live });
+    if (p.next !== undefined) {
+      const next = new URLSearchParams();
+      for (const [k, v] of Object.entries(filter)) if (v !== undefined) next.set(k, v);
+      next.set('limit', String(limit));
+      next.set('after', p.next);
+      reply.header('link', `</blocklist?${next.toString()}>; rel="next"`);
+    }
+    return reply.type(json).send(p.body);
+  };
+  // The 200 schema documents the shape; the body is a prepared string, which Fastify sends as is.
+  app.get<{ Querystring: ListQuery }>('/blocklist', { schema: { querystring: listQuerySchema, response: { 200: listResponseSchema, ...errorResponses } } }, async (req, reply) => {
+    const q = req.query;
+    const filter: ListingFilter = { kind: q.kind, scope: q.scope, action: q.action };
+    if (q.limit !== undefined || q.after !== undefined) return page(q, reply, filter);
+    if (fullInFlight >= maxFull) {
+      reply.header('retry-after', '1');
+      return sendErrors(reply, 503, [`${fullInFlight} full listings are being sent (rest.listing.max-concurrent: ${maxFull}); retry after 1 s, or page with ?limit=&after=`]);
+    }
+    fullInFlight++;
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      fullInFlight--;
+    };
+    reply.raw.once('close', release);
+    try {
+      return reply.type(json).send(fullListing(listing, await listing.entries(), { now: svc.now(), filter, live }));
+    } catch (e) {
+      release();
+      throw e;
+    }
   });
 }
 
@@ -111,8 +135,16 @@ function postRoutes(app: FastifyInstance, svc: BlocklistService): void {
   app.post('/blocklist/expire', { config: { mutates: true }, schema: { response: { ...errorResponses, 200: removed } } }, async (_req, reply) => send(reply, await svc.expire()));
 }
 
-export async function blocklistRoutes(app: FastifyInstance, opts: { service: BlocklistService }): Promise<void> {
-  listRoute(app, opts.service);
+export interface BlocklistRoutesOptions {
+  service: BlocklistService;
+  /** GET /blocklist's cached serialisation of the store's items. */
+  listing: ListingCache;
+  /** Most full GET /blocklist responses in flight at once (rest.listing.max-concurrent). */
+  maxConcurrentListings: number;
+}
+
+export async function blocklistRoutes(app: FastifyInstance, opts: BlocklistRoutesOptions): Promise<void> {
+  listRoute(app, opts.service, opts.listing, opts.maxConcurrentListings);
   itemRoutes(app, opts.service, '/blocklist/nodes/', 'node');
   itemRoutes(app, opts.service, '/blocklist/taskmanagers/', 'taskmanager');
   postRoutes(app, opts.service);

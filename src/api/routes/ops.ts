@@ -12,7 +12,15 @@ export async function opsRoutes(app: FastifyInstance, deps: ApiDeps): Promise<vo
     quarantined: deps.store.quarantined?.() ?? [],
     now: deps.clock.now(),
   }));
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/detector', async () => deps.detector?.view() ?? { mode: 'off', why: 'cluster.resource-blocklist.detector.mode is off (or YARN is not configured)' });
+  app.get('/healthz', async (_req, reply) => {
+    const limit = deps.storeUnreachableLimitMs ?? 0;
+    const down = deps.store.unreachableForMs?.() ?? 0;
+    if (limit > 0 && down > limit) {
+      return sendErrors(reply, 503, [`store ${deps.store.description} unreachable for ${Math.round(down / 1000)} s (limit cluster.resource-blocklist.store.unreachable-limit: ${Math.round(limit / 1000)} s)`]);
+    }
+    return { status: 'ok' };
+  });
   app.get('/readyz', async (_req, reply) => {
     const problems: string[] = [];
     try {

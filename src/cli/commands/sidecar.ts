@@ -5,6 +5,9 @@ import { addConfigOptions, ConfigFlags, resolveConfig } from '../config-options'
 import { EXIT } from '../exit-codes';
 import { readYarnSite, YarnSiteError } from '../../yarn/yarn-site';
 
+/** SIGTERM/SIGINT end the process within this, whatever state the store and YARN are in. */
+export const STOP_DEADLINE_MS = 4000;
+
 export function register(program: Command): void {
   const cmd = program
     .command('sidecar')
@@ -50,6 +53,14 @@ export function register(program: Command): void {
     await new Promise<void>((resolve) => {
       const stop = (sig: string) => {
         process.stderr.write(`\nblocklist sidecar: ${sig}, shutting down\n`);
+        // A graceful close waits for a running pass and open requests, each bounded by a store or
+        // YARN timeout that can be longer than a supervisor's patience (and a store that is down
+        // makes every one of them run to its end): past STOP_DEADLINE_MS the process just exits.
+        // Nothing is lost by that: every acknowledged write is already durable in the store.
+        setTimeout(() => {
+          process.stderr.write(`blocklist sidecar: shutdown not finished within ${STOP_DEADLINE_MS} ms; exiting now\n`);
+          process.exit(0);
+        }, STOP_DEADLINE_MS).unref();
         s.close().then(resolve, resolve);
       };
       process.once('SIGINT', () => stop('SIGINT'));

@@ -1,0 +1,325 @@
+/**
+ * The detector's runner: every poll interval it asks each source what happened, folds the failures
+ * into incidents, reconciles its automatic blocks with the store (expired? lifted by an operator?),
+ * decides (decide.ts), and in `enforce` mode adds ordinary blocklist items through the same path
+ * the REST API uses — scope this application, principal `detector`, a cause that explains itself.
+ * In `shadow` mode it decides and shows everything and blocks nothing. Its state (incidents, keys
+ * already counted, backoff levels, source cursors) is a named record in the store.
+ */
+import { Clock } from '../core/clock';
+import { Logger } from '../core/logger';
+import { BlockedItem } from '../model/item';
+import { effectiveItems } from '../model/effective';
+import { newItem } from '../model/merge';
+import { AddOutcome, BlocklistStore } from '../store/store';
+import { AmrmProxy, ClusterNode } from '../yarn/types';
+import { DETECTOR_PRINCIPAL, DecideSettings, DetectorReport, EffectiveBlock, decide, ingest, observeBlocks, recordBlock, recordHealth } from './decide';
+import { DetectorMetrics } from './metrics';
+import { DetectorSource, SourceContext } from './source';
+import { DetectorState, decodeState, emptyState, encodeState } from './state';
+import { Failure, HealthObservation } from './types';
+
+export interface DetectorSettings extends DecideSettings {
+  pollIntervalMs: number;
+}
+
+/** Adds one item as the REST API would (validation, merge rules, audit, a sync kick). */
+export type AddItem = (item: BlockedItem) => Promise<AddOutcome>;
+
+export interface DetectorDeps {
+  settings: DetectorSettings;
+  clock: Clock;
+  logger: Logger;
+  metrics?: DetectorMetrics;
+  store: Pick<BlocklistStore, 'list'> & Partial<Pick<BlocklistStore, 'readRecord' | 'writeRecord'>>;
+  addItem: AddItem;
+  proxy: Pick<AmrmProxy, 'containers'>;
+  /** All nodes (the cap's RUNNING count, and which host names the RM knows). */
+  nodes: () => Promise<ClusterNode[]>;
+  sources: DetectorSource[];
+  /** The application the sidecar serves (scope of automatic blocks); undefined until resolved. */
+  applicationId: () => string | undefined;
+}
+
+export interface SourceStatus {
+  name: string;
+  lastPollAt?: number;
+  lastError?: string;
+  failures: number;
+  unattributed: number;
+  missed: number;
+}
+
+/** What GET /detector answers. */
+export interface DetectorView {
+  mode: DecideSettings['mode'];
+  settings: { failuresPerHost: number; windowMs: number; jobFaultHosts: number; blockDurationMs: number; maxBlockDurationMs: number; maxBlockedFraction: number; action: string; pollIntervalMs: number; evacuateDecommissioning: boolean };
+  applicationId: string | null;
+  lastPassAt: number | null;
+  lastError: string | null;
+  /** Whether the state survives a restart (the store keeps named records). */
+  persistent: boolean;
+  sources: SourceStatus[];
+  report: DetectorReport | null;
+}
+
+/** Containers remembered beyond the live list (a failed task manager's container is gone from it). */
+const REMEMBERED_CONTAINERS = 20_000;
+/** All nodes are re-read at most this often (the cap's denominator; known host names). */
+const NODES_REFRESH_MS = 60_000;
+
+export class Detector {
+  private state: DetectorState = emptyState();
+  private loaded = false;
+  private report: DetectorReport | null = null;
+  private lastPassAt: number | null = null;
+  private lastError: string | null = null;
+  private readonly sourceStatus = new Map<string, SourceStatus>();
+  private readonly containers = new Map<string, string>();
+  private nodeCache: { at: number; running: number; hosts: Set<string> } | undefined;
+  private stopTimer: (() => void) | undefined;
+  private running: Promise<DetectorReport | null> | undefined;
+
+  constructor(private readonly deps: DetectorDeps) {
+    for (const s of deps.sources) this.sourceStatus.set(s.name, { name: s.name, failures: 0, unattributed: 0, missed: 0 });
+  }
+
+  get stateKey(): string | undefined {
+    const app = this.deps.applicationId();
+    return app ? `detector.${app}` : undefined;
+  }
+
+  /** Polls every pollIntervalMs on the injected clock until stop(). */
+  start(): void {
+    if (this.deps.settings.mode === 'off' || this.stopTimer) return;
+    let stopped = false;
+    let cancel: () => void = () => {};
+    const arm = (): void => {
+      cancel = this.deps.clock.setTimer(this.deps.settings.pollIntervalMs, () => {
+        if (stopped) return;
+        void this.pass().finally(() => {
+          if (!stopped) arm();
+        });
+      });
+    };
+    void this.pass().finally(() => {
+      if (!stopped) arm();
+    });
+    this.stopTimer = () => {
+      stopped = true;
+      cancel();
+    };
+  }
+
+  async stop(): Promise<void> {
+    this.stopTimer?.();
+    this.stopTimer = undefined;
+    await this.running?.catch(() => undefined);
+  }
+
+  /** One pass; concurrent callers share it. Never throws: the error is kept for GET /detector. */
+  pass(): Promise<DetectorReport | null> {
+    if (!this.running) {
+      this.running = this.passOnce()
+        .catch((e: unknown) => {
+          this.lastError = (e as Error)?.message ?? String(e);
+          this.deps.logger.warn(`detector pass failed: ${this.lastError}`);
+          return this.report;
+        })
+        .finally(() => {
+          this.running = undefined;
+        });
+    }
+    return this.running;
+  }
+
+  view(): DetectorView {
+    const s = this.deps.settings;
+    return {
+      mode: s.mode,
+      settings: {
+        failuresPerHost: s.failuresPerHost,
+        windowMs: s.windowMs,
+        jobFaultHosts: s.jobFaultHosts,
+        blockDurationMs: s.blockDurationMs,
+        maxBlockDurationMs: s.maxBlockDurationMs,
+        maxBlockedFraction: s.maxBlockedFraction,
+        action: s.action,
+        pollIntervalMs: s.pollIntervalMs,
+        evacuateDecommissioning: s.evacuateDecommissioning,
+      },
+      applicationId: this.deps.applicationId() ?? null,
+      lastPassAt: this.lastPassAt,
+      lastError: this.lastError,
+      persistent: typeof this.deps.store.readRecord === 'function' && typeof this.deps.store.writeRecord === 'function',
+      sources: [...this.sourceStatus.values()].map((x) => ({ ...x })),
+      report: this.report,
+    };
+  }
+
+  private async passOnce(): Promise<DetectorReport | null> {
+    const { settings, clock, logger, metrics } = this.deps;
+    if (settings.mode === 'off') return null;
+    const appId = this.deps.applicationId();
+    if (!appId) throw new Error('the application is not known yet (waiting for the sync engine to resolve it)');
+    await this.load();
+
+    // What YARN knows: live containers (id → host) and the nodes.
+    try {
+      for (const c of await this.deps.proxy.containers()) this.remember(c.containerId, c.host);
+    } catch (e) {
+      logger.warn(`detector: reading the app's containers failed (attribution uses what it already knows): ${(e as Error).message}`);
+    }
+    const nodes = await this.readNodes();
+
+    // Sources, in order (the YARN sources first teach where containers ran).
+    const failures: Failure[] = [];
+    const health: HealthObservation[] = [];
+    let healthRead = false;
+    for (const source of this.deps.sources) {
+      const st = this.sourceStatus.get(source.name)!;
+      const ctx: SourceContext = {
+        now: clock.now(),
+        logger,
+        hostOfContainer: (id) => this.containers.get(id),
+        isKnownHost: (h) => nodes?.hosts.has(h) ?? false,
+        noteContainer: (id, h) => this.remember(id, h),
+        cursor: this.state.cursors[source.name],
+        missed: (n, why) => {
+          st.missed += n;
+          metrics?.missed.inc({ source: source.name }, n);
+          logger.warn(`detector: ${why}`);
+        },
+      };
+      try {
+        const r = await source.poll(ctx);
+        st.lastPollAt = clock.now();
+        delete st.lastError;
+        st.failures += r.failures.length;
+        st.unattributed += r.unattributed ?? 0;
+        failures.push(...r.failures);
+        if (r.health) {
+          health.push(...r.health);
+          healthRead = true;
+        }
+        if (r.cursor !== undefined) this.state.cursors[source.name] = r.cursor;
+      } catch (e) {
+        st.lastError = (e as Error)?.message ?? String(e);
+        metrics?.sourceErrors.inc({ source: source.name });
+        logger.warn(`detector source ${source.name} failed: ${st.lastError}`);
+      }
+    }
+
+    const now = clock.now();
+    const ing = ingest(this.state, failures, now, settings.windowMs);
+    for (const inc of ing.newIncidents) metrics?.incidents.inc({ source: inc.sources[0] });
+    if (healthRead) recordHealth(this.state, health, now);
+
+    // Our blocks against the store: expired, or lifted by an operator.
+    const items = await this.deps.store.list();
+    const byId = new Map(items.map((i) => [i.id, i]));
+    const { unblockedByOperator } = observeBlocks(this.state, (id) => byId.get(id)?.endTimestamp, now);
+    for (const h of unblockedByOperator) logger.info(`detector: an operator lifted the automatic block of ${h}; its incidents so far will not block it again`);
+    const blocked = new Map<string, EffectiveBlock>();
+    for (const it of effectiveItems(items, appId, now)) {
+      if (it.kind !== 'node') continue;
+      blocked.set(it.node, { itemId: it.id, by: it.updated.by, end: it.endTimestamp, action: it.action });
+    }
+
+    const report = decide({ now, settings, state: this.state, runningNodes: nodes ? nodes.running : null, blocked, applicationId: appId });
+
+    for (const b of report.blocks) {
+      if (settings.mode === 'shadow') {
+        recordBlock(this.state, b, 'shadow', now);
+        if (!b.capped) (this.state.hosts[b.host] ??= {}).evacuatedAt = now;
+        metrics?.blocks.inc({ mode: 'shadow' });
+        logger.info(`detector (shadow): would block ${b.host} — ${b.cause}`);
+        continue;
+      }
+      const spec = { id: b.host, kind: 'node' as const, node: b.host, action: b.action, end: { type: 'at' as const, at: b.end }, cause: b.cause, scope: appId, allowMerge: false };
+      const item = newItem(spec, now, { by: DETECTOR_PRINCIPAL, from: 'detector' });
+      let o: AddOutcome;
+      try {
+        o = await this.deps.addItem(item);
+      } catch (e) {
+        logger.warn(`detector: blocking ${b.host} failed: ${(e as Error).message}`);
+        const hr = report.hosts.find((x) => x.host === b.host);
+        if (hr) hr.why += ` — the block failed: ${(e as Error).message}`;
+        continue;
+      }
+      if (o.outcome === 'conflict') {
+        logger.info(`detector: ${b.host} was blocked meanwhile (${o.conflict.message}); not adding an automatic block`);
+        continue;
+      }
+      if (b.capped) recordBlock(this.state, b, 'enforce', now);
+      else (this.state.hosts[b.host] ??= {}).evacuatedAt = now;
+      metrics?.blocks.inc({ mode: 'enforce' });
+      logger.warn(`detector: blocked ${b.host} until ${new Date(b.end).toISOString()} — ${b.cause}`);
+    }
+
+    // Suppressions counted once per host and reason (not once per pass).
+    const nowDecisions: Record<string, string> = {};
+    for (const sup of report.suppressed) {
+      const key = `${sup.reason}`;
+      nowDecisions[sup.host] = key;
+      if (this.state.lastDecisions[sup.host] !== key) {
+        metrics?.suppressed.inc({ reason: sup.reason });
+        if (sup.reason === 'cap') logger.warn(`detector: ALERT automatic-block cap reached (${report.cap.inUse}/${report.cap.max}); ${sup.host} not blocked`);
+        else logger.info(`detector: ${sup.host} not blocked (${sup.reason})`);
+      }
+    }
+    this.state.lastDecisions = nowDecisions;
+
+    this.report = report;
+    this.lastPassAt = now;
+    this.lastError = null;
+    await this.save();
+    return report;
+  }
+
+  private remember(id: string, host: string): void {
+    this.containers.delete(id);
+    this.containers.set(id, host);
+    if (this.containers.size > REMEMBERED_CONTAINERS) {
+      const oldest = this.containers.keys().next().value;
+      if (oldest !== undefined) this.containers.delete(oldest);
+    }
+  }
+
+  private async readNodes(): Promise<{ running: number; hosts: Set<string> } | undefined> {
+    const now = this.deps.clock.now();
+    if (this.nodeCache && now - this.nodeCache.at < NODES_REFRESH_MS) return this.nodeCache;
+    try {
+      const list = await this.deps.nodes();
+      // An empty list is an RM that does not know its nodes yet (failover), not an empty cluster.
+      if (list.length === 0) return this.nodeCache;
+      this.nodeCache = { at: now, running: list.filter((n) => n.state === 'RUNNING').length, hosts: new Set(list.map((n) => n.host)) };
+    } catch (e) {
+      this.deps.logger.warn(`detector: reading the RM's nodes failed: ${(e as Error).message}`);
+    }
+    return this.nodeCache;
+  }
+
+  private async load(): Promise<void> {
+    if (this.loaded) return;
+    const key = this.stateKey;
+    const read = this.deps.store.readRecord;
+    if (key && read) {
+      const { state, problem } = decodeState(await read.call(this.deps.store, key));
+      if (problem) this.deps.logger.warn(`detector: ${problem}`);
+      this.state = state;
+    }
+    this.loaded = true;
+  }
+
+  private async save(): Promise<void> {
+    const key = this.stateKey;
+    const write = this.deps.store.writeRecord;
+    if (!key || !write) return;
+    try {
+      await write.call(this.deps.store, key, encodeState(this.state));
+    } catch (e) {
+      this.deps.logger.warn(`detector: saving its state failed (kept in memory, retried next pass): ${(e as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,29 @@
+/** The detector's Prometheus metrics, on the sidecar's registry. */
+import { Counter, Registry } from 'prom-client';
+import { SuppressReason } from './decide';
+
+export interface DetectorMetrics {
+  /** New incidents, by the source that first reported them. */
+  incidents: Counter<'source'>;
+  /** Automatic blocks made (enforce) or that would have been made (shadow). */
+  blocks: Counter<'mode'>;
+  /** Blocks not made: job-fault, cap, operator-unblock. */
+  suppressed: Counter<'reason'>;
+  /** Observations a watched system dropped before the detector read them. */
+  missed: Counter<'source'>;
+  /** Source polls that failed. */
+  sourceErrors: Counter<'source'>;
+}
+
+export function createDetectorMetrics(registry?: Registry): DetectorMetrics {
+  const registers = registry ? [registry] : [];
+  return {
+    incidents: new Counter({ name: 'blocklist_detector_incidents_total', help: 'Incidents (one per host per job restart or container loss) the detector counted, by source', labelNames: ['source'], registers }),
+    blocks: new Counter({ name: 'blocklist_detector_blocks_total', help: 'Automatic blocks, by detector mode (enforce = made, shadow = would have been made)', labelNames: ['mode'], registers }),
+    suppressed: new Counter({ name: 'blocklist_detector_suppressed_total', help: 'Hosts that reached the threshold but were not blocked, by reason (job-fault, cap, operator-unblock)', labelNames: ['reason'], registers }),
+    missed: new Counter({ name: 'blocklist_detector_missed_total', help: 'Observations dropped by a watched system before the detector read them (Flink exception history overflow, proxy ring overflow)', labelNames: ['source'], registers }),
+    sourceErrors: new Counter({ name: 'blocklist_detector_source_errors_total', help: 'Detector source polls that failed', labelNames: ['source'], registers }),
+  };
+}
+
+export const SUPPRESS_REASONS: readonly SuppressReason[] = ['job-fault', 'cap', 'operator-unblock'];

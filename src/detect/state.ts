@@ -1,0 +1,82 @@
+/**
+ * What the detector remembers between passes and across restarts (kept in the store, so a sidecar
+ * restart or a JobManager failover — which empties Flink's exception history — forgets nothing).
+ * Plain JSON; `decodeState` accepts only what `encodeState` writes and starts afresh otherwise.
+ */
+import { HealthObservation, Incident } from './types';
+
+export type DetectorMode = 'off' | 'shadow' | 'enforce';
+export const DETECTOR_MODES: readonly DetectorMode[] = ['off', 'shadow', 'enforce'];
+
+/** One automatic block the detector made (or, in shadow mode, would have made). */
+export interface AutoBlock {
+  itemId: string;
+  start: number;
+  end: number;
+  /** Backoff level: the block lasted block-duration × 2^level (capped). */
+  level: number;
+  mode: 'enforce' | 'shadow';
+  /** Set once the block is over: when, and whether it expired or an operator lifted it. */
+  endedAt?: number;
+  endedBy?: 'expiry' | 'operator';
+}
+
+export interface HostState {
+  /** The latest automatic block of this host (active or ended). */
+  lastBlock?: AutoBlock;
+  /** Incidents at or before this instant no longer count (consumed by a block, or forgiven). */
+  countAfter?: number;
+  /** Set when an operator lifted our block: the incidents before it are forgiven, not re-counted. */
+  operatorUnblockedAt?: number;
+  /** When a DECOMMISSIONING node was evacuated early (not again while it stays so). */
+  evacuatedAt?: number;
+}
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [k: string]: JsonValue };
+
+export interface DetectorState {
+  version: 1;
+  incidents: Incident[];
+  /** Failure keys already counted, with the failure's time (pruned once out of the window). */
+  seen: Record<string, number>;
+  hosts: Record<string, HostState>;
+  health: Record<string, HealthObservation>;
+  /** Each source's own cursor (e.g. the proxy's completed-containers seq). */
+  cursors: Record<string, JsonValue>;
+  /** The last decision per host, so metrics count a suppression once, not once per pass. */
+  lastDecisions: Record<string, string>;
+}
+
+export function emptyState(): DetectorState {
+  return { version: 1, incidents: [], seen: {}, hosts: {}, health: {}, cursors: {}, lastDecisions: {} };
+}
+
+export function encodeState(s: DetectorState): string {
+  return JSON.stringify(s);
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The stored text back to a state; anything unreadable is reported, and the detector starts empty. */
+export function decodeState(text: string | undefined): { state: DetectorState; problem?: string } {
+  if (text === undefined) return { state: emptyState() };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    return { state: emptyState(), problem: `stored detector state is not JSON (${(e as Error).message}); starting afresh` };
+  }
+  if (!isObj(raw) || raw.version !== 1 || !Array.isArray(raw.incidents) || !isObj(raw.seen) || !isObj(raw.hosts)) {
+    return { state: emptyState(), problem: 'stored detector state has an unknown shape; starting afresh' };
+  }
+  const s = emptyState();
+  for (const i of raw.incidents) {
+    if (isObj(i) && typeof i.host === 'string' && typeof i.at === 'number' && Array.isArray(i.failures)) s.incidents.push(i as unknown as Incident);
+  }
+  for (const [k, v] of Object.entries(raw.seen)) if (typeof v === 'number') s.seen[k] = v;
+  for (const [h, v] of Object.entries(raw.hosts)) if (isObj(v)) s.hosts[h] = v as HostState;
+  if (isObj(raw.health)) for (const [h, v] of Object.entries(raw.health)) if (isObj(v) && typeof v.state === 'string') s.health[h] = v as unknown as HealthObservation;
+  if (isObj(raw.cursors)) s.cursors = raw.cursors as Record<string, JsonValue>;
+  if (isObj(raw.lastDecisions)) for (const [h, v] of Object.entries(raw.lastDecisions)) if (typeof v === 'string') s.lastDecisions[h] = v;
+  return { state: s };
+}
