@@ -18,6 +18,10 @@ import { Row, SectionResult, emptyResult } from './lib/report';
 import { RmTap } from './lib/rm-tap';
 import { startSimChild } from './lib/sim-child';
 import { sleep } from './lib/stats';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { ResourceManagerClient } from '../src/yarn/rm-client';
+import { parseNodes } from '../src/yarn/rm-json';
+import { stopParsingWorker } from '../src/yarn/off-thread';
 
 export interface RmFootprintSizes {
   nodeCounts: number[];
@@ -71,8 +75,57 @@ async function measure(s: Scenario, sizes: RmFootprintSizes): Promise<{ rps: num
   }
 }
 
+/**
+ * The event loop while the sidecar reads a big node list: the worst delay the loop saw (the
+ * monitor's max, 1 ms resolution) during `reads` reads through the RM client, against the time the
+ * same body takes to parse inline (JSON.parse + validation), which is how long the loop would be
+ * held in one piece without the worker.
+ */
+export async function measureLoopDelay(nodes: number, reads: number): Promise<{ maxMs: number; p99Ms: number; inlineMs: number; bytes: number }> {
+  const sim = await startSimChild({ nodes, containers: 10, tickMs: 0 });
+  try {
+    const text = await (await fetch(`${sim.url}/ws/v1/cluster/nodes`)).text();
+    const inline: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const t0 = performance.now();
+      parseNodes(JSON.parse(text));
+      inline.push(performance.now() - t0);
+      await sleep(20);
+    }
+    inline.sort((a, b) => a - b);
+    const rm = new ResourceManagerClient({ addresses: sim.url });
+    await rm.nodes(); // starts the worker; its start-up is paid once per process
+    const h = monitorEventLoopDelay({ resolution: 1 });
+    h.enable();
+    for (let i = 0; i < reads; i++) {
+      const got = await rm.nodes();
+      if (got.length !== nodes) throw new Error(`read ${got.length} nodes, expected ${nodes}`);
+    }
+    h.disable();
+    return { maxMs: h.max / 1e6, p99Ms: h.percentile(99) / 1e6, inlineMs: inline[1], bytes: text.length };
+  } finally {
+    await stopParsingWorker();
+    await sim.close();
+  }
+}
+
 export async function benchRmFootprint(sizes: RmFootprintSizes): Promise<SectionResult> {
   const out = emptyResult();
+  const maxNodes = Math.max(...sizes.nodeCounts);
+  const loop = await measureLoopDelay(maxNodes, 5);
+  out.rows.push({
+    section: 'rm-footprint',
+    figure: `event-loop delay, max during 5 reads of ${maxNodes.toLocaleString('en')} nodes (${(loop.bytes / 1e6).toFixed(1)} MB; parsed in a worker)`,
+    value: loop.maxMs,
+    unit: 'ms',
+    limit: loop.inlineMs,
+    limitUnit: 'ms',
+    limitWhat: 'the same body parsed inline: JSON.parse + validation, the loop held in one piece',
+    ratio: loop.maxMs / loop.inlineMs,
+    goal: '≤ 0.5×',
+    met: loop.maxMs <= 0.5 * loop.inlineMs,
+    note: `p99 of the loop's delay ${loop.p99Ms.toFixed(1)} ms (monitorEventLoopDelay, 1 ms resolution)`,
+  });
   const scenarios: Scenario[] = [
     ...sizes.nodeCounts.map((n) => ({ name: `idle, ${n.toLocaleString('en')} nodes`, nodes: n, busy: false })),
     { name: `10 blocked + 1 evacuating, ${Math.max(...sizes.nodeCounts).toLocaleString('en')} nodes`, nodes: Math.max(...sizes.nodeCounts), busy: true },
