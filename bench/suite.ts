@@ -35,7 +35,7 @@ export function sizesFor(quick: boolean): BenchSizes {
       throughput: { concurrency: [8], durationMs: 1000, storeInserts: 300 },
       evacuation: { nodes: 20, perNode: 10, tickMs: 100, releaseBatchSize: 500 },
       memory: { items: [1_000, 10_000], soakItems: 1_000, soakSeconds: 3 },
-      rmFootprint: { nodeCounts: [1_000, 10_000], containers: 500, windowMs: 15_000, warmupMs: 3_000 },
+      rmFootprint: { nodeCounts: [1_000, 10_000], sidecarCounts: [10], containers: 500, windowMs: 15_000, warmupMs: 3_000 },
       listing: { items: 10_000, listings: 10, memListings: 5, ratioItems: 2_000, ratioRequests: 5 },
     };
   }
@@ -46,7 +46,7 @@ export function sizesFor(quick: boolean): BenchSizes {
     throughput: { concurrency: [8, 32], durationMs: 5000, storeInserts: 1000 },
     evacuation: { nodes: 100, perNode: 10, tickMs: 100, releaseBatchSize: 500 },
     memory: { items: [1_000, 10_000, 100_000], soakItems: 10_000, soakSeconds: 60 },
-    rmFootprint: { nodeCounts: [1_000, 10_000], containers: 500, windowMs: 60_000, warmupMs: 5_000 },
+    rmFootprint: { nodeCounts: [1_000, 10_000], sidecarCounts: [10, 50], containers: 500, windowMs: 60_000, warmupMs: 5_000 },
     listing: { items: 100_000, listings: 30, memListings: 10, ratioItems: 10_000, ratioRequests: 20 },
   };
 }
@@ -60,7 +60,7 @@ export function tinySizes(): BenchSizes {
     throughput: { concurrency: [2], durationMs: 200, storeInserts: 20 },
     evacuation: { nodes: 3, perNode: 2, tickMs: 20, releaseBatchSize: 4 },
     memory: { items: [10, 100], soakItems: 10, soakSeconds: 1 },
-    rmFootprint: { nodeCounts: [50], containers: 10, windowMs: 500, warmupMs: 200 },
+    rmFootprint: { nodeCounts: [50], sidecarCounts: [], containers: 10, windowMs: 500, warmupMs: 200 },
     listing: { items: 300, listings: 3, memListings: 2, ratioItems: 50, ratioRequests: 2 },
   };
 }

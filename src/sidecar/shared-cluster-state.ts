@@ -88,6 +88,8 @@ export class SharedClusterState {
   private readonly counts = { rmReads: { metrics: 0, nodes: 0 }, sharedAnswers: { metrics: 0, nodes: 0 } };
   /** readAt of this sidecar's own last publish per kind (0 = none yet in this leadership). */
   private readonly published: Record<Kind, number> = { metrics: 0, nodes: 0 };
+  /** This sidecar's own last published readings (the leader answers from them). */
+  private readonly last: { metrics?: SharedReading<ClusterMetrics>; nodes?: SharedReading<ClusterNode[]> } = {};
   private cancelTimer: (() => void) | undefined;
   private running = false;
   private ticking = false;
@@ -114,6 +116,8 @@ export class SharedClusterState {
       if (role === 'leader') {
         this.published.metrics = 0;
         this.published.nodes = 0;
+        this.last.metrics = undefined;
+        this.last.nodes = undefined;
         this.tick();
       }
     });
@@ -152,7 +156,15 @@ export class SharedClusterState {
   }
 
   private async shared<T>(kind: Kind, z: ZkSharedReading<T>, intervalMs: number, read: () => Promise<T>): Promise<T> {
-    if (!this.election.isLeader) {
+    if (this.election.isLeader) {
+      // The leader answers from its own last reading while it is younger than the interval: its
+      // engine asking more often than that costs the RM nothing more.
+      const mine = this.last[kind] as SharedReading<T> | undefined;
+      if (mine && this.opts.clock.now() - mine.readAt < intervalMs) {
+        this.counts.sharedAnswers[kind]++;
+        return mine.value;
+      }
+    } else {
       try {
         const r = await z.latest();
         if (this.fresh(r, intervalMs)) {
@@ -175,7 +187,10 @@ export class SharedClusterState {
         this.opts.logger.warn(`shared cluster state: publishing ${z.path} failed: ${(e as Error).message}`);
         return false;
       });
-      if (ok) this.published[kind] = readAt;
+      if (ok) {
+        this.published[kind] = readAt;
+        this.last[kind] = { value, readAt, by: this.opts.member } as SharedReading<ClusterMetrics> & SharedReading<ClusterNode[]>;
+      }
     }
     return value;
   }
