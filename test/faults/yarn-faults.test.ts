@@ -123,7 +123,8 @@ describe('faults: YARN (RM and AMRM proxy) against the simulator', function () {
     await waitFor('converges once the RM answers', converged([host(5)]), 5000);
     // The proxy has the block while the pass that pushed it is still finishing (it reads containers
     // after the push); readiness follows at the end of that pass.
-    await waitFor('ready once a pass succeeded', async () => (await request(s.url, 'GET', '/readyz')).status === 200, 5000);
+    const url = s.url;
+    await waitFor('ready once a pass succeeded', async () => (await request(url, 'GET', '/readyz')).status === 200, 5000);
   });
 
   it('RM HA: a dead RM and a standby (307 to the active) in front of the active one', async () => {
