@@ -89,6 +89,7 @@ export const KEYS = {
   'yarn.resourcemanager.webapp.address': str('', 'RM web address(es), host:port, comma separated for RM HA (a standby is skipped or its 307 followed).'),
   'yarn.resourcemanager.webapp.user': str('', "User for the RM's simple auth (?user.name=); empty = none."),
   'cluster.resource-blocklist.amrm-proxy.address': str('', 'Address host:port (or URL) of the AMRM REST proxy in or beside the AM.'),
+  'cluster.resource-blocklist.amrm-proxy.secret-file': str('', "File holding the proxy's per-application secret, sent as 'Authorization: Bearer' (the AMRMProxy interceptor writes it into the AM's $LOCAL_DIRS; scripts/launch-in-am.sh finds it). Empty: no header (the simulator needs none)."),
   'yarn.application.id': str('', 'The Flink application. Empty: from CONTAINER_ID, else from the proxy (GET /amrm/v1/attempt).'),
   'cluster.resource-blocklist.yarn.request-timeout': duration('10 s', 'Timeout of every RM and proxy call.', { min: 1 }),
   // --- sync engine (issue #4; fixed names first) ---

@@ -105,7 +105,12 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
       ...(login ? { auth: login } : {}),
       ...tls,
     }),
-    proxy: new AmrmProxyClient({ address: v['cluster.resource-blocklist.amrm-proxy.address'], timeoutMs, ...tls }),
+    proxy: new AmrmProxyClient({
+      address: v['cluster.resource-blocklist.amrm-proxy.address'],
+      timeoutMs,
+      ...(v['cluster.resource-blocklist.amrm-proxy.secret-file'] ? { secretFile: v['cluster.resource-blocklist.amrm-proxy.secret-file'] } : {}),
+      ...tls,
+    }),
   };
   const share = await openSharedClusterState(deps, yarn.rm, applicationId);
   const engine = new SyncEngine({

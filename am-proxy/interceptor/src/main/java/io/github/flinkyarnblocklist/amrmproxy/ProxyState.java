@@ -51,12 +51,14 @@ public final class ProxyState {
     public final List<String> blacklistRemovals;
     public final List<String> releases;
     final Set<String> union;
+    final List<String> passed;
 
-    Outgoing(List<String> add, List<String> rem, List<String> rel, Set<String> union) {
+    Outgoing(List<String> add, List<String> rem, List<String> rel, Set<String> union, List<String> passed) {
       this.blacklistAdditions = add;
       this.blacklistRemovals = rem;
       this.releases = rel;
       this.union = union;
+      this.passed = passed;
     }
   }
 
@@ -71,6 +73,13 @@ public final class ProxyState {
   private final TreeSet<String> amOwned = new TreeSet<>();
   /** The union as the RM holds it after the last successful allocate. */
   private Set<String> sent = new TreeSet<>();
+  /**
+   * Removals of hosts no owner holds, passed to the RM once as AMRMClient#updateBlacklist would:
+   * with keepContainersAcrossApplicationAttempts the RM hands a new attempt the previous attempt's
+   * blacklist (AppSchedulingInfo#transferStateFromPreviousAppSchedulingInfo), entries this proxy
+   * never sent and could otherwise never lift.
+   */
+  private final TreeSet<String> passRemovals = new TreeSet<>();
   private final LinkedHashSet<String> pendingReleases = new LinkedHashSet<>();
   private final Map<String, Live> live = new LinkedHashMap<>();
   /** Node of containers released here, so their completion can still name the node. */
@@ -130,6 +139,8 @@ public final class ProxyState {
     set.addAll(additions);
     set.removeAll(removals);
     if (set.isEmpty()) owners.remove(owner);
+    Set<String> u = union();
+    for (String h : removals) if (!u.contains(h)) passRemovals.add(h);
     return new Updated(blacklistView());
   }
 
@@ -211,6 +222,7 @@ public final class ProxyState {
       List<String> amReleases) {
     amOwned.addAll(amAdditions);
     amOwned.removeAll(amRemovals);
+    passRemovals.addAll(amRemovals);
     for (String id : amReleases) {
       Live c = live.remove(id);
       if (c != null) releasedNodes.put(id, c.nodeId());
@@ -218,12 +230,21 @@ public final class ProxyState {
     Set<String> union = union();
     List<String> add = new ArrayList<>();
     for (String h : union) if (!sent.contains(h)) add.add(h);
-    List<String> rem = new ArrayList<>();
-    for (String h : sent) if (!union.contains(h)) rem.add(h);
+    TreeSet<String> remSet = new TreeSet<>();
+    for (String h : sent) if (!union.contains(h)) remSet.add(h);
+    List<String> passed = new ArrayList<>();
+    for (String h : passRemovals) {
+      if (!union.contains(h)) {
+        remSet.add(h);
+        passed.add(h);
+      }
+    }
+    passRemovals.clear();
+    List<String> rem = new ArrayList<>(remSet);
     // The AM's own '*' is passed on as it is: the RM answers it exactly as it would without the proxy.
     List<String> rel = new ArrayList<>(pendingReleases);
     pendingReleases.clear();
-    return new Outgoing(add, rem, rel, union);
+    return new Outgoing(add, rem, rel, union, passed);
   }
 
   public synchronized void afterAllocate(Outgoing o, List<Live> allocated, List<Finished> finished,
@@ -253,6 +274,7 @@ public final class ProxyState {
     again.addAll(pendingReleases);
     pendingReleases.clear();
     pendingReleases.addAll(again);
+    passRemovals.addAll(o.passed);
     if (rmForgotAttempt) sent = new TreeSet<>();
   }
 

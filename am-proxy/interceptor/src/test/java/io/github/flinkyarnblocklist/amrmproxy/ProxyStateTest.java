@@ -48,6 +48,20 @@ class ProxyStateTest {
   }
 
   @Test
+  void aRemovalOfAHostNoOwnerHoldsIsPassedOnOnceForTheRmMayHoldItFromAnEarlierAttempt() {
+    ProxyState s = new ProxyState(8);
+    s.updateBlacklist(null, List.of(), List.of("inherited"));
+    assertEquals(List.of("inherited"), allocate(s, List.of(), List.of()).blacklistRemovals);
+    assertEquals(List.of(), allocate(s, List.of(), List.of()).blacklistRemovals, "once");
+    // The AM's own removal of a host it never added in this attempt goes through as well.
+    assertEquals(List.of("old"), allocate(s, List.of(), List.of("old")).blacklistRemovals);
+    // ...but never a removal of a host another owner still holds.
+    s.updateBlacklist(null, List.of("n1"), List.of());
+    allocate(s, List.of(), List.of());
+    assertEquals(List.of(), allocate(s, List.of(), List.of("n1")).blacklistRemovals);
+  }
+
+  @Test
   void removalWinsWithinOneCallAndStarOrAmOwnerAreRefusedWhole() {
     ProxyState s = new ProxyState(8);
     s.updateBlacklist(null, List.of("n1", "n2"), List.of("n2"));
