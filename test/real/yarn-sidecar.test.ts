@@ -93,7 +93,7 @@ describe('real YARN: the sidecar, the RM REST API and the AMRMProxy interceptor'
     assert.equal(r.status, 200, r.text);
   };
 
-  it('the RM client reads the real RM: cluster info, nodes with distinct host names, the app, its attempts and containers', async () => {
+  it('the RM client reads the real RM: cluster info, metrics, nodes with distinct host names, the app, its attempts and containers', async () => {
     if (process.env.BLOCKLIST_SAVE_REAL_FIXTURES === '1') {
       // Raw answers of the real RM, kept as fixtures beside the documented ones.
       const out = path.join(repoRoot, 'test', 'fixtures', 'rm', 'real');
@@ -126,8 +126,9 @@ describe('real YARN: the sidecar, the RM REST API and the AMRMProxy interceptor'
     const workers = new Set(main.workers.map((w) => w.containerId));
     assert.ok([...workers].every((id) => containers.some((c) => c.containerId === id)), 'every worker is listed by the RM');
     assert.ok(containers.every((c) => [NM1, NM2, NM3].includes(c.host)));
-    const metrics = (await (await fetch(`${y.rmWebapp}/ws/v1/cluster/metrics`)).json()) as { clusterMetrics: { activeNodes: unknown } };
-    assert.equal(Number(metrics.clusterMetrics.activeNodes), 3);
+    const metrics = await rm.clusterMetrics();
+    assert.equal(metrics.activeNodes, 3);
+    assert.equal(metrics.lostNodes, 0);
   });
 
   it("a block reaches the RM scheduler's blacklist for the attempt; an unblock removes it", async () => {
