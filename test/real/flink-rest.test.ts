@@ -8,7 +8,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { repoRoot } from '../support/paths';
-import { RealFlink, realFlink, requireRealFlink } from '../support/real-flink';
+import { FLINK_LAUNCHERS, FlinkLine, RealFlink, realFlink, requireRealFlink } from '../support/real-flink';
 
 interface JobSummary {
   jid: string;
@@ -22,7 +22,7 @@ interface TaskFailure {
   timestamp: number;
   taskName: string;
   taskManagerId: string;
-  /** host:port of the task manager (`endpoint` since Flink 1.19, `location` before). */
+  /** host:port of the task manager (`endpoint`; Flink 1.x also sends it as the deprecated `location`). */
   endpoint: string;
 }
 
@@ -59,7 +59,7 @@ function parseExceptions(body: unknown): TaskFailure[] {
   return out;
 }
 
-describe('real Flink: a JobManager REST endpoint with jobs that fail on purpose', function () {
+for (const line of Object.keys(FLINK_LAUNCHERS) as FlinkLine[]) describe(`real Flink ${line}: a JobManager REST endpoint with jobs that fail on purpose`, function () {
   this.timeout(60_000);
   let f: RealFlink;
   const get = async (p: string): Promise<unknown> => {
@@ -70,8 +70,8 @@ describe('real Flink: a JobManager REST endpoint with jobs that fail on purpose'
 
   before(async function () {
     this.timeout(180_000);
-    requireRealFlink(this);
-    f = await realFlink();
+    requireRealFlink(this, line);
+    f = await realFlink(line);
     if (process.env.BLOCKLIST_SAVE_REAL_FIXTURES === '1') {
       const dir = path.join(repoRoot, 'test', 'fixtures', 'flink', f.flinkVersion);
       fs.mkdirSync(dir, { recursive: true });

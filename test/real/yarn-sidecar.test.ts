@@ -5,10 +5,11 @@
  * endpoint, so every assertion is about YARN, not about the sidecar's own view.
  */
 import { strict as assert } from 'node:assert';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ResourceManagerClient } from '../../src/yarn/rm-client';
-import { repoRoot } from '../support/paths';
+import { cliMain, repoRoot } from '../support/paths';
 import { AppState, RealYarn, appState, control, realYarn, requireRealYarn, waitForApp } from '../support/real-yarn';
 import { TestSidecar, http, startTestSidecar, tempDir } from '../support/sidecar';
 
@@ -237,5 +238,52 @@ describe('real YARN: the sidecar, the RM REST API and the AMRMProxy interceptor'
     assert.equal((att.body as { appAttemptId: string }).appAttemptId, next.appAttemptId);
     await unblock(NM3);
     await waitForApp(y, 'main', `${NM3} off the new attempt's blacklist`, (s) => !s.schedulerBlacklist.includes(NM3));
+  });
+  it("scripts/launch-in-am.sh as YARN runs it in the AM container finds the interceptor's hand-off in $LOCAL_DIRS and enforces a block", async () => {
+    // One sidecar per application: the suite's own steps aside first.
+    await sidecar?.close();
+    sidecar = undefined;
+    const s = await appState(y, 'main');
+    const rm = new ResourceManagerClient({ addresses: y.rmWebapp });
+    const attempt = (await rm.attempts(y.applications.main)).find((a) => a.appAttemptId === s.appAttemptId);
+    assert.ok(attempt?.containerId, 'the RM names the AM container');
+    const conf = tempDir('blocklist-real-launch-');
+    fs.writeFileSync(
+      path.join(conf, 'yarn-site.xml'),
+      `<?xml version="1.0"?><configuration><property><name>yarn.resourcemanager.webapp.address</name><value>${y.rmWebapp.replace('http://', '')}</value></property></configuration>`,
+    );
+    // What YARN sets in the AM container: its id, and the application's local dirs (where the interceptor wrote).
+    const env: NodeJS.ProcessEnv = { ...process.env, CONTAINER_ID: attempt.containerId, LOCAL_DIRS: path.dirname(s.proxy!.handoffFile), HADOOP_CONF_DIR: conf, BLOCKLIST_BIN: cliMain, BLOCKLIST_CONFIG_FILE: '', BLOCKLIST_PROXY_WAIT: '5' };
+    delete env.BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_AMRM_PROXY_ADDRESS;
+    delete env.BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_AMRM_PROXY_SECRET_FILE;
+    const child = spawn(
+      'bash',
+      [path.join(repoRoot, 'scripts', 'launch-in-am.sh'), '-Drest.port=0', `-Dcluster.resource-blocklist.store.sqlite.path=${path.join(conf, 'b.db')}`, '-Dcluster.resource-blocklist.poll-interval=200 ms', '-Dcluster.resource-blocklist.max-blocked-fraction=0.7'],
+      { env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    try {
+      let out = '';
+      const url = await new Promise<string>((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`no start: ${out}`)), 15_000);
+        const on = (d: Buffer): void => {
+          out += d.toString();
+          const m = /sidecar listening on (http:\/\/[\d.:]+)/.exec(out);
+          if (m) {
+            clearTimeout(t);
+            resolve(m[1]);
+          }
+        };
+        child.stdout.on('data', on);
+        child.stderr.on('data', on);
+        child.on('exit', (c) => reject(new Error(`exited ${c}: ${out}`)));
+      });
+      assert.match(out, /launch-in-am: AMRM proxy http:\/\/127\.0\.0\.1:\d+ \(hand-off /);
+      assert.equal((await http(url, 'PUT', `/blocklist/nodes/${NM2}`, { action: 'MARK_BLOCKED', cause: 'launch-in-am' })).status, 201);
+      await waitForApp(y, 'main', `${NM2} on the blacklist through the launched sidecar`, (st) => st.schedulerBlacklist.includes(NM2));
+      assert.equal((await http(url, 'DELETE', `/blocklist/nodes/${NM2}`)).status, 200);
+      await waitForApp(y, 'main', `${NM2} off again`, (st) => !st.schedulerBlacklist.includes(NM2));
+    } finally {
+      child.kill('SIGTERM');
+    }
   });
 });

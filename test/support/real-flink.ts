@@ -12,7 +12,10 @@ import * as path from 'node:path';
 import { repoRoot } from './paths';
 
 const isCI = process.env.CI === 'true';
-const target = (): string => path.join(repoRoot, 'am-proxy', 'flink-launcher', 'target');
+/** The launcher built against each Flink line (one source, two Maven modules). */
+export const FLINK_LAUNCHERS = { '2.x': 'flink-launcher', '1.20': 'flink-launcher-1.20' } as const;
+export type FlinkLine = keyof typeof FLINK_LAUNCHERS;
+const target = (line: FlinkLine): string => path.join(repoRoot, 'am-proxy', FLINK_LAUNCHERS[line], 'target');
 
 export interface RealFlink {
   rest: string;
@@ -22,34 +25,39 @@ export interface RealFlink {
   log: string;
 }
 
-export function realFlinkUnavailableReason(): string | undefined {
+export function realFlinkUnavailableReason(line: FlinkLine): string | undefined {
   const j = spawnSync('java', ['-version'], { stdio: 'ignore' });
   if (j.error || j.status !== 0) return 'no java on PATH (scripts/ensure-java.sh installs one)';
   for (const f of ['runtime-classpath.txt', 'classes']) {
-    if (!fs.existsSync(path.join(target(), f))) return `am-proxy/flink-launcher/target/${f} is missing (npm test builds it: scripts/build-am-proxy.sh)`;
+    if (!fs.existsSync(path.join(target(line), f))) return `am-proxy/${FLINK_LAUNCHERS[line]}/target/${f} is missing (npm test builds it: scripts/build-am-proxy.sh)`;
   }
   return undefined;
 }
 
-export function requireRealFlink(ctx: Mocha.Context): void {
-  const why = realFlinkUnavailableReason();
+export function requireRealFlink(ctx: Mocha.Context, line: FlinkLine): void {
+  const why = realFlinkUnavailableReason(line);
   if (!why) return;
   if (isCI) throw new Error(`real-Flink suites cannot run in CI: ${why}`);
   console.log(`      (skipped: ${why})`);
   ctx.skip();
 }
 
-let started: Promise<RealFlink> | undefined;
+const started = new Map<FlinkLine, Promise<RealFlink>>();
 
-export function realFlink(): Promise<RealFlink> {
-  started ??= launch();
-  return started;
+/** The MiniCluster of one Flink line, started on first use and shared by every file. */
+export function realFlink(line: FlinkLine): Promise<RealFlink> {
+  let p = started.get(line);
+  if (!p) {
+    p = launch(line);
+    started.set(line, p);
+  }
+  return p;
 }
 
-function launch(): Promise<RealFlink> {
+function launch(line: FlinkLine): Promise<RealFlink> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-real-flink-'));
   const log = path.join(dir, 'launcher.log');
-  const t = target();
+  const t = target(line);
   const cp = [path.join(t, 'classes'), fs.readFileSync(path.join(t, 'runtime-classpath.txt'), 'utf8').trim()].join(path.delimiter);
   const proc = spawn(
     'java',

@@ -12,6 +12,7 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.PipelineOptions;
 import org.apache.flink.configuration.RestOptions;
 import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.runtime.jobgraph.JobGraph;
 import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -73,7 +74,8 @@ public final class FlinkLauncher {
     System.exit(0);
   }
 
-  private static StreamGraph job(String name, Set<Integer> failingSubtasks, int failingAttempts) {
+  /** A JobGraph (not a StreamGraph): MiniCluster#submitJob takes one in Flink 1.20 and 2.x alike. */
+  private static JobGraph job(String name, Set<Integer> failingSubtasks, int failingAttempts) {
     Configuration jobConf = new Configuration();
     jobConf.set(PipelineOptions.NAME, name);
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(jobConf);
@@ -82,8 +84,7 @@ public final class FlinkLauncher {
         .map(new Failer(name, failingSubtasks, failingAttempts)).name(name + "-failer")
         .sinkTo(new DiscardingSink<>());
     StreamGraph g = env.getStreamGraph();
-    g.setJobId(new JobID());
-    return g;
+    return g.getJobGraph(FlinkLauncher.class.getClassLoader(), new JobID());
   }
 
   /** Throws in chosen subtasks for their first attempts; slow on purpose so 3 jobs' tasks stay cheap on 2 cores. */
