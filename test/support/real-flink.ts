@@ -62,7 +62,7 @@ function launch(line: FlinkLine): Promise<RealFlink> {
   const proc = spawn(
     'java',
     ['-Xmx512m', '-XX:TieredStopAtLevel=1', `-Djava.io.tmpdir=${dir}`, '-cp', cp, 'io.github.flinkyarnblocklist.flink.FlinkLauncher'],
-    { stdio: ['pipe', 'pipe', fs.openSync(log, 'a')] },
+    { stdio: ['pipe', 'pipe', fs.openSync(log, 'a')], cwd: dir },
   );
   process.once('exit', () => {
     proc.stdin?.end();

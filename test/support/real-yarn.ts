@@ -84,8 +84,9 @@ function launch(): Promise<RealYarn> {
   fs.mkdirSync(work);
   child = spawn(
     'java',
-    ['-Xmx768m', '-XX:TieredStopAtLevel=1', `-Djdk.net.hosts.file=${hosts}`, '-cp', cp, 'io.github.flinkyarnblocklist.launcher.YarnLauncher', work, hosts, '3'],
-    { stdio: ['pipe', 'pipe', logFd] },
+    // test.build.data: MiniYARNCluster's own work dir (default target/test/data under the cwd).
+    ['-Xmx768m', '-XX:TieredStopAtLevel=1', `-Djdk.net.hosts.file=${hosts}`, `-Dtest.build.data=${path.join(workDir, 'test-data')}`, '-cp', cp, 'io.github.flinkyarnblocklist.launcher.YarnLauncher', work, hosts, '3'],
+    { stdio: ['pipe', 'pipe', logFd], cwd: workDir },
   );
   const proc = child;
   process.once('exit', () => {
