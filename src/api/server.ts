@@ -33,7 +33,7 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
   else installLoopbackHostGuard(app, deps.logger);
   if (deps.rateLimit) installMutationRateLimit(app, deps.rateLimit, deps.logger);
   blocklistRoutes(app, deps);
-  consoleRoutes(app, { auth: deps.auth !== undefined });
+  if (deps.console !== false) consoleRoutes(app, { auth: deps.auth !== undefined });
 
   // ?nodes=true adds the cluster's nodes (the console's picture); `now` is the sidecar's clock.
   const statusQuery = { type: 'object', properties: { nodes: { type: 'string', enum: ['true', 'false', ''] } } } as const;
