@@ -6,6 +6,8 @@
  *  - Peak RSS (the kernel's high-water mark, VmHWM, no forced GC) of a sidecar that starts empty,
  *    takes a bulk load of `items` items through POST /blocklist and then serves `memListings`
  *    concurrent full listings. Goal ≤ 250 MB.
+ *  - GET /blocklist of `ratioItems` items (p50) against a bare JSON.stringify of the same body in
+ *    the same run. Goal ≤ 1.5×.
  * The fault test test/faults/big-reads.test.ts drives the same code with bounded sizes.
  */
 import { ChildProcess, spawn } from 'node:child_process';
@@ -14,7 +16,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SqliteStore } from '../src/store/sqlite-store';
 import { nodeItem, outsideHost } from './lib/items';
-import { now, percentile, sleep } from './lib/stats';
+import { now, percentile, sleep, timeEach, until } from './lib/stats';
+import { startRemoteBenchCluster } from './lib/harness';
+import { startSimChild } from './lib/sim-child';
+import { benchDir } from './lib/limits';
+import { Row, SectionResult, emptyResult } from './lib/report';
 
 export interface SidecarProcess {
   url: string;
@@ -51,7 +57,9 @@ export function spawnSidecarProcess(file: string, simUrl: string, define: Record
     'log.level': 'error',
     ...define,
   };
-  const child = spawn(process.execPath, [...(process.env.BLOCKLIST_BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BLOCKLIST_BENCH_PROF}`] : []), cliMain, 'sidecar', ...Object.entries(defs).map(([k, v]) => `-D${k}=${v}`)], {
+  // BLOCKLIST_BENCH_NODE_ARGS: node flags for the sidecar process when profiling (e.g. --cpu-prof, --trace-gc).
+  const nodeArgs = (process.env.BLOCKLIST_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, cliMain, 'sidecar', ...Object.entries(defs).map(([k, v]) => `-D${k}=${v}`)], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, BLOCKLIST_CONFIG_FILE: '', CONTAINER_ID: '' },
   });
@@ -85,6 +93,11 @@ export function spawnSidecarProcess(file: string, simUrl: string, define: Record
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
+    const log = process.env.BLOCKLIST_BENCH_CHILD_LOG;
+    if (log) {
+      child.stdout?.on('data', (d: Buffer) => fs.appendFileSync(log, d));
+      child.stderr?.on('data', (d: Buffer) => fs.appendFileSync(log, d));
+    }
     child.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`sidecar exited with ${code}: ${out.slice(-500)}`));
@@ -223,4 +236,124 @@ export async function bulkLoadMemory(dir: string, simUrl: string, items: number,
   } finally {
     await p.stop();
   }
+}
+
+export interface ListingSizes {
+  /** Items behind the listings while /healthz is timed, and of the bulk load. */
+  items: number;
+  /** Concurrent full listings while /healthz and /metrics are timed. */
+  listings: number;
+  /** Concurrent full listings after the bulk load (memory figure). */
+  memListings: number;
+  /** Items and requests of the GET vs JSON.stringify ratio. */
+  ratioItems: number;
+  ratioRequests: number;
+}
+
+const LISTING = 'listing';
+const MiB = 1024 * 1024;
+
+/** GET /blocklist of `items` items (p50) against JSON.stringify of the same body (p50), same run. */
+async function listingRatio(items: number, requests: number): Promise<Row> {
+  const c = await startRemoteBenchCluster({ sim: { nodes: 50, containers: 100 } });
+  try {
+    await until(() => c.sidecar.sync.synced(), 10_000, 'the first sync');
+    const t = Date.now();
+    await c.sidecar.store.addMany(Array.from({ length: items }, (_, i) => ({ item: nodeItem(outsideHost(i, 'l'), t), allowMerge: false })));
+    c.sidecar.sync.kick('bench import');
+    await until(() => c.sidecar.sync.status().blacklist.actual.length >= items, 60_000, 'the engine to push the imported items', 20);
+    const get = async (): Promise<string> => {
+      const res = await fetch(`${c.sidecar.url}/blocklist`);
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`GET /blocklist: ${res.status} ${text.slice(0, 200)}`);
+      return text;
+    };
+    const body = await get();
+    const parsed: unknown = JSON.parse(body);
+    const n = Object.keys(parsed as Record<string, unknown>).length;
+    if (n !== items) throw new Error(`GET /blocklist returned ${n} items, expected ${items}`);
+    await get();
+    const getTimes = await timeEach(requests, get);
+    for (let i = 0; i < 3; i++) JSON.stringify(parsed);
+    const serialise = await timeEach(Math.max(requests, 10), () => JSON.stringify(parsed));
+    const g = percentile(getTimes, 50);
+    const ser = percentile(serialise, 50);
+    return {
+      section: LISTING,
+      figure: `GET /blocklist, ${items.toLocaleString('en')} items (${(body.length / 1e6).toFixed(1)} MB), p50 of ${requests}`,
+      value: g,
+      unit: 'ms',
+      limit: ser,
+      limitUnit: 'ms',
+      limitWhat: 'JSON.stringify of the same body',
+      ratio: g / ser,
+      goal: '≤ 1.5×',
+      met: g / ser <= 1.5,
+    };
+  } finally {
+    await c.close();
+  }
+}
+
+export async function benchListing(s: ListingSizes): Promise<SectionResult> {
+  const out = emptyResult();
+  out.rows.push(await listingRatio(s.ratioItems, s.ratioRequests));
+  const sim = await startSimChild({ nodes: 50, containers: 100 });
+  try {
+    // /healthz and /metrics while `listings` full listings of `items` items run.
+    const dir = benchDir('listing');
+    try {
+      const file = path.join(dir, 'listing.db');
+      await fillStore(file, s.items, 'hz');
+      const p = await spawnSidecarProcess(file, sim.url);
+      try {
+        const warm = await fetch(`${p.url}/blocklist`);
+        await warm.arrayBuffer();
+        const r = await listingLoad(p.url, { listings: s.listings, timeoutMs: 300_000 });
+        const bad = r.listings.filter((l) => l.status !== 200).length;
+        for (const [what, xs] of [
+          ['/healthz', r.healthzMs],
+          ['/metrics', r.metricsMs],
+        ] as const) {
+          const v = p99(xs);
+          out.rows.push({
+            section: LISTING,
+            figure: `${what} p99 while ${s.listings} full GET /blocklist of ${s.items.toLocaleString('en')} items run (n=${xs.length})`,
+            value: v,
+            unit: 'ms',
+            limit: 100,
+            limitUnit: 'ms',
+            limitWhat: 'the 100 ms goal',
+            ratio: v / 100,
+            goal: '≤ 100 ms (≤ 1×)',
+            met: v <= 100,
+            ...(bad ? { note: `${bad} listings not 200` } : {}),
+          });
+        }
+        out.notes.push(`Listing load: ${s.listings} listings of ${(r.listings[0]?.bytes ?? 0) / 1e6} MB each, slowest ${Math.max(...r.listings.map((l) => l.ms)).toFixed(0)} ms; clients in a worker thread, probes (/healthz, /metrics alternately, one at a time every 10 ms) on the main thread; sidecar in its own process.`);
+      } finally {
+        await p.stop();
+      }
+      // Peak RSS of real use: bulk load through the API, then concurrent listings.
+      const m = await bulkLoadMemory(dir, sim.url, s.items, s.memListings);
+      out.rows.push({
+        section: LISTING,
+        figure: `peak RSS: bulk load of ${s.items.toLocaleString('en')} items (POST /blocklist × ${Math.ceil(s.items / 1000)}) then ${s.memListings} concurrent full listings (after the load: ${(m.peakAfterLoad / MiB).toFixed(0)} MB; at the end ${(m.rssEnd / MiB).toFixed(0)} MB)`,
+        value: m.peak / MiB,
+        unit: 'MB',
+        limit: 250,
+        limitUnit: 'MB',
+        limitWhat: 'the 250 MB budget',
+        ratio: m.peak / MiB / 250,
+        goal: '≤ 250 MB (≤ 1×)',
+        met: m.peak / MiB <= 250,
+      });
+      out.notes.push(`Peak RSS is the kernel's high-water mark of the sidecar process (VmHWM in /proc/<pid>/status); no GC is forced. Bulk load took ${(m.loadMs / 1000).toFixed(1)} s.`);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  } finally {
+    await sim.close();
+  }
+  return out;
 }

@@ -18,9 +18,17 @@ import { Row, SectionResult, emptyResult } from './lib/report';
 import { RmTap } from './lib/rm-tap';
 import { startSimChild } from './lib/sim-child';
 import { sleep } from './lib/stats';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { ResourceManagerClient } from '../src/yarn/rm-client';
+import { parseNodes } from '../src/yarn/rm-json';
+import { stopParsingWorker } from '../src/yarn/off-thread';
+import { ZkCluster, zookeeperUnavailableReason } from '../test/support/zookeeper';
+import { Sidecar } from '../src/sidecar/sidecar';
 
 export interface RmFootprintSizes {
   nodeCounts: number[];
+  /** Sidecars sharing one ZooKeeper store (each a job), measured idle at the largest node count. */
+  sidecarCounts: number[];
   containers: number;
   /** Counting window per scenario. */
   windowMs: number;
@@ -71,8 +79,146 @@ async function measure(s: Scenario, sizes: RmFootprintSizes): Promise<{ rps: num
   }
 }
 
+/**
+ * The event loop while the sidecar reads a big node list: the worst delay the loop saw (the
+ * monitor's max, 1 ms resolution) during `reads` reads through the RM client, against the time the
+ * same body takes to parse inline (JSON.parse + validation), which is how long the loop would be
+ * held in one piece without the worker.
+ */
+export async function measureLoopDelay(nodes: number, reads: number): Promise<{ maxMs: number; p99Ms: number; inlineMs: number; bytes: number }> {
+  const sim = await startSimChild({ nodes, containers: 10, tickMs: 0 });
+  try {
+    const text = await (await fetch(`${sim.url}/ws/v1/cluster/nodes`)).text();
+    const inline: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const t0 = performance.now();
+      parseNodes(JSON.parse(text));
+      inline.push(performance.now() - t0);
+      await sleep(20);
+    }
+    inline.sort((a, b) => a - b);
+    const rm = new ResourceManagerClient({ addresses: sim.url });
+    await rm.nodes(); // starts the worker; its start-up is paid once per process
+    const h = monitorEventLoopDelay({ resolution: 1 });
+    h.enable();
+    for (let i = 0; i < reads; i++) {
+      const got = await rm.nodes();
+      if (got.length !== nodes) throw new Error(`read ${got.length} nodes, expected ${nodes}`);
+    }
+    h.disable();
+    return { maxMs: h.max / 1e6, p99Ms: h.percentile(99) / 1e6, inlineMs: inline[1], bytes: text.length };
+  } finally {
+    await stopParsingWorker();
+    await sim.close();
+  }
+}
+
+/**
+ * n idle sidecars (n jobs) on one ZooKeeper store, all reading the RM through the tap: what the RM
+ * pays for the whole group. With yarn.cluster-state.shared one of them reads the cluster state and
+ * the others take it from ZooKeeper.
+ */
+async function measureMany(n: number, nodes: number, sizes: RmFootprintSizes, zk: ZkCluster): Promise<{ rps: number; bps: number; detail: string }> {
+  const sim = await startSimChild({ nodes, containers: sizes.containers, tickMs: 500 });
+  const tap = new RmTap(sim.url);
+  await tap.start();
+  const dir = benchDir('rm-footprint-many');
+  const root = `/bench-many-${process.pid}-${n}-${Date.now()}`;
+  const sidecars: Sidecar[] = [];
+  try {
+    for (let i = 0; i < n; i++) {
+      const config = sidecarConfigForSimulator(sim.url, path.join(dir, `unused-${i}.db`), {
+        ...BENCH_DEFINES,
+        'cluster.resource-blocklist.store.type': 'zookeeper',
+        'cluster.resource-blocklist.store.zookeeper.quorum': zk.connectString(),
+        'cluster.resource-blocklist.store.zookeeper.root': root,
+        'yarn.resourcemanager.webapp.address': tap.url.replace(/^http:\/\//, ''),
+      });
+      sidecars.push(await startSidecar({ config, logger: silentLogger, env: {} }));
+    }
+    await sleep(sizes.warmupMs);
+    tap.reset();
+    const t0 = Date.now();
+    await sleep(sizes.windowMs);
+    const seconds = (Date.now() - t0) / 1000;
+    const total = tap.total();
+    const detail = [...tap.counts.entries()]
+      .sort((a, b) => b[1].bytes - a[1].bytes)
+      .map(([k, c]) => `${k} ${c.requests}× ${(c.bytes / 1024).toFixed(1)} KB`)
+      .join(', ');
+    return { rps: total.requests / seconds, bps: total.bytes / seconds, detail: detail || 'no RM calls' };
+  } finally {
+    for (const s of sidecars) await s.close();
+    await tap.close();
+    await sim.close();
+  }
+}
+
+async function benchMany(sizes: RmFootprintSizes, out: SectionResult): Promise<void> {
+  const nodes = Math.max(...sizes.nodeCounts);
+  const why = zookeeperUnavailableReason();
+  if (why) {
+    out.skipped.push({ section: 'rm-footprint', figure: 'N sidecars on one ZooKeeper store', reason: why });
+    return;
+  }
+  const zk = await ZkCluster.start(1);
+  try {
+    // One sidecar alone on the store (it leads) is the fixed cost of the group; each further sidecar
+    // adds the slope. Projection to 1,000 jobs: total(1) + 999 × (total(N) − total(1)) / (N − 1).
+    const one = await measureMany(1, nodes, sizes, zk);
+    for (const n of sizes.sidecarCounts) {
+      const r = await measureMany(n, nodes, sizes, zk);
+      const slope = Math.max(0, (r.bps - one.bps) / (n - 1));
+      const projected = one.bps + 999 * slope;
+      out.rows.push({
+        section: 'rm-footprint',
+        figure: `RM bytes/s, ${n} idle sidecars on one ZooKeeper store, ${nodes.toLocaleString('en')} nodes (all of them)`,
+        value: r.bps,
+        unit: 'B/s',
+        limit: GOAL_BYTES_PER_S * n,
+        limitUnit: 'B/s',
+        limitWhat: `${n} × 1 KB/s`,
+        ratio: r.bps / (GOAL_BYTES_PER_S * n),
+        goal: '≤ 1×',
+        met: r.bps <= GOAL_BYTES_PER_S * n,
+        note: `${r.rps.toFixed(2)} req/s: ${r.detail}; one sidecar alone on the store ${one.bps.toFixed(0)} B/s (${one.detail})`,
+      });
+      out.rows.push({
+        section: 'rm-footprint',
+        figure: `RM bytes/s projected to 1,000 jobs on one store (from 1 and ${n} sidecars), ${nodes.toLocaleString('en')} nodes`,
+        value: projected,
+        unit: 'B/s',
+        limit: GOAL_BYTES_PER_S * 1024,
+        limitUnit: 'B/s',
+        limitWhat: '1 MB/s',
+        ratio: projected / (GOAL_BYTES_PER_S * 1024),
+        goal: '≤ 1×',
+        met: projected <= GOAL_BYTES_PER_S * 1024,
+        note: `total(1) + 999 × (total(${n}) − total(1)) / ${n - 1}: each sidecar past the first adds ${slope.toFixed(1)} B/s`,
+      });
+    }
+  } finally {
+    await zk.stop();
+  }
+}
+
 export async function benchRmFootprint(sizes: RmFootprintSizes): Promise<SectionResult> {
   const out = emptyResult();
+  const maxNodes = Math.max(...sizes.nodeCounts);
+  const loop = await measureLoopDelay(maxNodes, 5);
+  out.rows.push({
+    section: 'rm-footprint',
+    figure: `event-loop delay, max during 5 reads of ${maxNodes.toLocaleString('en')} nodes (${(loop.bytes / 1e6).toFixed(1)} MB; parsed in a worker)`,
+    value: loop.maxMs,
+    unit: 'ms',
+    limit: loop.inlineMs,
+    limitUnit: 'ms',
+    limitWhat: 'the same body parsed inline: JSON.parse + validation, the loop held in one piece',
+    ratio: loop.maxMs / loop.inlineMs,
+    goal: '≤ 0.5×',
+    met: loop.maxMs <= 0.5 * loop.inlineMs,
+    note: `p99 of the loop's delay ${loop.p99Ms.toFixed(1)} ms (monitorEventLoopDelay, 1 ms resolution)`,
+  });
   const scenarios: Scenario[] = [
     ...sizes.nodeCounts.map((n) => ({ name: `idle, ${n.toLocaleString('en')} nodes`, nodes: n, busy: false })),
     { name: `10 blocked + 1 evacuating, ${Math.max(...sizes.nodeCounts).toLocaleString('en')} nodes`, nodes: Math.max(...sizes.nodeCounts), busy: true },
@@ -95,6 +241,7 @@ export async function benchRmFootprint(sizes: RmFootprintSizes): Promise<Section
     };
     out.rows.push(row);
   }
+  if (sizes.sidecarCounts.length) await benchMany(sizes, out);
   out.notes.push(`rm-footprint: window ${sizes.windowMs / 1000} s after a ${sizes.warmupMs / 1000} s warm-up; the simulator in its own process; counted at a proxy in front of the RM face only.`);
   return out;
 }

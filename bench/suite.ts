@@ -7,11 +7,12 @@ import { benchReconcile, ReconcileSizes } from './reconcile';
 import { benchThroughput, ThroughputSizes } from './throughput';
 import { benchEvacuation, EvacuationSizes } from './evacuation';
 import { benchMemory, MemorySizes } from './memory';
+import { benchListing, ListingSizes } from './listing';
 import { benchRmFootprint, RmFootprintSizes } from './rm-footprint';
 import { measureLimits } from './lib/limits';
 import { Row, SectionResult, Skipped } from './lib/report';
 
-export const SECTIONS = ['propagation', 'reconcile', 'throughput', 'evacuation', 'memory', 'rm-footprint'] as const;
+export const SECTIONS = ['propagation', 'reconcile', 'throughput', 'evacuation', 'memory', 'rm-footprint', 'listing'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 export interface BenchSizes {
@@ -22,6 +23,7 @@ export interface BenchSizes {
   evacuation: EvacuationSizes;
   memory: MemorySizes;
   rmFootprint: RmFootprintSizes;
+  listing: ListingSizes;
 }
 
 export function sizesFor(quick: boolean): BenchSizes {
@@ -30,20 +32,22 @@ export function sizesFor(quick: boolean): BenchSizes {
       limitSamples: 200,
       propagation: { apiBlocks: 100, pollBlocks: { 100: 20 }, zkBlocks: 0, warmup: 5 },
       reconcile: { nodes: 10_000, items: 5_000, containers: 50_000, churn: 0.01, passes: 20, warmup: 5 },
-      throughput: { concurrency: [8], durationMs: 1000, storeInserts: 300, listItems: 2_000, listRequests: 5 },
+      throughput: { concurrency: [8], durationMs: 1000, storeInserts: 300 },
       evacuation: { nodes: 20, perNode: 10, tickMs: 100, releaseBatchSize: 500 },
       memory: { items: [1_000, 10_000], soakItems: 1_000, soakSeconds: 3 },
-      rmFootprint: { nodeCounts: [1_000, 10_000], containers: 500, windowMs: 15_000, warmupMs: 3_000 },
+      rmFootprint: { nodeCounts: [1_000, 10_000], sidecarCounts: [10], containers: 500, windowMs: 15_000, warmupMs: 3_000 },
+      listing: { items: 10_000, listings: 10, memListings: 5, ratioItems: 2_000, ratioRequests: 5 },
     };
   }
   return {
     limitSamples: 1000,
     propagation: { apiBlocks: 1000, pollBlocks: { 100: 300, 1000: 50 }, zkBlocks: 500, warmup: 20 },
     reconcile: { nodes: 10_000, items: 5_000, containers: 50_000, churn: 0.01, passes: 200, warmup: 20 },
-    throughput: { concurrency: [8, 32], durationMs: 5000, storeInserts: 1000, listItems: 10_000, listRequests: 20 },
+    throughput: { concurrency: [8, 32], durationMs: 5000, storeInserts: 1000 },
     evacuation: { nodes: 100, perNode: 10, tickMs: 100, releaseBatchSize: 500 },
     memory: { items: [1_000, 10_000, 100_000], soakItems: 10_000, soakSeconds: 60 },
-    rmFootprint: { nodeCounts: [1_000, 10_000], containers: 500, windowMs: 60_000, warmupMs: 5_000 },
+    rmFootprint: { nodeCounts: [1_000, 10_000], sidecarCounts: [10, 50], containers: 500, windowMs: 60_000, warmupMs: 5_000 },
+    listing: { items: 100_000, listings: 30, memListings: 10, ratioItems: 10_000, ratioRequests: 20 },
   };
 }
 
@@ -53,10 +57,11 @@ export function tinySizes(): BenchSizes {
     limitSamples: 20,
     propagation: { apiBlocks: 5, pollBlocks: { 50: 3 }, zkBlocks: 0, warmup: 1 },
     reconcile: { nodes: 200, items: 100, containers: 500, churn: 0.04, passes: 3, warmup: 1 },
-    throughput: { concurrency: [2], durationMs: 200, storeInserts: 20, listItems: 50, listRequests: 2 },
+    throughput: { concurrency: [2], durationMs: 200, storeInserts: 20 },
     evacuation: { nodes: 3, perNode: 2, tickMs: 20, releaseBatchSize: 4 },
     memory: { items: [10, 100], soakItems: 10, soakSeconds: 1 },
-    rmFootprint: { nodeCounts: [50], containers: 10, windowMs: 500, warmupMs: 200 },
+    rmFootprint: { nodeCounts: [50], sidecarCounts: [], containers: 10, windowMs: 500, warmupMs: 200 },
+    listing: { items: 300, listings: 3, memListings: 2, ratioItems: 50, ratioRequests: 2 },
   };
 }
 
@@ -88,6 +93,9 @@ export async function runBench(sections: readonly SectionName[], sizes: BenchSiz
         break;
       case 'memory':
         r = await benchMemory(sizes.memory);
+        break;
+      case 'listing':
+        r = await benchListing(sizes.listing);
         break;
       case 'rm-footprint':
         r = await benchRmFootprint(sizes.rmFootprint);

@@ -6,8 +6,7 @@
  *    sync engine pushing every change to the simulator, audit, metrics. Limit: the store's own
  *    durable insert rate, measured alone in this run (SqliteStore.add back to back, fresh file).
  *    Goal: ≥ 0.5 of it.
- *  - GET /blocklist with 10,000 items vs serialising the same body alone (JSON.stringify of the
- *    response the API sent, so the two produce the same bytes). Goal: ≤ 3×.
+ * (GET /blocklist against JSON.stringify moved to the listing section, bench/listing.ts.)
  */
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -17,7 +16,7 @@ import { nodeItem, outsideHost } from './lib/items';
 import { benchDir, storeWrites } from './lib/limits';
 import { SqliteStore } from '../src/store/sqlite-store';
 import { Row, SectionResult, emptyResult } from './lib/report';
-import { now, percentile, timeEach, until } from './lib/stats';
+import { now, until } from './lib/stats';
 import * as fs from 'node:fs';
 
 export interface ThroughputSizes {
@@ -25,9 +24,6 @@ export interface ThroughputSizes {
   durationMs: number;
   /** Store inserts measured alone for the limit. */
   storeInserts: number;
-  /** Items behind GET /blocklist. */
-  listItems: number;
-  listRequests: number;
 }
 
 const SECTION = 'throughput';
@@ -107,47 +103,6 @@ export async function benchThroughput(s: ThroughputSizes): Promise<SectionResult
     }
   }
 
-  // GET /blocklist of listItems items.
-  const c = await startRemoteBenchCluster({ sim: { nodes: 50, containers: 100 } });
-  try {
-    await synced(c);
-    const t = Date.now();
-    const reqs = Array.from({ length: s.listItems }, (_, i) => ({ item: nodeItem(outsideHost(i, 'l'), t), allowMerge: false }));
-    await c.sidecar.store.addMany(reqs);
-    // Let the engine take the items in (as it would after any bulk import) so the list shows sync state.
-    c.sidecar.sync.kick('bench import');
-    await until(() => c.sidecar.sync.status().blacklist.actual.length >= s.listItems, 60_000, 'the engine to push the imported items', 20);
-    const get = async (): Promise<string> => {
-      const res = await fetch(`${c.sidecar.url}/blocklist`);
-      const text = await res.text();
-      if (res.status !== 200) throw new Error(`GET /blocklist: ${res.status} ${text.slice(0, 200)}`);
-      return text;
-    };
-    const body = await get();
-    const parsed: unknown = JSON.parse(body);
-    const n = Object.keys(parsed as Record<string, unknown>).length;
-    if (n !== s.listItems) throw new Error(`GET /blocklist returned ${n} items, expected ${s.listItems}`);
-    await get();
-    const getTimes = await timeEach(s.listRequests, get);
-    for (let i = 0; i < 3; i++) JSON.stringify(parsed);
-    const serialise = await timeEach(Math.max(s.listRequests, 10), () => JSON.stringify(parsed));
-    const g = percentile(getTimes, 50);
-    const ser = percentile(serialise, 50);
-    out.rows.push({
-      section: SECTION,
-      figure: `GET /blocklist, ${s.listItems.toLocaleString('en')} items (${(body.length / 1e6).toFixed(1)} MB), p50 of ${s.listRequests}`,
-      value: g,
-      unit: 'ms',
-      limit: ser,
-      limitUnit: 'ms',
-      limitWhat: 'JSON.stringify of the same body',
-      ratio: g / ser,
-      goal: '≤ 3×',
-      met: g / ser <= 3,
-    });
-  } finally {
-    await c.close();
-  }
   out.notes.push(`Throughput: ${s.durationMs / 1000} s per run, clients in a worker thread (Node fetch, keep-alive); the store's durable insert rate alone, measured for ${s.durationMs / 2000} s before and after each run: ${rates.map((r) => r.toFixed(0)).join(', ')}/s; rate limit off (rest.rate-limit.max-mutations 0).`);
   return out;
 }

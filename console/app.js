@@ -90,7 +90,9 @@ function App() {
         if (detector === null) detectorMissing.current = wantDetector ? 15 : detectorMissing.current - 1;
         if (stopped) return;
         const items = Object.values(list);
-        const offset = typeof status.now === 'number' ? status.now - Date.now() : 0;
+        // The sidecar's clock as of when the poll was sent: a time it reports is then never
+        // "in the future" on this page (an answer's latency only makes countdowns a bit short).
+        const offset = typeof status.now === 'number' ? status.now - started : 0;
         setData({ status, items, detector: detector ?? undefined, offset, error: '', fetchedAt: Date.now() });
       } catch (e) {
         if (stopped) return;

@@ -4,13 +4,18 @@
 # What YARN gives the AM container and how the sidecar uses it:
 #   CONTAINER_ID      the AM's container id; the sidecar derives the application id from it
 #   HADOOP_CONF_DIR   where yarn-site.xml lives; the RM web address(es) are read from it (HA aware)
+#   LOCAL_DIRS        the application's local directories; with the blocklist AMRMProxy interceptor
+#                     in the NodeManager (docs/amrm-proxy.md) they hold blocklist-amrm-proxy.json
+#                     ({"address", "secretFile", …}) and the secret, readable by this application only.
+#                     This script waits for that hand-off (BLOCKLIST_PROXY_WAIT seconds, default 60:
+#                     the interceptor writes it when the AM registers) and passes both to the sidecar.
 # What you give it (conf/blocklist-am.yaml, BLOCKLIST_* variables, or -Dkey=value arguments):
-#   cluster.resource-blocklist.amrm-proxy.address   the AMRM REST proxy in or beside the AM
+#   cluster.resource-blocklist.amrm-proxy.address   only when no interceptor hand-off is used
 #   cluster.resource-blocklist.store.*              SQLite on durable storage, or the shared ZooKeeper
 #
 # Usage: scripts/launch-in-am.sh [-Dkey=value …]
-# Example (Flink: yarn.application-master.env or a wrapper around the AM entry point):
-#   BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_AMRM_PROXY_ADDRESS=127.0.0.1:8049 scripts/launch-in-am.sh &
+# Example (Flink: a wrapper around the AM entry point, or yarn.application-master.env):
+#   scripts/launch-in-am.sh &
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -27,6 +32,38 @@ else
 fi
 if [ -z "${CONTAINER_ID:-}" ]; then
   echo "launch-in-am: CONTAINER_ID is not set (not in a YARN container?); the application id comes from yarn.application.id or the proxy" >&2
+fi
+
+# The interceptor's hand-off: the proxy address and the file holding this application's secret.
+find_handoff() {
+  local d
+  IFS=',' read -r -a dirs <<<"${LOCAL_DIRS:-}"
+  for d in "${dirs[@]}"; do
+    if [ -n "$d" ] && [ -f "$d/blocklist-amrm-proxy.json" ]; then
+      echo "$d/blocklist-amrm-proxy.json"
+      return 0
+    fi
+  done
+  return 1
+}
+if [ -z "${BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_AMRM_PROXY_ADDRESS:-}" ] && [ -n "${LOCAL_DIRS:-}" ]; then
+  wait_s="${BLOCKLIST_PROXY_WAIT:-60}"
+  handoff=""
+  for ((i = 0; i <= wait_s * 2; i++)); do
+    if handoff="$(find_handoff)"; then break; fi
+    handoff=""
+    sleep 0.5
+  done
+  if [ -n "$handoff" ]; then
+    # One JSON object written by the interceptor; node is here anyway (the sidecar runs on it).
+    address="$(node -e 'const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));process.stdout.write(j.address)' "$handoff")"
+    secret_file="$(node -e 'const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));process.stdout.write(j.secretFile)' "$handoff")"
+    export BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_AMRM_PROXY_ADDRESS="$address"
+    export BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_AMRM_PROXY_SECRET_FILE="$secret_file"
+    echo "launch-in-am: AMRM proxy $address (hand-off $handoff)" >&2
+  else
+    echo "launch-in-am: no blocklist-amrm-proxy.json in \$LOCAL_DIRS after ${wait_s}s (is the interceptor in the NodeManager's AMRMProxy pipeline?); set cluster.resource-blocklist.amrm-proxy.address yourself" >&2
+  fi
 fi
 
 exec node "${BLOCKLIST_BIN:-$root/bin/blocklist}" "${args[@]}" "$@"

@@ -81,6 +81,15 @@ if (mode !== 'unit') {
     const r = run('bash', [file]);
     if (r.status !== 0 && ci) finish(passed, failed + 1, `${what} could not be installed`);
   }
+  // The Java module (am-proxy/: the AMRMProxy interceptor and the real-YARN/real-Flink launchers):
+  // a JDK and Maven from Debian when missing (scripts/ensure-java.sh), then a Maven build. The real
+  // suites (test/real/) skip when it is missing; in CI that fails the run.
+  const ensureJava = path.join(root, 'scripts', 'ensure-java.sh');
+  if (fs.existsSync(ensureJava)) {
+    let ok = run('bash', [ensureJava]).status === 0;
+    if (ok) ok = run('bash', [path.join(root, 'scripts', 'build-am-proxy.sh')]).status === 0;
+    if (!ok && ci) finish(passed, failed + 1, 'the Java module could not be built: JDK, Maven or a Java unit test');
+  }
 }
 
 /** One mocha run; its counts come from the reporter through a stats file, not from its output. */

@@ -26,6 +26,8 @@ export interface ApiDeps {
   enabled: boolean;
   /** Largest request body in bytes (rest.server.max-content-length). */
   bodyLimit?: number;
+  /** Serve the web console at /ui/ (rest.console.enabled); absent = yes. */
+  console?: boolean;
   /** One expiry pass (POST /blocklist/expire); absent = the endpoint answers 404. */
   expire?: () => Promise<ExpiryOutcome>;
   /** Prometheus text for GET /metrics, when metrics are wired. */

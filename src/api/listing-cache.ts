@@ -7,7 +7,9 @@
  *
  * Here the stored part of every item (`"id":{…wire fields`, all but the closing brace) is
  * serialised once per store version, in slices that yield to the event loop, and shared by every
- * request until the version moves (concurrent requests for a new version share one build). What is
+ * request until the version moves (concurrent requests for a new version share one build). The
+ * bytes live in one Buffer per slice of 500 items (off the V8 heap: 100,000 items are ~37 MB that
+ * the garbage collector neither scans nor counts towards its heap growth). What is
  * live — the task managers on the node and the item's sync state, which change without the store
  * changing — is appended per request; those values repeat (`[]`, `{"state":"applied"}`), so their
  * JSON is memoised. A request then costs little more than writing the bytes, and a large body is
@@ -21,17 +23,29 @@ import { BlockedItem, toWire } from '../model/item';
 import { isExpired } from '../model/effective';
 import { scopeMatches } from '../model/scope';
 
-/** A full listing with more entries than this is streamed in slices; below it one string is faster. */
+/** A full listing with more entries than this is streamed in slices; below it one buffer is faster. */
 export const STREAM_ABOVE = 2_000;
-/** Entries serialised per event-loop turn (build and stream). */
+/** Entries serialised per event-loop turn (build and stream), and per stored slab. */
 const SLICE = 500;
 /** The memo of live JSON fragments is dropped when it grows past this (values are few in practice). */
 const MEMO_MAX = 4096;
+/** How long a running full listing may be joined (its live parts are as old as that). */
+export const SHARE_MS = 1000;
 
-export interface ListingEntry {
-  item: BlockedItem;
-  /** `"<id>":{<stored fields>` — the item's JSON without its closing brace. */
-  head: string;
+const OPEN = Buffer.from('{');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from('}');
+const EMPTY_MAP = Buffer.from('{}');
+
+/**
+ * The stored part of one store version: items sorted by id, and per slice of SLICE items one slab
+ * holding their heads back to back (`"<id>":{<stored fields>`, each without its closing brace),
+ * with offsets[k][j]..offsets[k][j+1] the bytes of item k*SLICE+j.
+ */
+export interface ListingEntries {
+  items: BlockedItem[];
+  slabs: Buffer[];
+  offsets: Uint32Array[];
 }
 
 /** What the route adds per item at request time. */
@@ -53,43 +67,46 @@ export interface ListingSource {
 
 const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
-async function buildEntries(items: BlockedItem[]): Promise<ListingEntry[]> {
-  const sorted = [...items].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const out: ListingEntry[] = new Array<ListingEntry>(sorted.length);
-  for (let i = 0; i < sorted.length; i++) {
-    if (i > 0 && i % SLICE === 0) await turn();
-    const item = sorted[i];
-    const wire = JSON.stringify(toWire(item));
-    out[i] = { item, head: `${JSON.stringify(item.id)}:${wire.slice(0, -1)}` };
+async function buildEntries(list: BlockedItem[]): Promise<ListingEntries> {
+  const items = [...list].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const slabs: Buffer[] = [];
+  const offsets: Uint32Array[] = [];
+  for (let start = 0; start < items.length; start += SLICE) {
+    if (start > 0) await turn();
+    const n = Math.min(SLICE, items.length - start);
+    const heads: string[] = new Array<string>(n);
+    const off = new Uint32Array(n + 1);
+    for (let j = 0; j < n; j++) {
+      const item = items[start + j];
+      const wire = JSON.stringify(toWire(item));
+      heads[j] = `${JSON.stringify(item.id)}:${wire.slice(0, -1)}`;
+      off[j + 1] = off[j] + Buffer.byteLength(heads[j]);
+    }
+    slabs.push(Buffer.from(heads.join('')));
+    offsets.push(off);
   }
-  return out;
+  return { items, slabs, offsets };
 }
+
+const headOf = (e: ListingEntries, i: number): Buffer => {
+  const k = Math.floor(i / SLICE);
+  const j = i - k * SLICE;
+  const off = e.offsets[k];
+  return e.slabs[k].subarray(off[j], off[j + 1]);
+};
 
 /** The stored part of the listing, per store version. */
 export class ListingCache {
-  private current: { version: string; entries: ListingEntry[] } | undefined;
-  private building: { version: string; promise: Promise<ListingEntry[]> } | undefined;
-  private readonly memo = new Map<string, string>();
+  private current: { version: string; entries: ListingEntries } | undefined;
+  private building: { version: string; promise: Promise<ListingEntries> } | undefined;
+  private readonly memo = new Map<string, Buffer>();
   /** The unfiltered full listing being sent right now, whose slices later requests may share. */
   private shared: SharedListing | undefined;
 
   constructor(private readonly store: ListingSource) {}
 
-  /**
-   * A full unfiltered listing joins one that started less than SHARE_MS ago on the same entries
-   * and is still being sent: its slices are built once and written to every socket. The price is
-   * that the live parts (sync state, task managers) of a joiner are up to SHARE_MS old.
-   */
-  share(entries: ListingEntry[], now: number): SharedListing {
-    const s = this.shared;
-    if (s && s.entries === entries && s.readers > 0 && now >= s.now && now - s.now <= SHARE_MS) return s;
-    const fresh: SharedListing = { entries, now, readers: 0, slices: [], done: () => this.shared === fresh && (this.shared = undefined) };
-    this.shared = fresh;
-    return fresh;
-  }
-
   /** The entries of the store's current version, sorted by id (built once per version). */
-  async entries(): Promise<ListingEntry[]> {
+  async entries(): Promise<ListingEntries> {
     // The version is read before the list: a write in between makes the cache newer than its tag,
     // so the next request rebuilds — never older than its tag.
     const version = await this.store.version();
@@ -107,168 +124,159 @@ export class ListingCache {
     }
   }
 
-  /** `,"taskManagers":[…],"sync":{…}}` — the live tail of one item's JSON. */
-  tail(live: LiveParts): string {
-    const tms = live.taskManagers.length === 0 ? '[]' : JSON.stringify(live.taskManagers);
-    if (!live.sync) return `,"taskManagers":${tms}}`;
-    return `,"taskManagers":${tms},"sync":${this.json(live.sync)}}`;
-  }
-
-  /** JSON of a small value that repeats across items (a sync state), memoised by its shape. */
-  private json(v: object): string {
-    const s = v as { state?: unknown; detail?: unknown; evacuation?: unknown };
-    // Evacuation states carry a countdown: always fresh.
-    if (s.evacuation !== undefined || Object.keys(v).length > 2) return JSON.stringify(v);
-    const key = `${String(s.state)}\u0000${s.detail === undefined ? '\u0001' : String(s.detail)}`;
+  /** `,"taskManagers":[…],"sync":{…}}` — the live tail of one item's JSON, as bytes. */
+  tail(live: LiveParts): Buffer {
+    const s = live.sync as { state?: unknown; detail?: unknown; evacuation?: unknown } | undefined;
+    // The common tails repeat (no task managers, a plain state): memoised by their content.
+    // Evacuation states carry a countdown and task managers are per node: always fresh.
+    if (live.taskManagers.length > 0 || (s && (s.evacuation !== undefined || Object.keys(s).length > 2))) {
+      return Buffer.from(s ? `,"taskManagers":${JSON.stringify(live.taskManagers)},"sync":${JSON.stringify(s)}}` : `,"taskManagers":${JSON.stringify(live.taskManagers)}}`);
+    }
+    const key = s ? `${String(s.state)}\u0000${s.detail === undefined ? '\u0001' : String(s.detail)}` : '\u0002';
     let out = this.memo.get(key);
     if (out === undefined) {
-      out = JSON.stringify(v);
+      out = Buffer.from(s ? `,"taskManagers":[],"sync":${JSON.stringify(s)}}` : `,"taskManagers":[]}`);
       if (this.memo.size >= MEMO_MAX) this.memo.clear();
       this.memo.set(key, out);
     }
     return out;
   }
+
+  /**
+   * A full unfiltered listing joins one that started less than SHARE_MS ago on the same entries
+   * and is still being sent: its slices are built once and written to every socket. The price is
+   * that the live parts (sync state, task managers) of a joiner are up to SHARE_MS old.
+   */
+  share(entries: ListingEntries, now: number): SharedListing {
+    const s = this.shared;
+    if (s && s.entries === entries && s.readers.size > 0 && now >= s.now && now - s.now <= SHARE_MS) return s;
+    const fresh: SharedListing = { entries, now, readers: new Set(), slices: [], done: () => this.shared === fresh && (this.shared = undefined) };
+    this.shared = fresh;
+    return fresh;
+  }
 }
 
-/** How long a running full listing may be joined (its live parts are as old as that). */
-export const SHARE_MS = 1000;
+interface Reader {
+  /** The next slice this reader will send. */
+  at: number;
+}
 
 interface SharedListing {
-  entries: ListingEntry[];
+  entries: ListingEntries;
   /** The clock when it started: expiry and live parts are as of then. */
   now: number;
-  readers: number;
-  /** Built slices (Buffers: encoded once, written to every reader); index = slice number. */
-  slices: Buffer[];
+  readers: Set<Reader>;
+  /** Built slices (encoded once, written to every reader); dropped once every reader is past them. */
+  slices: (Buffer | undefined)[];
   /** Forget it once nobody reads it (it holds the body). */
   done: () => unknown;
 }
 
-/** Does the entry count for this request (not expired, matches the filter)? */
-function keep(e: ListingEntry, now: number, f: ListingFilter): boolean {
-  const item = e.item;
+/** Does item i count for this request (not expired, matches the filter)? */
+function keep(item: BlockedItem, now: number, f: ListingFilter): boolean {
   return !isExpired(item, now) && (!f.kind || item.kind === f.kind) && (!f.scope || scopeMatches(item.scope, f.scope)) && (!f.action || item.action === f.action);
 }
 
-/** First index whose id is > after (entries are sorted by id). */
-function startAfter(entries: ListingEntry[], after: string | undefined): number {
+/** First index whose id is > after (items are sorted by id). */
+function startAfter(items: BlockedItem[], after: string | undefined): number {
   if (after === undefined) return 0;
   let lo = 0;
-  let hi = entries.length;
+  let hi = items.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (entries[mid].item.id <= after) lo = mid + 1;
+    if (items[mid].id <= after) lo = mid + 1;
     else hi = mid;
   }
   return lo;
 }
 
 export interface ListingPage {
-  body: string;
+  body: Buffer;
   count: number;
   /** The id to pass as `after` for the next page; absent on the last page. */
   next?: string;
 }
 
-/** One page: at most `limit` entries with id > after, as one JSON map, and the next cursor. */
-export function listingPage(cache: ListingCache, entries: ListingEntry[], o: { now: number; filter: ListingFilter; after?: string; limit: number; live: (item: BlockedItem) => LiveParts }): ListingPage {
-  const parts: string[] = [];
-  let i = startAfter(entries, o.after);
+type Live = (item: BlockedItem) => LiveParts;
+
+/** The JSON members of items [from, to) that count, comma separated (no braces). */
+function members(cache: ListingCache, e: ListingEntries, from: number, to: number, now: number, filter: ListingFilter, live: Live, max = Number.MAX_SAFE_INTEGER): { parts: Buffer[]; count: number; next: number; last?: string } {
+  const parts: Buffer[] = [];
+  let count = 0;
+  let i = from;
   let last: string | undefined;
-  for (; i < entries.length && parts.length < o.limit; i++) {
-    const e = entries[i];
-    if (!keep(e, o.now, o.filter)) continue;
-    parts.push(e.head + cache.tail(o.live(e.item)));
-    last = e.item.id;
+  for (; i < to && count < max; i++) {
+    const item = e.items[i];
+    if (!keep(item, now, filter)) continue;
+    if (count > 0) parts.push(COMMA);
+    parts.push(headOf(e, i), cache.tail(live(item)));
+    count++;
+    last = item.id;
   }
+  return { parts, count, next: i, ...(last !== undefined ? { last } : {}) };
+}
+
+/** One page: at most `limit` items with id > after, as one JSON map, and the next cursor. */
+export function listingPage(cache: ListingCache, e: ListingEntries, o: { now: number; filter: ListingFilter; after?: string; limit: number; live: Live }): ListingPage {
+  const m = members(cache, e, startAfter(e.items, o.after), e.items.length, o.now, o.filter, o.live, o.limit);
   let more = false;
-  for (; i < entries.length; i++) {
-    if (keep(entries[i], o.now, o.filter)) {
+  for (let i = m.next; i < e.items.length; i++) {
+    if (keep(e.items[i], o.now, o.filter)) {
       more = true;
       break;
     }
   }
-  return { body: `{${parts.join(',')}}`, count: parts.length, ...(more && last !== undefined ? { next: last } : {}) };
+  return { body: Buffer.concat([OPEN, ...m.parts, CLOSE]), count: m.count, ...(more && m.last !== undefined ? { next: m.last } : {}) };
 }
 
 /**
- * The whole listing: one string when small, else a stream producing SLICE entries per event-loop
+ * The whole listing: one buffer when small, else a stream producing one slice per event-loop
  * turn, only when the consumer (the socket) asks for more.
  */
-export function fullListing(cache: ListingCache, entries: ListingEntry[], o: { now: number; filter: ListingFilter; live: (item: BlockedItem) => LiveParts }): string | Readable {
-  if (entries.length <= STREAM_ABOVE) {
-    return listingPage(cache, entries, { ...o, limit: Number.MAX_SAFE_INTEGER }).body;
-  }
-  if (!o.filter.kind && !o.filter.scope && !o.filter.action) return sharedStream(cache, cache.share(entries, o.now), o.live);
-  let i = 0;
-  let first = true;
-  let scheduled = false;
-  const produce = (): void => {
-    scheduled = false;
-    if (stream.destroyed) return;
-    const parts: string[] = [];
-    // Bounded per turn also when a filter skips most entries.
-    for (let scanned = 0; i < entries.length && parts.length < SLICE && scanned < SLICE * 8; i++, scanned++) {
-      const e = entries[i];
-      if (keep(e, o.now, o.filter)) parts.push(e.head + cache.tail(o.live(e.item)));
-    }
-    const done = i >= entries.length;
-    let chunk = '';
-    if (parts.length) {
-      chunk = (first ? '{' : ',') + parts.join(',');
-      first = false;
-    }
-    if (done) chunk += first ? '{}' : '}';
-    if (chunk) stream.push(chunk);
-    if (done) stream.push(null);
-    else if (!chunk) {
-      scheduled = true;
-      setImmediate(produce);
-    }
+export function fullListing(cache: ListingCache, e: ListingEntries, o: { now: number; filter: ListingFilter; live: Live }): Buffer | Readable {
+  if (e.items.length <= STREAM_ABOVE) return listingPage(cache, e, { ...o, limit: Number.MAX_SAFE_INTEGER }).body;
+  const shared = !o.filter.kind && !o.filter.scope && !o.filter.action ? cache.share(e, o.now) : undefined;
+  const count = Math.ceil(e.items.length / SLICE);
+  const build = (k: number): Buffer => {
+    const m = members(cache, e, k * SLICE, Math.min(e.items.length, (k + 1) * SLICE), shared ? shared.now : o.now, o.filter, o.live);
+    return m.count ? Buffer.concat(m.parts) : EMPTY_MAP.subarray(0, 0);
   };
-  const stream = new Readable({
-    read() {
-      if (scheduled) return;
-      scheduled = true;
-      setImmediate(produce);
-    },
-  });
-  return stream;
-}
-
-/** One reader of a shared listing: slice k is built by whichever reader needs it first. */
-function sharedStream(cache: ListingCache, s: SharedListing, live: (item: BlockedItem) => LiveParts): Readable {
-  const entries = s.entries;
-  const count = Math.ceil(entries.length / SLICE);
-  let k = 0;
-  let scheduled = false;
+  const reader: Reader = { at: 0 };
+  shared?.readers.add(reader);
   let released = false;
-  s.readers++;
   const release = (): void => {
-    if (released) return;
+    if (released || !shared) return;
     released = true;
-    if (--s.readers === 0) s.done();
+    shared.readers.delete(reader);
+    if (shared.readers.size === 0) shared.done();
   };
-  const build = (n: number): Buffer => {
-    const parts: string[] = [];
-    for (let i = n * SLICE; i < Math.min(entries.length, (n + 1) * SLICE); i++) {
-      const e = entries[i];
-      if (keep(e, s.now, {})) parts.push(e.head + cache.tail(live(e.item)));
+  /** Slice k for this reader: shared ones are built by whoever comes first and dropped behind the last reader. */
+  const slice = (k: number): Buffer => {
+    if (!shared) return build(k);
+    let b = shared.slices[k];
+    if (b === undefined) shared.slices[k] = b = build(k);
+    reader.at = k + 1;
+    // Once nobody can join any more, a slice every reader has passed is not needed again.
+    if (performance.now() - openedAt > SHARE_MS) {
+      let min = Infinity;
+      for (const r of shared.readers) min = Math.min(min, r.at);
+      for (let j = dropped; j < min; j++) shared.slices[j] = undefined;
+      dropped = Math.max(dropped, min);
     }
-    return Buffer.from(parts.join(','));
+    return b;
   };
-  const OPEN = Buffer.from('{');
-  const COMMA = Buffer.from(',');
+  const openedAt = performance.now();
+  let dropped = 0;
+  let k = 0;
   let wroteAny = false;
+  let scheduled = false;
   const produce = (): void => {
     scheduled = false;
     if (stream.destroyed) return;
     // One slice per event-loop turn; a slice another reader built is written as is (no copy).
     let pushed = false;
-    while (k < count && !pushed) {
-      let b = s.slices[k];
-      if (b === undefined) s.slices[k] = b = build(k);
-      k++;
+    for (let scanned = 0; k < count && !pushed && scanned < 8; scanned++) {
+      const b = slice(k++);
       if (b.length > 0) {
         stream.push(wroteAny ? COMMA : OPEN);
         stream.push(b);
@@ -277,7 +285,7 @@ function sharedStream(cache: ListingCache, s: SharedListing, live: (item: Blocke
       }
     }
     if (k >= count) {
-      stream.push(wroteAny ? '}' : '{}');
+      stream.push(wroteAny ? CLOSE : EMPTY_MAP);
       release();
       stream.push(null);
     } else if (!pushed) {

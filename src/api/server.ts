@@ -54,6 +54,6 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
 
   await app.register(blocklistRoutes, { service: blocklistService(deps), listing: new ListingCache(deps.store), maxConcurrentListings: deps.maxConcurrentListings ?? 32 });
   await app.register(opsRoutes, deps);
-  await app.register(async (child) => consoleRoutes(child, { auth: deps.auth !== undefined }));
+  if (deps.console !== false) await app.register(async (child) => consoleRoutes(child, { auth: deps.auth !== undefined }));
   return app;
 }

@@ -8,7 +8,9 @@
  *  - READY / evacuated: exit 0;
  *  - TIMEOUT with a timeout > 0: the deadline passed with containers still there, so the sidecar
  *    releases them by force: exit 6 (what Hadoop's client-side tracking calls "not completed in
- *    time"). With timeout 0 the release *is* the plan, so it follows on to READY;
+ *    time"). Judged from the state, not from catching the phase: READY with containers released
+ *    under a timeout > 0 is the same outcome. With timeout 0 the release *is* the plan, so it
+ *    follows on to READY and exits 0;
  *  - --wait-timeout ran out: exit 6, the evacuation carries on in the sidecar;
  *  - the item disappeared (unblocked or expired): exit 4.
  */
@@ -83,6 +85,14 @@ export async function followEvacuation(client: BlocklistClient, id: string, o: F
       show(`${id}  ${p.dim('waiting for the sidecar to report on it')} ${elapsed}`, 'nosync');
     } else if (sync.state === 'disabled' || sync.state === 'not-applicable') {
       return finish({ code: EXIT.ERROR, message: `${id} will not be evacuated: sync state ${sync.state}${sync.detail ? ` (${sync.detail})` : ''}` });
+    } else if ((sync.state === 'evacuated' || ev?.phase === 'READY') && ev && ev.released.length > 0 && ev.timeoutSeconds !== 0) {
+      // Empty, but because the deadline forced the containers out: the TIMEOUT outcome, shown as such
+      // even when no poll caught that phase (it can last less than one poll interval).
+      show(`${id}  ${evacuationLine({ ...ev, phase: 'TIMEOUT' }, t, p)} ${elapsed}`, 'timeout');
+      return finish({
+        code: EXIT.WAIT_TIMEOUT,
+        message: `${id}: the evacuation deadline passed with ${ev.released.length} container(s) still there; the sidecar released them`,
+      });
     } else if (sync.state === 'evacuated' || ev?.phase === 'READY') {
       const rel = ev?.released.length ? `; ${ev.released.length} container(s) were released at the deadline` : '';
       show(`${id}  ${evacuationLine(ev ?? { itemId: id, node: id, phase: 'READY', since: t, timeoutSeconds: 0, remainingSeconds: 0, containers: [], released: [] }, t, p)} ${elapsed}`, 'ready');

@@ -89,6 +89,7 @@ export const KEYS = {
   'yarn.resourcemanager.webapp.address': str('', 'RM web address(es), host:port, comma separated for RM HA (a standby is skipped or its 307 followed).'),
   'yarn.resourcemanager.webapp.user': str('', "User for the RM's simple auth (?user.name=); empty = none."),
   'cluster.resource-blocklist.amrm-proxy.address': str('', 'Address host:port (or URL) of the AMRM REST proxy in or beside the AM.'),
+  'cluster.resource-blocklist.amrm-proxy.secret-file': str('', "File holding the proxy's per-application secret, sent as 'Authorization: Bearer' (the AMRMProxy interceptor writes it into the AM's $LOCAL_DIRS; scripts/launch-in-am.sh finds it). Empty: no header (the simulator needs none)."),
   'yarn.application.id': str('', 'The Flink application. Empty: from CONTAINER_ID, else from the proxy (GET /amrm/v1/attempt).'),
   'cluster.resource-blocklist.yarn.request-timeout': duration('10 s', 'Timeout of every RM and proxy call.', { min: 1 }),
   // --- sync engine (fixed names first) ---
@@ -106,6 +107,8 @@ export const KEYS = {
   'cluster.resource-blocklist.evacuation.status-log-interval': duration('20 s', 'Interval of the status log line per evacuating node (YARN logs its decommissioning watcher every 20 s).', { min: 100 }),
   'cluster.resource-blocklist.evacuation.release-batch-size': int(500, 1, 100000, 'Most containers released in one proxy call.'),
   'cluster.resource-blocklist.yarn.refresh-interval': duration('10 s', "How stale the RM's node list (for the safety cap) and the app's container list (for taskManagers) may get when nothing else triggers a pass; evacuating nodes are re-read every poll-interval.", { min: 100 }),
+  'cluster.resource-blocklist.yarn.nodes.refresh-interval': duration('10 min', "How often the RM's node list (megabytes at 10,000 nodes) is re-read while node items are in force; a blocked host missing from the last list is looked up at once, and the safety cap's denominator comes from /ws/v1/cluster/metrics (about 1 KB) every yarn.refresh-interval.", { min: 1000 }),
+  'cluster.resource-blocklist.yarn.cluster-state.shared': bool(true, "With the ZooKeeper store: one sidecar per store, elected on the ensemble, reads the RM's node counts and node list and shares them through ZooKeeper; the others read them there, and read the RM themselves when that reading is older than two intervals (the elected sidecar gone, ZooKeeper unreachable)."),
   'cluster.resource-blocklist.full-resync-interval': duration('5 min', "How often the proxy's blacklist and the RM's view are re-read in full, even when nothing seems changed.", { min: 1000 }),
   'cluster.resource-blocklist.retry.initial-backoff': duration('200 ms', 'First retry delay after a failed push (doubles each time).', { min: 1 }),
   'cluster.resource-blocklist.retry.max-backoff': duration('30 s', 'Cap of the retry delay.', { min: 1 }),
@@ -119,7 +122,9 @@ export const KEYS = {
   'rest.ssl.key-file': str('', 'PEM private key of the REST API\'s certificate; with rest.ssl.cert-file the API serves HTTPS. Empty = plain HTTP.'),
   'rest.ssl.cert-file': str('', 'PEM certificate (chain) of the REST API; set together with rest.ssl.key-file.'),
   'rest.rate-limit.max-mutations': int(1000, 0, 10_000_000, 'Most mutating calls (PUT/POST/DELETE) one principal (without auth: one client address) may make per rest.rate-limit.window; beyond it 429. 0 = no limit.'),
+  'cluster.resource-blocklist.memory.optimize-for-size': bool(true, "Run `blocklist sidecar` with V8's optimize-for-size mode: the heap grows by small steps and is collected sooner, so garbage costs less memory (100,000 items, bulk load + 10 listings: peak RSS ~210 MB instead of ~400 MB) for a little more GC CPU."),
   'rest.listing.max-concurrent': int(32, 1, 10_000, 'Most full GET /blocklist responses being sent at once; beyond it 503 + Retry-After (paged requests, ?limit=&after=, do not count).'),
+  'rest.console.enabled': bool(true, 'Serve the web console at /ui/ (GET / redirects there; docs/console.md). false: those paths answer 404; the REST API is unchanged.'),
   'rest.rate-limit.window': duration('10 s', 'Window of rest.rate-limit.max-mutations.', { min: 100 }),
   // --- automatic detection (issue #16) ---
   'cluster.resource-blocklist.detector.mode': oneOf(['off', 'shadow', 'enforce'] as const, 'off', 'off: no detector; shadow: detect, decide and show everything (GET /detector), block nothing; enforce: add automatic blocks.'),

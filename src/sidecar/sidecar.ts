@@ -78,6 +78,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
       audit,
       enabled: v['cluster.resource-blocklist.enabled'],
       bodyLimit: v['rest.server.max-content-length'],
+      console: v['rest.console.enabled'],
       metrics,
       ...(security.tokens ? { auth: security.tokens } : {}),
       ...(security.tls ? { tls: security.tls } : {}),

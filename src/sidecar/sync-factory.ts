@@ -22,6 +22,7 @@ import { AmrmProxyClient } from '../yarn/amrm-client';
 import { resolveApplicationId } from '../yarn/resolve-app';
 import { createYarnHttpsAgent } from '../security/tls';
 import { KerberosLogin, kerberosSettings } from '../security/kerberos';
+import * as os from 'node:os';
 
 export interface SyncDeps {
   config: LoadedConfig;
@@ -104,11 +105,17 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
       ...(login ? { auth: login } : {}),
       ...tls,
     }),
-    proxy: new AmrmProxyClient({ address: v['cluster.resource-blocklist.amrm-proxy.address'], timeoutMs, ...tls }),
+    proxy: new AmrmProxyClient({
+      address: v['cluster.resource-blocklist.amrm-proxy.address'],
+      timeoutMs,
+      ...(v['cluster.resource-blocklist.amrm-proxy.secret-file'] ? { secretFile: v['cluster.resource-blocklist.amrm-proxy.secret-file'] } : {}),
+      ...tls,
+    }),
   };
+  const share = await openSharedClusterState(deps, yarn.rm, applicationId);
   const engine = new SyncEngine({
     store: deps.store,
-    rm: yarn.rm,
+    rm: share?.reader ?? yarn.rm,
     proxy: yarn.proxy,
     clock: deps.clock,
     logger: deps.logger,
@@ -133,14 +140,66 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     synced: () => engine.synced(),
     async start() {
       expiry.start();
+      share?.start();
       await engine.start();
     },
     async stop() {
       await expiry.stop();
       await engine.stop();
+      await share?.stop();
       await login?.stop();
     },
   };
+}
+
+/**
+ * With the ZooKeeper store and yarn.cluster-state.shared: the node counts and node list are read
+ * by one elected sidecar per store and shared through ZooKeeper (shared-cluster-state.ts), on a
+ * ZooKeeper session of its own (its ephemeral election znode must not depend on the store's
+ * client being replaced).
+ */
+async function openSharedClusterState(deps: SyncDeps, rm: ResourceManagerReader, applicationId: string | undefined): Promise<SharedClusterStateHandle | undefined> {
+  const v = deps.config.values;
+  if (v['cluster.resource-blocklist.store.type'] !== 'zookeeper' || !v['cluster.resource-blocklist.yarn.cluster-state.shared']) return undefined;
+  const { ZkSession } = await import('../store/zookeeper-session.js');
+  const { ZkLayout, parseConnectString } = await import('../store/zookeeper-paths.js');
+  const { SharedClusterState } = await import('./shared-cluster-state.js');
+  const addr = parseConnectString(v['cluster.resource-blocklist.store.zookeeper.quorum']);
+  const auth = v['cluster.resource-blocklist.store.zookeeper.auth'];
+  const i = auth.indexOf(':');
+  const logger = deps.logger.child({ component: 'cluster-state' });
+  const session = new ZkSession({
+    hosts: addr.hosts,
+    sessionTimeoutMs: v['cluster.resource-blocklist.store.zookeeper.session-timeout'],
+    operationTimeoutMs: v['cluster.resource-blocklist.store.zookeeper.operation-timeout'],
+    ...(i > 0 ? { auth: { user: auth.slice(0, i), password: auth.slice(i + 1) } } : {}),
+    logger,
+  });
+  const share = new SharedClusterState({
+    rm,
+    session,
+    basePath: new ZkLayout(addr.chroot, v['cluster.resource-blocklist.store.zookeeper.root']).base,
+    member: `${applicationId ?? 'sidecar'}@${os.hostname()}:${process.pid}`,
+    clock: deps.clock,
+    logger,
+    operationTimeoutMs: v['cluster.resource-blocklist.store.zookeeper.operation-timeout'],
+    metricsIntervalMs: v['cluster.resource-blocklist.yarn.refresh-interval'],
+    nodesIntervalMs: v['cluster.resource-blocklist.yarn.nodes.refresh-interval'],
+  });
+  return {
+    reader: share.reader,
+    start: () => share.start(),
+    async stop() {
+      await share.stop();
+      await session.close();
+    },
+  };
+}
+
+interface SharedClusterStateHandle {
+  reader: ResourceManagerReader;
+  start(): void;
+  stop(): Promise<void>;
 }
 
 /** The Kerberos login for the RM client; the first RM address's host is the login's probe (HTTP/<host>). */

@@ -230,6 +230,7 @@ function appJson(cluster: SimCluster): Record<string, unknown> {
     applicationPriority: 0,
     appNodeLabelExpression: '',
     amNodeLabelExpression: '',
-    currentAppAttemptId: a.id,
+    // No currentAppAttemptId: the RM's AppInfo has none (Hadoop 3.5.0, test/fixtures/rm/real/app.json);
+    // the attempt comes from /appattempts.
   };
 }

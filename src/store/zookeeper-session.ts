@@ -380,6 +380,16 @@ export class ZkSession extends EventEmitter {
     return this.call<void>('create', path, timeoutMs, (c, done) => c.create(path, data, this.acls, zk.CreateMode.PERSISTENT, (err) => done(err, undefined)));
   }
 
+  /**
+   * Creates an EPHEMERAL_SEQUENTIAL znode (the member znode of ZooKeeper's leader-election recipe):
+   * it lives as long as this session and gets a 10-digit sequence suffix. Resolves to its full path.
+   */
+  createEphemeralSequential(path: string, data: Buffer, timeoutMs: number): Promise<string> {
+    return this.call<string>('create', path, timeoutMs, (c, done) =>
+      c.create(path, data, this.acls, zk.CreateMode.EPHEMERAL_SEQUENTIAL, (err, created) => done(err, created ?? '')),
+    );
+  }
+
   /** An atomic multi-op (ZooKeeper `multi`): all ops apply or none; rejects with the first failure. */
   multi(ops: ZkOp[], timeoutMs: number): Promise<void> {
     const path = ops[0]?.path ?? '/';

@@ -7,6 +7,7 @@
  * a refused update (e.g. "*", YARN's "Cannot add * to the blacklist!") will not get better.
  */
 import { AxiosInstance, AxiosResponse } from 'axios';
+import * as fs from 'node:fs';
 import * as https from 'node:https';
 import { parseApplicationId, parseAttemptId, parseContainerId } from '../model/ids';
 import { excerpt, retriableStatus, transportError, tryParseJson, createYarnHttp } from './http-errors';
@@ -30,6 +31,12 @@ export interface AmrmClientOptions {
   timeoutMs?: number;
   /** For an https:// proxy: trusts the configured CA bundle. */
   httpsAgent?: https.Agent;
+  /**
+   * A file holding the proxy's per-application secret (the AMRMProxy interceptor hands it to the AM
+   * container): sent as `Authorization: Bearer`, re-read on every call so a secret rewritten by a
+   * restarted NodeManager is picked up. Proxies that need none (the simulator) ignore the header.
+   */
+  secretFile?: string;
 }
 
 export const AMRM_BASE_PATH = '/amrm/v1';
@@ -38,6 +45,7 @@ export class AmrmProxyClient implements AmrmProxy {
   readonly baseUrl: string;
   private readonly http: AxiosInstance;
   private readonly timeoutMs: number;
+  private readonly secretFile: string | undefined;
 
   constructor(opts: AmrmClientOptions) {
     const a = opts.address.trim();
@@ -51,6 +59,7 @@ export class AmrmProxyClient implements AmrmProxy {
     }
     this.baseUrl = `${u.protocol}//${u.host}`;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
+    this.secretFile = opts.secretFile?.trim() ? opts.secretFile.trim() : undefined;
     this.http = createYarnHttp({ timeoutMs: this.timeoutMs, baseURL: this.baseUrl + AMRM_BASE_PATH, ...(opts.httpsAgent ? { httpsAgent: opts.httpsAgent } : {}) });
   }
 
@@ -137,8 +146,10 @@ export class AmrmProxyClient implements AmrmProxy {
   private async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown>> {
     const what = `AMRM proxy ${method} ${AMRM_BASE_PATH}${path}`;
     let res: AxiosResponse<unknown>;
+    const headers: Record<string, string> = body === undefined ? {} : { 'Content-Type': 'application/json' };
+    if (this.secretFile !== undefined) headers.Authorization = `Bearer ${readSecret(this.secretFile)}`;
     try {
-      res = await this.http.request<unknown>({ method, url: path, data: body, headers: body === undefined ? {} : { 'Content-Type': 'application/json' } });
+      res = await this.http.request<unknown>({ method, url: path, data: body, headers });
     } catch (e) {
       throw transportError(what, this.baseUrl + AMRM_BASE_PATH + path, e, this.timeoutMs);
     }
@@ -151,6 +162,19 @@ export class AmrmProxyClient implements AmrmProxy {
     }
     return parsed as Record<string, unknown>;
   }
+}
+
+/** The proxy secret (first line of the file); a missing or empty file is a retriable error (the hand-off may not be written yet). */
+function readSecret(file: string): string {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new YarnCallError(`AMRM proxy secret file ${file} cannot be read: ${(e as Error).message}`, undefined, true);
+  }
+  const secret = text.split('\n')[0]?.trim() ?? '';
+  if (secret === '') throw new YarnCallError(`AMRM proxy secret file ${file} is empty`, undefined, true);
+  return secret;
 }
 
 /** {"errors":["…"]} (the project's and Flink's REST error body) or {"error":"…"}. */

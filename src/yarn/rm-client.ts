@@ -25,7 +25,8 @@ import { parseApplicationId, parseAttemptId } from '../model/ids';
 import { Logger, silentLogger } from '../core/logger';
 import { RmAuthenticator, RmAuthorization, offersNegotiate } from './rm-auth';
 import { excerpt, isConnectionError, retriableStatus, transportError, tryParseJson, createYarnHttp } from './http-errors';
-import { RmShapeError, parseApplication, parseAttempts, parseClusterInfo, parseClusterMetrics, parseContainers, parseNodes } from './rm-json';
+import { RmShapeError, parseApplication, parseAttempts, parseClusterInfo, parseClusterMetrics, parseContainers } from './rm-json';
+import { NotJsonError, parseNodesText } from './off-thread';
 import {
   AppContainer,
   ApplicationInfo,
@@ -114,7 +115,24 @@ export class ResourceManagerClient implements ResourceManagerReader {
    */
   async nodes(states?: readonly NodeState[]): Promise<ClusterNode[]> {
     const query = states && states.length ? `?states=${states.join(',')}` : '';
-    return this.shaped('nodes', await this.get(`/ws/v1/cluster/nodes${query}`), parseNodes);
+    return this.nodesAt(`/ws/v1/cluster/nodes${query}`);
+  }
+
+  /**
+   * The node list is the RM's biggest answer (megabytes at 10,000 nodes): it is parsed and
+   * validated in a worker thread (off-thread.ts), so the event loop is not held for the
+   * 60-250 ms a JSON.parse of it takes on a busy machine.
+   */
+  private async nodesAt(path: string): Promise<ClusterNode[]> {
+    const text = await this.getText(path);
+    try {
+      return await parseNodesText(text);
+    } catch (e) {
+      if (e instanceof NotJsonError) throw new YarnCallError(`RM GET ${path}: 200 but the body is not JSON: ${excerpt(text)}`, 200, true);
+      return this.shaped('nodes', undefined, () => {
+        throw e;
+      });
+    }
   }
 
   /**
@@ -123,7 +141,7 @@ export class ResourceManagerClient implements ResourceManagerReader {
    */
   async nodesInStates(states: readonly NodeState[]): Promise<ClusterNode[]> {
     if (states.length === 0) return [];
-    return this.shaped('nodes', await this.get(`/ws/v1/cluster/nodes?states=${states.join(',')}`), parseNodes);
+    return this.nodesAt(`/ws/v1/cluster/nodes?states=${states.join(',')}`);
   }
 
   async application(appId: string): Promise<ApplicationInfo> {
@@ -220,8 +238,16 @@ export class ResourceManagerClient implements ResourceManagerReader {
     return u.toString();
   }
 
-  /** GET path from the preferred RM, falling over to the others on connection failure. */
+  /** GET path, parsed as JSON (a body that is not JSON is a YarnCallError). */
   private async get(path: string): Promise<unknown> {
+    const text = await this.getText(path);
+    const body = tryParseJson(text);
+    if (body === undefined) throw new YarnCallError(`RM GET ${path}: 200 but the body is not JSON: ${excerpt(text)}`, 200, true);
+    return body;
+  }
+
+  /** GET path from the preferred RM, falling over to the others on connection failure: the raw 2xx body. */
+  private async getText(path: string): Promise<string> {
     const n = this.addresses.length;
     const failures: string[] = [];
     let last: YarnCallError | undefined;
@@ -247,7 +273,7 @@ export class ResourceManagerClient implements ResourceManagerReader {
   private async getFrom(
     base: string,
     path: string,
-  ): Promise<{ kind: 'ok'; body: unknown; answeredBy: number } | { kind: 'next'; error: YarnCallError }> {
+  ): Promise<{ kind: 'ok'; body: string; answeredBy: number } | { kind: 'next'; error: YarnCallError }> {
     let url = this.withUser(base + path);
     let answeredBy = this.addresses.indexOf(base);
     let reloggedIn = false;
@@ -289,10 +315,7 @@ export class ResourceManagerClient implements ResourceManagerReader {
         continue;
       }
       if (res.status >= 200 && res.status < 300) {
-        const body = tryParseJson(res.data);
-        if (body === undefined) {
-          throw new YarnCallError(`RM GET ${path}: ${res.status} but the body is not JSON: ${excerpt(res.data)}`, res.status, true);
-        }
+        const body = typeof res.data === 'string' ? res.data : JSON.stringify(res.data) ?? '';
         return { kind: 'ok', body, answeredBy: answeredBy >= 0 ? answeredBy : this.preferred };
       }
       // A standby that cannot redirect (no active known yet) answers 503: another RM may be active.

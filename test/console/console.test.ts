@@ -6,7 +6,10 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
-import { LocalCluster, startLocalCluster } from '../../src/quickstart/local-cluster';
+import { sidecarConfigForSimulator } from '../../src/quickstart/local-cluster';
+import { RunningSimulator, startSimulator } from '../../src/sim/server';
+import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
+import { silentLogger } from '../../src/core/logger';
 import { http, tempDir } from '../support/sidecar';
 import { ADMIN_TOKEN, VIEWER_TOKEN, bearer, writeTokenFile } from '../security/support';
 import { Browser, launchBrowser, skipWithoutChromium } from './browser';
@@ -16,28 +19,32 @@ const WAIT = { timeout: 10_000 };
 
 describe('console: in a browser', function () {
   this.timeout(60_000);
-  let c: LocalCluster;
+  let c: { sim: RunningSimulator; sidecar: Sidecar };
   let b: Browser;
   let api: string;
 
   before(async function () {
     skipWithoutChromium(this);
     const dir = tempDir('blocklist-console-ui-');
-    c = await startLocalCluster({
-      restPort: 0,
-      simPort: 0,
-      sqlitePath: path.join(dir, 'blocklist.db'),
-      nodes: 24,
-      containers: 16,
-      tickMs: 100,
-      define: { 'rest.auth.tokens-file': writeTokenFile(dir, TOKENS), 'cluster.resource-blocklist.poll-interval': '100 ms' },
+    const sim = await startSimulator({ port: 0, nodes: 24, containers: 16, tickMs: 100, seed: 7 });
+    const config = sidecarConfigForSimulator(sim.url, path.join(dir, 'blocklist.db'), {
+      'rest.port': '0',
+      'rest.auth.tokens-file': writeTokenFile(dir, TOKENS),
+      'cluster.resource-blocklist.poll-interval': '100 ms',
+      'cluster.resource-blocklist.expiry.cron': '*/2 * * * * *',
+      // The detector decides and shows, blocks nothing: the other scenarios are not disturbed.
+      'cluster.resource-blocklist.detector.mode': 'shadow',
+      'cluster.resource-blocklist.detector.flink.rest-address': sim.url,
+      'cluster.resource-blocklist.detector.poll-interval': '300 ms',
     });
+    c = { sim, sidecar: await startSidecar({ config, logger: silentLogger, env: {} }) };
     api = c.sidecar.url;
     b = await launchBrowser();
   });
   after(async () => {
     await b?.close();
-    await c?.close();
+    await c?.sidecar.close();
+    await c?.sim.close();
   });
   afterEach(() => {
     const problems = b?.problems.splice(0) ?? [];
@@ -94,8 +101,6 @@ describe('console: in a browser', function () {
       assert.equal(await page.locator(control).count(), 0, `${control} is not drawn for a viewer`);
     }
     await page.waitForSelector(`#blacklist-diff tr[data-host="${host}"]`, WAIT);
-    // This sidecar has no detector (GET /detector is 404 or mode off): no panel for it.
-    assert.equal(await page.locator('#detector').count(), 0);
     await b.shot(page, 'viewer');
     // A phone's width: one card per item, nothing wider than the screen.
     await page.setViewportSize({ width: 390, height: 844 });
@@ -253,6 +258,27 @@ describe('console: in a browser', function () {
     assert.match(await page.locator(`${row} .ends`).innerText(), /in [01]s/);
     await page.waitForSelector(row, { state: 'detached', ...WAIT });
     await page.waitForSelector(`#nodes .node[data-host="${host}"][data-state="ok"]`, WAIT);
+    await page.close();
+  });
+
+  it('the detector (shadow mode): a failing host reads would-block (then shadow-blocked), marked shadow; a job-wide failure blames nobody', async () => {
+    const hosts = c.sim.flink.hostsWithTaskManagers().filter((h) => h !== c.sim.cluster.currentAttempt.amHost);
+    const [victim, ...others] = hosts;
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await http(c.sim.url, 'POST', '/sim/v1/flink/failures', { host: victim, exception: 'java.io.IOException: No space left on device' })).status, 200);
+      assert.equal((await http(c.sim.url, 'POST', '/sim/v1/flink/failures', { hosts: others.slice(0, 3), exception: 'java.lang.NullPointerException: user code' })).status, 200);
+    }
+    const page = await open(VIEWER_TOKEN);
+    await page.waitForSelector('#detector [data-mode="shadow"]', WAIT);
+    const row = `#detector tr[data-host="${victim}"]`;
+    // 'would-block' in the pass that decides, 'shadow-blocked' while the would-be block runs.
+    await page.waitForSelector(`${row}:is([data-decision="would-block"], [data-decision="shadow-blocked"])`, WAIT);
+    assert.match(await page.locator(row).innerText(), /(would-block|shadow-blocked)\s+shadow/);
+    assert.match(await page.locator(row).innerText(), /No space left on device/);
+    for (const h of others.slice(0, 3)) await page.waitForSelector(`#detector tr[data-host="${h}"][data-decision="job-fault"]`, WAIT);
+    assert.match(await page.locator('#detector').innerText(), /Shadow mode: decisions are shown, nothing is blocked/);
+    await b.shot(page, 'detector');
+    assert.equal((await admin('GET', `/blocklist/nodes/${victim}`)).status, 404, 'shadow mode blocked nothing');
     await page.close();
   });
 

@@ -153,6 +153,20 @@ describe('console: serving', () => {
     });
   });
 
+  describe('rest.console.enabled: false', () => {
+    let s: TestSidecar;
+    before(async () => {
+      s = await startTestSidecar({ define: { 'rest.console.enabled': 'false' } });
+    });
+    after(() => s.close());
+
+    it('no console: / and /ui/… answer 404, the API is unchanged', async () => {
+      for (const p of ['/', '/ui', '/ui/', '/ui/app.js', '/ui/session']) assert.equal((await http(s.url, 'GET', p)).status, 404, p);
+      assert.equal((await http(s.url, 'GET', '/blocklist')).status, 200);
+      assert.equal((await http(s.url, 'GET', '/status')).status, 200);
+    });
+  });
+
   describe('/status fields the console draws', () => {
     let c: LocalCluster;
     before(async () => {

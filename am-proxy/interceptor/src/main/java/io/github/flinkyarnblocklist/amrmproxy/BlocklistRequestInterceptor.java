@@ -1,0 +1,276 @@
+package io.github.flinkyarnblocklist.amrmproxy;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.InvalidKeyException;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.yarn.api.protocolrecords.AllocateRequest;
+import org.apache.hadoop.yarn.api.protocolrecords.AllocateResponse;
+import org.apache.hadoop.yarn.api.protocolrecords.FinishApplicationMasterRequest;
+import org.apache.hadoop.yarn.api.protocolrecords.FinishApplicationMasterResponse;
+import org.apache.hadoop.yarn.api.protocolrecords.RegisterApplicationMasterRequest;
+import org.apache.hadoop.yarn.api.protocolrecords.RegisterApplicationMasterResponse;
+import org.apache.hadoop.yarn.api.records.Container;
+import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.ContainerStatus;
+import org.apache.hadoop.yarn.api.records.ResourceBlacklistRequest;
+import org.apache.hadoop.yarn.exceptions.ApplicationMasterNotRegisteredException;
+import org.apache.hadoop.yarn.exceptions.YarnException;
+import org.apache.hadoop.yarn.server.nodemanager.amrmproxy.AMRMProxyApplicationContext;
+import org.apache.hadoop.yarn.server.nodemanager.amrmproxy.AbstractRequestInterceptor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An AMRMProxy interceptor that serves the blocklist proxy contract for the one application whose
+ * AM it fronts. Put it before the last interceptor of
+ * {@code yarn.nodemanager.amrmproxy.interceptor-class.pipeline}; it works with any AM, since it
+ * changes only what the AM's allocate carries (the blacklist union and extra releases) and records
+ * what the responses say.
+ */
+public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
+  private static final Logger LOG = LoggerFactory.getLogger(BlocklistRequestInterceptor.class);
+
+  public static final String PREFIX = "yarn.nodemanager.amrmproxy.blocklist.";
+  /** Where the per-NodeManager listener binds. Loopback: the sidecar runs in the AM container, on this host. */
+  public static final String ADDRESS = PREFIX + "address";
+  public static final String DEFAULT_ADDRESS = "127.0.0.1:8099";
+  /** A file holding the key the per-application secrets are derived from (same file on every NodeManager). */
+  public static final String SECRET_KEY_FILE = PREFIX + "secret-key-file";
+  public static final String RING_SIZE = PREFIX + "completed-ring-size";
+  public static final int DEFAULT_RING_SIZE = 1024;
+  /** Names of the hand-off files in the application's local directories (the AM's $LOCAL_DIRS). */
+  public static final String HANDOFF_JSON = "blocklist-amrm-proxy.json";
+  public static final String HANDOFF_SECRET = "blocklist-amrm-proxy.secret";
+
+  /** Without a configured key each NodeManager process draws its own. */
+  private static final byte[] PROCESS_KEY = new byte[32];
+
+  static {
+    new SecureRandom().nextBytes(PROCESS_KEY);
+  }
+
+  private ProxyState state;
+  private ProxyHttpServer server;
+  private String secret;
+  private ProxyHttpServer.Binding binding;
+  private final List<Path> handoffFiles = new ArrayList<>();
+
+  @Override
+  public void init(AMRMProxyApplicationContext ctx) {
+    super.init(ctx);
+    Configuration conf = ctx.getConf() != null ? ctx.getConf() : getConf();
+    state = new ProxyState(conf.getInt(RING_SIZE, DEFAULT_RING_SIZE));
+    final String appId = ctx.getApplicationAttemptId().getApplicationId().toString();
+    final String attemptId = ctx.getApplicationAttemptId().toString();
+    final ProxyState st = state;
+    binding = new ProxyHttpServer.Binding() {
+      @Override
+      public String applicationId() {
+        return appId;
+      }
+
+      @Override
+      public String appAttemptId() {
+        return attemptId;
+      }
+
+      @Override
+      public ProxyState state() {
+        return st;
+      }
+    };
+    try {
+      secret = deriveSecret(readKey(conf), appId);
+      String addr = conf.getTrimmed(ADDRESS, DEFAULT_ADDRESS);
+      int colon = addr.lastIndexOf(':');
+      if (colon < 1) throw new IOException(ADDRESS + " must be host:port, got '" + addr + "'");
+      server = ProxyHttpServer.acquire(addr.substring(0, colon), Integer.parseInt(addr.substring(colon + 1)));
+      server.register(secret, binding);
+    } catch (IOException | RuntimeException e) {
+      // The AM must keep working without the blocklist: it only loses the sidecar's write path.
+      LOG.error("blocklist AMRM proxy for {} not served: {}", attemptId, e.toString());
+      server = null;
+      return;
+    }
+    writeHandoff();
+    LOG.info("blocklist AMRM proxy for {} at {}", attemptId, server.address());
+  }
+
+  static byte[] readKey(Configuration conf) throws IOException {
+    String file = conf.getTrimmed(SECRET_KEY_FILE, "");
+    if (file.isEmpty()) return PROCESS_KEY;
+    byte[] k = Files.readAllBytes(Paths.get(file));
+    if (k.length < 16) throw new IOException(SECRET_KEY_FILE + " " + file + " holds fewer than 16 bytes");
+    return k;
+  }
+
+  /** HMAC-SHA256(key, applicationId): the same on every NodeManager sharing the key file, so it survives a new attempt on another host. */
+  static String deriveSecret(byte[] key, String applicationId) {
+    try {
+      Mac mac = Mac.getInstance("HmacSHA256");
+      mac.init(new SecretKeySpec(key, "HmacSHA256"));
+      return HexFormat.of().formatHex(mac.doFinal(applicationId.getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException | InvalidKeyException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * Writes the address and the secret into the application's local directories, which YARN gives
+   * only to this application's containers ($LOCAL_DIRS), owner-only. The directories appear while
+   * the AM container is being localized, so this runs again when the AM registers.
+   */
+  private synchronized void writeHandoff() {
+    if (server == null) return;
+    AMRMProxyApplicationContext ctx = getApplicationContext();
+    if (ctx.getNMContext() == null || ctx.getNMContext().getLocalDirsHandler() == null) return;
+    String appId = ctx.getApplicationAttemptId().getApplicationId().toString();
+    for (String dir : ctx.getNMContext().getLocalDirsHandler().getLocalDirs()) {
+      Path appDir = Paths.get(dir, "usercache", ctx.getUser(), "appcache", appId);
+      if (!Files.isDirectory(appDir)) continue;
+      Path secretFile = appDir.resolve(HANDOFF_SECRET);
+      Map<String, Object> json = new LinkedHashMap<>();
+      json.put("address", server.address());
+      json.put("secretFile", secretFile.toString());
+      json.put("applicationId", appId);
+      json.put("appAttemptId", ctx.getApplicationAttemptId().toString());
+      try {
+        writeOwnerOnly(secretFile, secret + "\n");
+        writeOwnerOnly(appDir.resolve(HANDOFF_JSON), Json.write(json) + "\n");
+        if (!handoffFiles.contains(secretFile)) {
+          handoffFiles.add(secretFile);
+          handoffFiles.add(appDir.resolve(HANDOFF_JSON));
+        }
+      } catch (IOException | UnsupportedOperationException e) {
+        LOG.warn("blocklist AMRM proxy: cannot write the hand-off into {}: {}", appDir, e.toString());
+      }
+    }
+  }
+
+  private static void writeOwnerOnly(Path target, String content) throws IOException {
+    Path tmp = target.resolveSibling(target.getFileName() + ".tmp");
+    Files.deleteIfExists(tmp);
+    Files.createFile(tmp, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    Files.write(tmp, content.getBytes(StandardCharsets.UTF_8));
+    try {
+      Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    } catch (AtomicMoveNotSupportedException e) {
+      Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
+    }
+  }
+
+  @Override
+  public RegisterApplicationMasterResponse registerApplicationMaster(
+      RegisterApplicationMasterRequest request) throws YarnException, IOException {
+    RegisterApplicationMasterResponse resp = getNextInterceptor().registerApplicationMaster(request);
+    if (state != null) {
+      List<ProxyState.Live> previous = new ArrayList<>();
+      if (resp.getContainersFromPreviousAttempts() != null) {
+        for (Container c : resp.getContainersFromPreviousAttempts()) previous.add(live(c));
+      }
+      state.onRegistered(previous);
+      writeHandoff();
+    }
+    return resp;
+  }
+
+  @Override
+  public FinishApplicationMasterResponse finishApplicationMaster(
+      FinishApplicationMasterRequest request) throws YarnException, IOException {
+    return getNextInterceptor().finishApplicationMaster(request);
+  }
+
+  @Override
+  public AllocateResponse allocate(AllocateRequest request) throws YarnException, IOException {
+    if (state == null) return getNextInterceptor().allocate(request);
+    ResourceBlacklistRequest own = request.getResourceBlacklistRequest();
+    List<String> amAdd = own == null || own.getBlacklistAdditions() == null ? List.of() : own.getBlacklistAdditions();
+    List<String> amRem = own == null || own.getBlacklistRemovals() == null ? List.of() : own.getBlacklistRemovals();
+    List<ContainerId> amReleases = request.getReleaseList() == null ? List.of() : request.getReleaseList();
+    List<String> amReleaseIds = new ArrayList<>();
+    for (ContainerId id : amReleases) amReleaseIds.add(id.toString());
+
+    ProxyState.Outgoing out = state.beforeAllocate(amAdd, amRem, amReleaseIds);
+    request.setResourceBlacklistRequest(
+        ResourceBlacklistRequest.newInstance(out.blacklistAdditions, out.blacklistRemovals));
+    if (!out.releases.isEmpty()) {
+      LinkedHashSet<ContainerId> release = new LinkedHashSet<>(amReleases);
+      for (String id : out.releases) release.add(ContainerId.fromString(id));
+      request.setReleaseList(new ArrayList<>(release));
+    }
+    AllocateResponse resp;
+    try {
+      resp = getNextInterceptor().allocate(request);
+    } catch (ApplicationMasterNotRegisteredException e) {
+      state.allocateFailed(out, true);
+      throw e;
+    } catch (YarnException | IOException | RuntimeException e) {
+      state.allocateFailed(out, false);
+      throw e;
+    }
+    List<ProxyState.Live> allocated = new ArrayList<>();
+    if (resp.getAllocatedContainers() != null) {
+      for (Container c : resp.getAllocatedContainers()) allocated.add(live(c));
+    }
+    List<ProxyState.Finished> finished = new ArrayList<>();
+    if (resp.getCompletedContainersStatuses() != null) {
+      for (ContainerStatus s : resp.getCompletedContainersStatuses()) {
+        finished.add(new ProxyState.Finished(s.getContainerId().toString(), s.getExitStatus(), s.getDiagnostics()));
+      }
+    }
+    state.afterAllocate(out, allocated, finished, System.currentTimeMillis());
+    return resp;
+  }
+
+  private static ProxyState.Live live(Container c) {
+    return new ProxyState.Live(c.getId().toString(), c.getNodeId().toString(),
+        c.getNodeHttpAddress() == null ? "" : c.getNodeHttpAddress(), "RUNNING");
+  }
+
+  @Override
+  public void shutdown() {
+    if (server != null) {
+      server.unregister(secret, binding);
+      server.release();
+      server = null;
+    }
+    synchronized (this) {
+      for (Path p : handoffFiles) {
+        try {
+          Files.deleteIfExists(p);
+        } catch (IOException ignored) {
+          // the application's directories are removed with the application anyway
+        }
+      }
+      handoffFiles.clear();
+    }
+    super.shutdown();
+  }
+
+  /** For tests and diagnostics in the same JVM. */
+  public ProxyState proxyState() {
+    return state;
+  }
+
+  static List<String> emptyIfNull(List<String> l) {
+    return l == null ? Collections.emptyList() : l;
+  }
+}

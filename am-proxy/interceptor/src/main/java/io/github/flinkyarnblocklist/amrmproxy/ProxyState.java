@@ -1,0 +1,286 @@
+package io.github.flinkyarnblocklist.amrmproxy;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+
+/**
+ * What one application's proxy knows, with no Hadoop type in it so it is tested on its own.
+ *
+ * <p>Blacklist ownership: the AM's own blacklist requests (what its AMRMClient puts in each
+ * allocate) form the owner {@code am}; HTTP clients each change only their own owner's set (the
+ * sidecar's is {@code blocklist}). The RM is sent the union: on every allocate the proxy replaces
+ * the AM's blacklist delta by the difference between the union and what it has already sent, so a
+ * host one owner removes stays on the RM's blacklist while another owner holds it.
+ *
+ * <p>Releases asked for over HTTP join the next allocate's release list; live containers are
+ * tracked from allocate and register responses; completed ones go into a bounded ring with a
+ * sequence number.
+ */
+public final class ProxyState {
+  public static final String AM_OWNER = "am";
+  public static final String DEFAULT_OWNER = "blocklist";
+  /** ResourceRequest.ANY: the RM refuses a whole allocate whose blacklist additions hold it. */
+  public static final String ANY = "*";
+  private static final Pattern OWNER = Pattern.compile("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$");
+  private static final Pattern CONTAINER_ID =
+      Pattern.compile("^container_(e\\d+_)?\\d{10,19}_\\d{4,}_\\d{2,}_\\d{6,}$");
+  private static final int MAX_HOST = 255;
+
+  /** One live container as the AM holds it. */
+  public record Live(String containerId, String nodeId, String nodeHttpAddress, String state) {}
+
+  /** One entry of the completed ring. */
+  public record Completed(long seq, String containerId, String nodeId, int exitStatus,
+      String diagnostics, long finishedAt) {}
+
+  /** A completed container as an allocate response reports it (nodeId from the live table when known). */
+  public record Finished(String containerId, int exitStatus, String diagnostics) {}
+
+  /** What one allocate carries beyond the AM's own request; handed back on success or failure. */
+  public static final class Outgoing {
+    public final List<String> blacklistAdditions;
+    public final List<String> blacklistRemovals;
+    public final List<String> releases;
+    final Set<String> union;
+    final List<String> passed;
+
+    Outgoing(List<String> add, List<String> rem, List<String> rel, Set<String> union, List<String> passed) {
+      this.blacklistAdditions = add;
+      this.blacklistRemovals = rem;
+      this.releases = rel;
+      this.union = union;
+      this.passed = passed;
+    }
+  }
+
+  /** The outcome of a client's blacklist update. */
+  public sealed interface UpdateOutcome permits Updated, Refused {}
+
+  public record Updated(Map<String, Object> view) implements UpdateOutcome {}
+
+  public record Refused(String error) implements UpdateOutcome {}
+
+  private final Map<String, TreeSet<String>> owners = new TreeMap<>();
+  private final TreeSet<String> amOwned = new TreeSet<>();
+  /** The union as the RM holds it after the last successful allocate. */
+  private Set<String> sent = new TreeSet<>();
+  /**
+   * Removals of hosts no owner holds, passed to the RM once as AMRMClient#updateBlacklist would:
+   * with keepContainersAcrossApplicationAttempts the RM hands a new attempt the previous attempt's
+   * blacklist (AppSchedulingInfo#transferStateFromPreviousAppSchedulingInfo), entries this proxy
+   * never sent and could otherwise never lift.
+   */
+  private final TreeSet<String> passRemovals = new TreeSet<>();
+  private final LinkedHashSet<String> pendingReleases = new LinkedHashSet<>();
+  private final Map<String, Live> live = new LinkedHashMap<>();
+  /** Node of containers released here, so their completion can still name the node. */
+  private final Map<String, String> releasedNodes = new LinkedHashMap<>();
+  private final ArrayDeque<Completed> ring = new ArrayDeque<>();
+  private final int ringSize;
+  private long seq;
+  private boolean registered;
+
+  public ProxyState(int ringSize) {
+    if (ringSize < 1) throw new IllegalArgumentException("ring size must be positive");
+    this.ringSize = ringSize;
+  }
+
+  // ---------------------------------------------------------------- HTTP side
+
+  public synchronized boolean registered() {
+    return registered;
+  }
+
+  /** {"blacklist":[union], "owners":{owner:[hosts]}} with the AM's own set as owner "am". */
+  public synchronized Map<String, Object> blacklistView() {
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("blacklist", new ArrayList<>(union()));
+    Map<String, Object> byOwner = new TreeMap<>();
+    if (!amOwned.isEmpty()) byOwner.put(AM_OWNER, new ArrayList<>(amOwned));
+    for (Map.Entry<String, TreeSet<String>> e : owners.entrySet()) {
+      if (!e.getValue().isEmpty()) byOwner.put(e.getKey(), new ArrayList<>(e.getValue()));
+    }
+    out.put("owners", byOwner);
+    return out;
+  }
+
+  /**
+   * One owner's change: additions, then removals (a host in both ends up removed, as with
+   * AMRMClient#updateBlacklist). Refused whole, changing nothing, on a bad owner or host.
+   */
+  public synchronized UpdateOutcome updateBlacklist(String owner, List<String> additions,
+      List<String> removals) {
+    if (owner == null) owner = DEFAULT_OWNER;
+    if (!OWNER.matcher(owner).matches()) {
+      return new Refused("\"owner\" must be a short token (letters, digits, '.', '_', '-'; at most 64)");
+    }
+    if (AM_OWNER.equals(owner)) {
+      return new Refused("owner \"am\" is the ApplicationMaster's own blacklist: it changes only through the AM's allocate calls");
+    }
+    for (String h : additions) {
+      if (ANY.equals(h)) return new Refused("Cannot add * to the blacklist!");
+      String bad = hostError(h);
+      if (bad != null) return new Refused("blacklistAdditions: " + bad);
+    }
+    for (String h : removals) {
+      String bad = hostError(h);
+      if (bad != null) return new Refused("blacklistRemovals: " + bad);
+    }
+    TreeSet<String> set = owners.computeIfAbsent(owner, k -> new TreeSet<>());
+    set.addAll(additions);
+    set.removeAll(removals);
+    if (set.isEmpty()) owners.remove(owner);
+    Set<String> u = union();
+    for (String h : removals) if (!u.contains(h)) passRemovals.add(h);
+    return new Updated(blacklistView());
+  }
+
+  static String hostError(String h) {
+    if (h.isEmpty()) return "a host name must not be empty";
+    if (h.length() > MAX_HOST) return "a host name is at most " + MAX_HOST + " characters";
+    for (int i = 0; i < h.length(); i++) {
+      char c = h.charAt(i);
+      if (c <= 0x20 || c == 0x7f) return "a host name must not contain spaces or control characters";
+    }
+    return null;
+  }
+
+  public static boolean isContainerId(String id) {
+    return CONTAINER_ID.matcher(id).matches();
+  }
+
+  /** Ids the AM holds are released with the next allocate and stop being live at once. */
+  public synchronized Map<String, Object> release(List<String> ids) {
+    List<String> released = new ArrayList<>();
+    List<String> unknown = new ArrayList<>();
+    for (String id : new LinkedHashSet<>(ids)) {
+      Live c = live.remove(id);
+      if (c == null) {
+        unknown.add(id);
+      } else {
+        pendingReleases.add(id);
+        releasedNodes.put(id, c.nodeId());
+        released.add(id);
+      }
+    }
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("released", released);
+    out.put("unknown", unknown);
+    return out;
+  }
+
+  public synchronized List<Live> containers() {
+    return new ArrayList<>(live.values());
+  }
+
+  /**
+   * Entries after {@code after}, oldest first, and the newest sequence number. An {@code after}
+   * beyond the newest means the caller remembers an earlier proxy (its numbering began again):
+   * it gets the whole ring.
+   */
+  public synchronized Map<String, Object> completedAfter(long after) {
+    long from = after > seq ? 0 : after;
+    List<Object> list = new ArrayList<>();
+    for (Completed c : ring) {
+      if (c.seq() <= from) continue;
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("seq", c.seq());
+      m.put("containerId", c.containerId());
+      m.put("nodeId", c.nodeId());
+      m.put("exitStatus", c.exitStatus());
+      m.put("diagnostics", c.diagnostics());
+      m.put("finishedAt", c.finishedAt());
+      list.add(m);
+    }
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("containers", list);
+    out.put("next", seq);
+    return out;
+  }
+
+  // ---------------------------------------------------------------- allocate side
+
+  public synchronized void onRegistered(Collection<Live> fromPreviousAttempts) {
+    registered = true;
+    for (Live c : fromPreviousAttempts) live.put(c.containerId(), c);
+  }
+
+  /**
+   * Folds the AM's own blacklist delta into owner "am" and computes what this allocate must carry:
+   * the change of the union since the last successful allocate, and the pending releases.
+   */
+  public synchronized Outgoing beforeAllocate(List<String> amAdditions, List<String> amRemovals,
+      List<String> amReleases) {
+    amOwned.addAll(amAdditions);
+    amOwned.removeAll(amRemovals);
+    passRemovals.addAll(amRemovals);
+    for (String id : amReleases) {
+      Live c = live.remove(id);
+      if (c != null) releasedNodes.put(id, c.nodeId());
+    }
+    Set<String> union = union();
+    List<String> add = new ArrayList<>();
+    for (String h : union) if (!sent.contains(h)) add.add(h);
+    TreeSet<String> remSet = new TreeSet<>();
+    for (String h : sent) if (!union.contains(h)) remSet.add(h);
+    List<String> passed = new ArrayList<>();
+    for (String h : passRemovals) {
+      if (!union.contains(h)) {
+        remSet.add(h);
+        passed.add(h);
+      }
+    }
+    passRemovals.clear();
+    List<String> rem = new ArrayList<>(remSet);
+    // The AM's own '*' is passed on as it is: the RM answers it exactly as it would without the proxy.
+    List<String> rel = new ArrayList<>(pendingReleases);
+    pendingReleases.clear();
+    return new Outgoing(add, rem, rel, union, passed);
+  }
+
+  public synchronized void afterAllocate(Outgoing o, List<Live> allocated, List<Finished> finished,
+      long now) {
+    sent = o.union;
+    for (Live c : allocated) live.put(c.containerId(), c);
+    for (Finished f : finished) {
+      Live c = live.remove(f.containerId());
+      String node = c != null ? c.nodeId() : releasedNodes.remove(f.containerId());
+      releasedNodes.remove(f.containerId());
+      seq++;
+      ring.addLast(new Completed(seq, f.containerId(), node == null ? "" : node, f.exitStatus(),
+          f.diagnostics() == null ? "" : f.diagnostics(), now));
+      while (ring.size() > ringSize) ring.removeFirst();
+    }
+    // Bounded like the ring: a release whose completion never comes must not pin memory forever.
+    while (releasedNodes.size() > ringSize) releasedNodes.remove(releasedNodes.keySet().iterator().next());
+  }
+
+  /**
+   * The allocate failed: its releases are retried with the next one. When the RM no longer knows
+   * the attempt as registered (an RM restart), the AM registers again and the RM's blacklist for
+   * it starts empty, so the whole union is sent again.
+   */
+  public synchronized void allocateFailed(Outgoing o, boolean rmForgotAttempt) {
+    LinkedHashSet<String> again = new LinkedHashSet<>(o.releases);
+    again.addAll(pendingReleases);
+    pendingReleases.clear();
+    pendingReleases.addAll(again);
+    passRemovals.addAll(o.passed);
+    if (rmForgotAttempt) sent = new TreeSet<>();
+  }
+
+  private Set<String> union() {
+    TreeSet<String> u = new TreeSet<>(amOwned);
+    for (TreeSet<String> s : owners.values()) u.addAll(s);
+    return u;
+  }
+}

@@ -1,0 +1,130 @@
+package io.github.flinkyarnblocklist.amrmproxy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class ProxyStateTest {
+  private static final String C1 = "container_1652313600000_0001_01_000002";
+  private static final String C2 = "container_1652313600000_0001_01_000003";
+
+  private static ProxyState.Outgoing allocate(ProxyState s, List<String> amAdd, List<String> amRem) {
+    ProxyState.Outgoing o = s.beforeAllocate(amAdd, amRem, List.of());
+    s.afterAllocate(o, List.of(), List.of(), 1L);
+    return o;
+  }
+
+  @Test
+  void sidecarAdditionReachesTheRmOnceAndItsRemovalToo() {
+    ProxyState s = new ProxyState(8);
+    assertInstanceOf(ProxyState.Updated.class, s.updateBlacklist(null, List.of("n1"), List.of()));
+    ProxyState.Outgoing o = allocate(s, List.of(), List.of());
+    assertEquals(List.of("n1"), o.blacklistAdditions);
+    assertEquals(List.of(), allocate(s, List.of(), List.of()).blacklistAdditions);
+    s.updateBlacklist("blocklist", List.of(), List.of("n1"));
+    assertEquals(List.of("n1"), allocate(s, List.of(), List.of()).blacklistRemovals);
+  }
+
+  @Test
+  void theSidecarNeverRemovesWhatTheAmHoldsNorTheAmWhatTheSidecarHolds() {
+    ProxyState s = new ProxyState(8);
+    allocate(s, List.of("n1"), List.of());
+    s.updateBlacklist(null, List.of("n1", "n2"), List.of());
+    assertEquals(List.of("n2"), allocate(s, List.of(), List.of()).blacklistAdditions);
+    s.updateBlacklist(null, List.of(), List.of("n1"));
+    ProxyState.Outgoing o = allocate(s, List.of(), List.of());
+    assertEquals(List.of(), o.blacklistRemovals, "n1 is still the AM's");
+    // The AM lifts n2 of its own accord (it never held it): the sidecar still does.
+    o = allocate(s, List.of(), List.of("n2"));
+    assertEquals(List.of(), o.blacklistRemovals);
+    @SuppressWarnings("unchecked")
+    Map<String, List<String>> owners = (Map<String, List<String>>) s.blacklistView().get("owners");
+    assertEquals(Map.of("am", List.of("n1"), "blocklist", List.of("n2")), owners);
+    assertEquals(List.of("n1", "n2"), s.blacklistView().get("blacklist"));
+  }
+
+  @Test
+  void aRemovalOfAHostNoOwnerHoldsIsPassedOnOnceForTheRmMayHoldItFromAnEarlierAttempt() {
+    ProxyState s = new ProxyState(8);
+    s.updateBlacklist(null, List.of(), List.of("inherited"));
+    assertEquals(List.of("inherited"), allocate(s, List.of(), List.of()).blacklistRemovals);
+    assertEquals(List.of(), allocate(s, List.of(), List.of()).blacklistRemovals, "once");
+    // The AM's own removal of a host it never added in this attempt goes through as well.
+    assertEquals(List.of("old"), allocate(s, List.of(), List.of("old")).blacklistRemovals);
+    // ...but never a removal of a host another owner still holds.
+    s.updateBlacklist(null, List.of("n1"), List.of());
+    allocate(s, List.of(), List.of());
+    assertEquals(List.of(), allocate(s, List.of(), List.of("n1")).blacklistRemovals);
+  }
+
+  @Test
+  void removalWinsWithinOneCallAndStarOrAmOwnerAreRefusedWhole() {
+    ProxyState s = new ProxyState(8);
+    s.updateBlacklist(null, List.of("n1", "n2"), List.of("n2"));
+    assertEquals(List.of("n1"), s.blacklistView().get("blacklist"));
+    ProxyState.UpdateOutcome r = s.updateBlacklist(null, List.of("n3", "*"), List.of());
+    assertInstanceOf(ProxyState.Refused.class, r);
+    assertTrue(((ProxyState.Refused) r).error().contains("Cannot add * to the blacklist!"));
+    assertInstanceOf(ProxyState.Refused.class, s.updateBlacklist("am", List.of("n3"), List.of()));
+    assertInstanceOf(ProxyState.Refused.class, s.updateBlacklist("bad owner", List.of("n3"), List.of()));
+    assertInstanceOf(ProxyState.Refused.class, s.updateBlacklist(null, List.of(""), List.of()));
+    assertEquals(List.of("n1"), s.blacklistView().get("blacklist"));
+  }
+
+  @Test
+  void aFailedAllocateIsRetriedAndAnRmThatForgotTheAttemptGetsTheWholeUnion() {
+    ProxyState s = new ProxyState(8);
+    s.updateBlacklist(null, List.of("n1"), List.of());
+    ProxyState.Outgoing o = s.beforeAllocate(List.of(), List.of(), List.of());
+    s.allocateFailed(o, false);
+    assertEquals(List.of("n1"), allocate(s, List.of(), List.of()).blacklistAdditions);
+    o = s.beforeAllocate(List.of(), List.of(), List.of());
+    s.allocateFailed(o, true);
+    assertEquals(List.of("n1"), allocate(s, List.of(), List.of()).blacklistAdditions);
+  }
+
+  @Test
+  void releaseGoesIntoTheNextAllocateOnceAndTheContainerStopsBeingLive() {
+    ProxyState s = new ProxyState(8);
+    s.onRegistered(List.of(new ProxyState.Live(C1, "n1:8041", "n1:8042", "RUNNING")));
+    ProxyState.Outgoing o = s.beforeAllocate(List.of(), List.of(), List.of());
+    s.afterAllocate(o, List.of(new ProxyState.Live(C2, "n2:8041", "n2:8042", "RUNNING")), List.of(), 5L);
+    assertEquals(2, s.containers().size());
+    Map<String, Object> r = s.release(List.of(C1, "container_1652313600000_0001_01_000009"));
+    assertEquals(List.of(C1), r.get("released"));
+    assertEquals(List.of("container_1652313600000_0001_01_000009"), r.get("unknown"));
+    assertEquals(1, s.containers().size());
+    assertEquals(List.of(C1), s.release(List.of(C1)).get("unknown"), "released once");
+    o = s.beforeAllocate(List.of(), List.of(), List.of());
+    assertEquals(List.of(C1), o.releases);
+    s.allocateFailed(o, false);
+    o = s.beforeAllocate(List.of(), List.of(), List.of());
+    assertEquals(List.of(C1), o.releases, "a failed allocate's releases go with the next one");
+    s.afterAllocate(o, List.of(), List.of(new ProxyState.Finished(C1, -100, "Container released by application")), 9L);
+    assertEquals(List.of(), s.beforeAllocate(List.of(), List.of(), List.of()).releases);
+    @SuppressWarnings("unchecked")
+    List<Map<String, Object>> done = (List<Map<String, Object>>) s.completedAfter(0).get("containers");
+    assertEquals(1, done.size());
+    assertEquals("n1:8041", done.get(0).get("nodeId"), "the node of a released container is remembered");
+    assertEquals(-100, done.get(0).get("exitStatus"));
+  }
+
+  @Test
+  void completedRingIsBoundedAndPagedBySeq() {
+    ProxyState s = new ProxyState(3);
+    for (int i = 0; i < 5; i++) {
+      ProxyState.Outgoing o = s.beforeAllocate(List.of(), List.of(), List.of());
+      s.afterAllocate(o, List.of(), List.of(new ProxyState.Finished(String.format("container_1652313600000_0001_01_%06d", i + 2), 1, "boom")), i);
+    }
+    Map<String, Object> all = s.completedAfter(0);
+    assertEquals(5L, all.get("next"));
+    assertEquals(3, ((List<?>) all.get("containers")).size(), "the oldest fell out");
+    assertEquals(1, ((List<?>) s.completedAfter(4).get("containers")).size());
+    assertEquals(0, ((List<?>) s.completedAfter(5).get("containers")).size());
+    assertEquals(3, ((List<?>) s.completedAfter(99).get("containers")).size(), "a proxy that restarted: whole ring");
+  }
+}

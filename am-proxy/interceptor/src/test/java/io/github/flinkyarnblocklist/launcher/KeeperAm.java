@@ -1,0 +1,137 @@
+package io.github.flinkyarnblocklist.launcher;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import org.apache.hadoop.yarn.api.ApplicationConstants;
+import org.apache.hadoop.yarn.api.protocolrecords.RegisterApplicationMasterResponse;
+import org.apache.hadoop.yarn.api.records.Container;
+import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
+import org.apache.hadoop.yarn.api.records.ContainerStatus;
+import org.apache.hadoop.yarn.api.records.NodeReport;
+import org.apache.hadoop.yarn.api.records.Priority;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.api.records.UpdatedContainer;
+import org.apache.hadoop.yarn.client.api.AMRMClient.ContainerRequest;
+import org.apache.hadoop.yarn.client.api.async.AMRMClientAsync;
+import org.apache.hadoop.yarn.client.api.async.NMClientAsync;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+
+/**
+ * A small ApplicationMaster that behaves like Flink's YARN resource manager where it matters here:
+ * it keeps N worker containers running, asks for a replacement whenever one completes (lost,
+ * killed or released by someone else), keeps containers across attempts, and may put hosts on
+ * its own blacklist through its AMRMClient (as Flink's blocklist does). It talks to the RM through
+ * the NodeManager's AMRMProxy on its own host, as every AM does when the proxy is enabled.
+ *
+ * <p>Arguments: {@code <workers> <amrmProxyPort> [own-blacklisted-host,…]}.
+ */
+public final class KeeperAm {
+  private static final Priority PRIORITY = Priority.newInstance(1);
+  private static final Resource WORKER = Resource.newInstance(128, 1);
+
+  public static void main(String[] args) throws Exception {
+    int workers = Integer.parseInt(args[0]);
+    int proxyPort = Integer.parseInt(args[1]);
+    List<String> own = args.length > 2 && !args[2].isEmpty() ? Arrays.asList(args[2].split(",")) : List.of();
+    String nmHost = System.getenv(ApplicationConstants.Environment.NM_HOST.name());
+
+    YarnConfiguration conf = new YarnConfiguration();
+    // The AMRMProxy listens on every NodeManager; an AM reaches the one on its own host.
+    conf.set(YarnConfiguration.RM_SCHEDULER_ADDRESS, nmHost + ":" + proxyPort);
+
+    Set<ContainerId> running = ConcurrentHashMap.newKeySet();
+    CountDownLatch forever = new CountDownLatch(1);
+    final NMClientAsync[] nm = new NMClientAsync[1];
+    final AMRMClientAsync<ContainerRequest>[] rm = new AMRMClientAsync[1];
+
+    AMRMClientAsync.AbstractCallbackHandler handler = new AMRMClientAsync.AbstractCallbackHandler() {
+      @Override
+      public void onContainersCompleted(List<ContainerStatus> statuses) {
+        for (ContainerStatus s : statuses) {
+          if (running.remove(s.getContainerId())) {
+            System.err.println("keeper-am: worker " + s.getContainerId() + " completed (" + s.getExitStatus() + "): asking for a replacement");
+            rm[0].addContainerRequest(new ContainerRequest(WORKER, null, null, PRIORITY));
+          }
+        }
+      }
+
+      @Override
+      public void onContainersAllocated(List<Container> containers) {
+        for (Container c : containers) {
+          rm[0].removeContainerRequest(new ContainerRequest(WORKER, null, null, PRIORITY));
+          if (running.size() >= workers) {
+            rm[0].releaseAssignedContainer(c.getId());
+            continue;
+          }
+          running.add(c.getId());
+          ContainerLaunchContext clc = ContainerLaunchContext.newInstance(
+              Collections.emptyMap(), Collections.emptyMap(), List.of("exec sleep 3600"),
+              Collections.emptyMap(), (ByteBuffer) null, Collections.emptyMap());
+          nm[0].startContainerAsync(c, clc);
+        }
+      }
+
+      @Override
+      public void onContainersUpdated(List<UpdatedContainer> containers) {}
+
+      @Override
+      public void onShutdownRequest() {
+        forever.countDown();
+      }
+
+      @Override
+      public void onNodesUpdated(List<NodeReport> updatedNodes) {}
+
+      @Override
+      public float getProgress() {
+        return 0.5f;
+      }
+
+      @Override
+      public void onError(Throwable e) {
+        System.err.println("keeper-am: AMRM client error: " + e);
+        forever.countDown();
+      }
+    };
+
+    nm[0] = NMClientAsync.createNMClientAsync(new NMClientAsync.AbstractCallbackHandler() {
+      public void onContainerStarted(ContainerId id, Map<String, ByteBuffer> r) {}
+      public void onContainerStatusReceived(ContainerId id, ContainerStatus s) {}
+      public void onContainerStopped(ContainerId id) {}
+      public void onStartContainerError(ContainerId id, Throwable t) {
+        System.err.println("keeper-am: start of " + id + " failed: " + t);
+      }
+      public void onContainerResourceIncreased(ContainerId id, Resource r) {}
+      public void onContainerResourceUpdated(ContainerId id, Resource r) {}
+      public void onGetContainerStatusError(ContainerId id, Throwable t) {}
+      public void onIncreaseContainerResourceError(ContainerId id, Throwable t) {}
+      public void onUpdateContainerResourceError(ContainerId id, Throwable t) {}
+      public void onStopContainerError(ContainerId id, Throwable t) {}
+    });
+    nm[0].init(conf);
+    nm[0].start();
+
+    rm[0] = AMRMClientAsync.createAMRMClientAsync(200, handler);
+    rm[0].init(conf);
+    rm[0].start();
+    RegisterApplicationMasterResponse reg = rm[0].registerApplicationMaster(nmHost, 0, "");
+    List<Container> previous = reg.getContainersFromPreviousAttempts() == null ? new ArrayList<>() : reg.getContainersFromPreviousAttempts();
+    for (Container c : previous) running.add(c.getId());
+    System.err.println("keeper-am: registered via " + nmHost + ":" + proxyPort + "; " + previous.size() + " worker(s) from earlier attempts");
+    // AMRMClientImpl#updateBlacklist mutates the lists it is given: pass mutable ones.
+    if (!own.isEmpty()) rm[0].updateBlacklist(new ArrayList<>(own), new ArrayList<>());
+    for (int i = running.size(); i < workers; i++) {
+      rm[0].addContainerRequest(new ContainerRequest(WORKER, null, null, PRIORITY));
+    }
+    forever.await();
+    System.exit(1);
+  }
+}

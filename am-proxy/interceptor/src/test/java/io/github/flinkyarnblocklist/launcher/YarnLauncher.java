@@ -1,0 +1,406 @@
+package io.github.flinkyarnblocklist.launcher;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import io.github.flinkyarnblocklist.amrmproxy.BlocklistRequestInterceptor;
+import io.github.flinkyarnblocklist.amrmproxy.Json;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.security.PrivilegedExceptionAction;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.security.token.Token;
+import org.apache.hadoop.yarn.api.ApplicationConstants;
+import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.ApplicationReport;
+import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
+import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.api.records.YarnApplicationAttemptState;
+import org.apache.hadoop.yarn.client.ClientRMProxy;
+import org.apache.hadoop.yarn.client.api.AMRMClient;
+import org.apache.hadoop.yarn.client.api.YarnClient;
+import org.apache.hadoop.yarn.client.api.YarnClientApplication;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.security.AMRMTokenIdentifier;
+import org.apache.hadoop.yarn.server.MiniYARNCluster;
+import org.apache.hadoop.yarn.server.nodemanager.NodeManager;
+import org.apache.hadoop.yarn.server.nodemanager.amrmproxy.DefaultRequestInterceptor;
+import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.AbstractYarnScheduler;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicationAttempt;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler;
+
+/**
+ * Test launcher: a real ResourceManager (MiniYARNCluster, real REST API) and three real
+ * NodeManagers with distinct host names (nm1/nm2/nm3.blocklist.test on 127.0.0.2-4, resolved
+ * through the JVM's hosts file: start with -Djdk.net.hosts.file=…), each with the AMRMProxy
+ * enabled and the blocklist interceptor in its pipeline; two applications whose AM (KeeperAm)
+ * runs in a real container: "main" keeps N workers, "other" none (the neighbour that must not
+ * reach main's proxy). Prints one JSON line with its addresses when everything runs, then serves
+ * a control endpoint on 127.0.0.1 for what tests observe inside YARN.
+ *
+ * <p>Arguments: {@code <workDir> <hostsFile> [workers]}.
+ */
+public final class YarnLauncher {
+  static final String[] HOSTS = {"nm1.blocklist.test", "nm2.blocklist.test", "nm3.blocklist.test"};
+  /** The AM's own blacklist entry: a host the scheduler knows nothing of, so the AM loses no capacity. */
+  static final String AM_OWN_HOST = "am-own.blocklist.test";
+
+  private final Path work;
+  private final String hostsFile;
+  private final int workers;
+  private MiniYARNCluster cluster;
+  private final List<NodeManager> nms = new ArrayList<>();
+  private YarnConfiguration conf;
+  private YarnClient yarn;
+  private int amrmProxyPort;
+  private final Map<String, ApplicationId> apps = new LinkedHashMap<>();
+
+  YarnLauncher(Path work, String hostsFile, int workers) {
+    this.work = work;
+    this.hostsFile = hostsFile;
+    this.workers = workers;
+  }
+
+  public static void main(String[] args) throws Exception {
+    long t0 = System.currentTimeMillis();
+    YarnLauncher l = new YarnLauncher(Paths.get(args[0]), args[1], args.length > 2 ? Integer.parseInt(args[2]) : 3);
+    Runtime.getRuntime().addShutdownHook(new Thread(l::stop));
+    l.start();
+    HttpServer control = l.serveControl();
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("rmWebapp", "http://127.0.0.1:" + l.rmWebPort());
+    out.put("control", "http://127.0.0.1:" + control.getAddress().getPort());
+    out.put("nodes", List.of(HOSTS));
+    out.put("applications", l.appIds());
+    out.put("amOwnHost", AM_OWN_HOST);
+    out.put("startupMs", System.currentTimeMillis() - t0);
+    System.out.println(Json.write(out));
+    System.out.flush();
+    // Ends when the harness closes our stdin (or kills us).
+    while (System.in.read() >= 0) {
+      // keep running
+    }
+    System.exit(0);
+  }
+
+  static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+
+  void start() throws Exception {
+    DefaultMetricsSystem.setMiniClusterMode(true);
+    YarnConfiguration base = new YarnConfiguration();
+    base.setInt(YarnConfiguration.RM_SCHEDULER_MINIMUM_ALLOCATION_MB, 64);
+    base.set(YarnConfiguration.RM_SCHEDULER, CapacityScheduler.class.getName());
+    base.setInt(YarnConfiguration.RM_AM_MAX_ATTEMPTS, 10);
+    base.setLong(YarnConfiguration.RM_NM_HEARTBEAT_INTERVAL_MS, 200);
+    base.setBoolean(YarnConfiguration.NM_PMEM_CHECK_ENABLED, false);
+    base.setBoolean(YarnConfiguration.NM_VMEM_CHECK_ENABLED, false);
+    // The AM's AMRM token comes from the NodeManager's AMRMProxy; no Kerberos here.
+    base.set("hadoop.security.authentication", "simple");
+    cluster = new MiniYARNCluster("blocklist", 1, 0, 1, 1);
+    cluster.init(base);
+    cluster.start();
+    ResourceManager rm = cluster.getResourceManager();
+    Configuration0 rmConf = new Configuration0(rm.getConfig());
+
+    amrmProxyPort = freePort();
+    int blocklistPort = freePort();
+    Path key = work.resolve("amrm-proxy.key");
+    byte[] k = new byte[32];
+    new SecureRandom().nextBytes(k);
+    Files.write(key, k);
+
+    for (int i = 0; i < HOSTS.length; i++) {
+      YarnConfiguration nc = new YarnConfiguration(rmConf.conf);
+      String h = HOSTS[i];
+      Path dir = work.resolve("nm" + (i + 1));
+      Files.createDirectories(dir.resolve("local"));
+      Files.createDirectories(dir.resolve("log"));
+      nc.set(YarnConfiguration.NM_LOCAL_DIRS, dir.resolve("local").toString());
+      nc.set(YarnConfiguration.NM_LOG_DIRS, dir.resolve("log").toString());
+      // Each NodeManager binds its own loopback address, so the RM names it by that address's host name.
+      nc.set(YarnConfiguration.NM_ADDRESS, h + ":0");
+      nc.set(YarnConfiguration.NM_LOCALIZER_ADDRESS, h + ":" + freePort());
+      nc.set(YarnConfiguration.NM_WEBAPP_ADDRESS, h + ":0");
+      nc.set(YarnConfiguration.NM_COLLECTOR_SERVICE_ADDRESS, h + ":" + freePort());
+      nc.setInt(YarnConfiguration.NM_PMEM_MB, 2048);
+      nc.setInt(YarnConfiguration.NM_VCORES, 8);
+      nc.setBoolean(YarnConfiguration.NM_CONTAINER_MONITOR_ENABLED, false);
+      nc.setBoolean(YarnConfiguration.NM_ENABLE_HARDWARE_CAPABILITY_DETECTION, false);
+      nc.setBoolean(YarnConfiguration.AMRM_PROXY_ENABLED, true);
+      // The same port on every host, as in a real cluster: an AM finds the proxy at $NM_HOST:port.
+      nc.set(YarnConfiguration.AMRM_PROXY_ADDRESS, h + ":" + amrmProxyPort);
+      nc.set(YarnConfiguration.AMRM_PROXY_INTERCEPTOR_CLASS_PIPELINE,
+          BlocklistRequestInterceptor.class.getName() + "," + DefaultRequestInterceptor.class.getName());
+      nc.set(BlocklistRequestInterceptor.ADDRESS, "127.0.0.1:" + blocklistPort);
+      nc.set(BlocklistRequestInterceptor.SECRET_KEY_FILE, key.toString());
+      NodeManager nm = new NodeManager();
+      nm.init(nc);
+      nm.start();
+      nms.add(nm);
+    }
+    long deadline = System.currentTimeMillis() + 60_000;
+    while (rm.getRMContext().getRMNodes().size() < HOSTS.length) {
+      if (System.currentTimeMillis() > deadline) throw new IllegalStateException("NodeManagers did not register");
+      Thread.sleep(50);
+    }
+
+    conf = new YarnConfiguration(rmConf.conf);
+    yarn = YarnClient.createYarnClient();
+    yarn.init(conf);
+    yarn.start();
+    apps.put("main", submit("keeper-main", workers, AM_OWN_HOST));
+    apps.put("other", submit("keeper-other", 0, ""));
+    for (String name : apps.keySet()) waitReady(name, name.equals("main") ? workers : 0, 120_000);
+  }
+
+  /** Wrapper so the RM's live configuration is copied once. */
+  private record Configuration0(org.apache.hadoop.conf.Configuration conf) {}
+
+  int rmWebPort() {
+    String a = cluster.getResourceManager().getConfig().get(YarnConfiguration.RM_WEBAPP_ADDRESS);
+    return Integer.parseInt(a.substring(a.lastIndexOf(':') + 1));
+  }
+
+  Map<String, Object> appIds() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    apps.forEach((k, v) -> m.put(k, v.toString()));
+    return m;
+  }
+
+  private ApplicationId submit(String name, int n, String ownBlacklist) throws Exception {
+    YarnClientApplication app = yarn.createApplication();
+    ApplicationSubmissionContext ctx = app.getApplicationSubmissionContext();
+    ctx.setApplicationName(name);
+    ctx.setApplicationType("blocklist-test");
+    ctx.setKeepContainersAcrossApplicationAttempts(true);
+    ctx.setMaxAppAttempts(10);
+    ctx.setResource(Resource.newInstance(256, 1));
+    String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
+    String cmd = String.join(" ", java, "-Xmx96m", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+        "-Djdk.net.hosts.file=" + hostsFile,
+        "-Dlog4j.configuration=log4j.properties",
+        "-cp", System.getProperty("java.class.path"),
+        KeeperAm.class.getName(), Integer.toString(n), Integer.toString(amrmProxyPort),
+        "'" + ownBlacklist + "'",
+        "1>" + ApplicationConstants.LOG_DIR_EXPANSION_VAR + "/stdout",
+        "2>" + ApplicationConstants.LOG_DIR_EXPANSION_VAR + "/stderr");
+    ContainerLaunchContext clc = ContainerLaunchContext.newInstance(
+        Map.of(), Map.of(), List.of(cmd), Map.of(), null, Map.of());
+    ctx.setAMContainerSpec(clc);
+    return yarn.submitApplication(ctx);
+  }
+
+  SchedulerApplicationAttempt schedulerAttempt(ApplicationAttemptId id) {
+    AbstractYarnScheduler<?, ?> s = (AbstractYarnScheduler<?, ?>) cluster.getResourceManager().getResourceScheduler();
+    return s.getApplicationAttempt(id);
+  }
+
+  /** Registered through the proxy, the hand-off written, and the wanted number of workers live. */
+  private void waitReady(String name, int n, long timeoutMs) throws Exception {
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    while (true) {
+      Map<String, Object> st = appState(name);
+      Object live = st.get("liveWorkers");
+      if (Boolean.TRUE.equals(st.get("registered")) && st.get("proxy") != null && live instanceof Integer && (Integer) live >= n) return;
+      if (System.currentTimeMillis() > deadline) throw new IllegalStateException(name + " not ready: " + Json.write(st));
+      Thread.sleep(100);
+    }
+  }
+
+  Map<String, Object> appState(String name) throws Exception {
+    ApplicationId id = apps.get(name);
+    ApplicationReport r = yarn.getApplicationReport(id);
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("applicationId", id.toString());
+    m.put("state", r.getYarnApplicationState().toString());
+    ApplicationAttemptId attempt = r.getCurrentApplicationAttemptId();
+    m.put("appAttemptId", attempt == null ? null : attempt.toString());
+    SchedulerApplicationAttempt sa = attempt == null ? null : schedulerAttempt(attempt);
+    YarnApplicationAttemptState as = attempt == null ? null : yarn.getApplicationAttemptReport(attempt).getYarnApplicationAttemptState();
+    m.put("attemptState", as == null ? null : as.toString());
+    m.put("registered", as == YarnApplicationAttemptState.RUNNING);
+    m.put("schedulerBlacklist", sa == null ? List.of() : new ArrayList<>(new TreeSet<>(sa.getBlacklistedNodes())));
+    // Live containers less the AM's own.
+    m.put("liveWorkers", sa == null ? 0 : Math.max(0, sa.getLiveContainers().size() - 1));
+    List<Object> workersAt = new ArrayList<>();
+    if (sa != null) {
+      sa.getLiveContainers().forEach(c -> {
+        if (!c.isAMContainer()) {
+          Map<String, Object> w = new LinkedHashMap<>();
+          w.put("containerId", c.getContainerId().toString());
+          w.put("host", c.getAllocatedNode().getHost());
+          workersAt.add(w);
+        }
+      });
+    }
+    m.put("workers", workersAt);
+    m.put("proxy", attempt == null ? null : handoff(id, attempt));
+    return m;
+  }
+
+  /** The hand-off the interceptor wrote for this attempt into the app's local dirs, as the AM container sees it. */
+  private Map<String, Object> handoff(ApplicationId app, ApplicationAttemptId attempt) throws IOException {
+    for (int i = 0; i < HOSTS.length; i++) {
+      Path appcache = work.resolve("nm" + (i + 1)).resolve("local").resolve("usercache");
+      if (!Files.isDirectory(appcache)) continue;
+      try (Stream<Path> users = Files.list(appcache)) {
+        for (Path u : (Iterable<Path>) users::iterator) {
+          Path f = u.resolve("appcache").resolve(app.toString()).resolve(BlocklistRequestInterceptor.HANDOFF_JSON);
+          if (!Files.isRegularFile(f)) continue;
+          String text = Files.readString(f, StandardCharsets.UTF_8);
+          try {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> j = (Map<String, Object>) Json.parse(text.trim());
+            if (attempt.toString().equals(j.get("appAttemptId"))) {
+              j.put("handoffFile", f.toString());
+              j.put("nodeHost", HOSTS[i]);
+              return j;
+            }
+          } catch (Json.BadJson e) {
+            // being rewritten: the next poll sees it whole
+          }
+        }
+      }
+    }
+    return null;
+  }
+
+  /** The real RM's answer to a blacklist holding '*': an unmanaged AM of its own asks for it. */
+  Map<String, Object> probeStarBlacklist() throws Exception {
+    YarnClientApplication app = yarn.createApplication();
+    ApplicationSubmissionContext ctx = app.getApplicationSubmissionContext();
+    ctx.setApplicationName("star-probe");
+    ctx.setUnmanagedAM(true);
+    ctx.setResource(Resource.newInstance(64, 1));
+    ctx.setAMContainerSpec(ContainerLaunchContext.newInstance(Map.of(), Map.of(), List.of(), Map.of(), null, Map.of()));
+    ApplicationId id = yarn.submitApplication(ctx);
+    long deadline = System.currentTimeMillis() + 30_000;
+    ApplicationReport r = yarn.getApplicationReport(id);
+    while (r.getCurrentApplicationAttemptId() == null
+        || yarn.getApplicationAttemptReport(r.getCurrentApplicationAttemptId()).getYarnApplicationAttemptState() != YarnApplicationAttemptState.LAUNCHED) {
+      if (System.currentTimeMillis() > deadline) throw new IllegalStateException("probe AM not launched");
+      Thread.sleep(50);
+      r = yarn.getApplicationReport(id);
+    }
+    Token<AMRMTokenIdentifier> token = yarn.getAMRMToken(id);
+    token.setService(ClientRMProxy.getAMRMTokenService(conf));
+    UserGroupInformation ugi = UserGroupInformation.createRemoteUser(r.getCurrentApplicationAttemptId().toString());
+    ugi.addToken(token);
+    Map<String, Object> out = new LinkedHashMap<>();
+    ugi.doAs((PrivilegedExceptionAction<Void>) () -> {
+      AMRMClient<AMRMClient.ContainerRequest> c = AMRMClient.createAMRMClient();
+      c.init(conf);
+      c.start();
+      try {
+        c.registerApplicationMaster("", 0, "");
+        // AMRMClientImpl#updateBlacklist mutates the lists it is given: pass mutable ones.
+        c.updateBlacklist(new ArrayList<>(List.of("*")), new ArrayList<>());
+        try {
+          c.allocate(0.1f);
+          out.put("refused", false);
+        } catch (Exception e) {
+          out.put("refused", true);
+          out.put("exception", e.getClass().getName());
+          out.put("message", String.valueOf(e.getMessage()));
+        }
+      } finally {
+        c.stop();
+      }
+      return null;
+    });
+    yarn.killApplication(id);
+    return out;
+  }
+
+  HttpServer serveControl() throws IOException {
+    HttpServer s = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 16);
+    s.createContext("/", ex -> {
+      try {
+        control(ex);
+      } catch (Exception e) {
+        e.printStackTrace();
+        reply(ex, 500, Map.of("errors", List.of(e.toString())));
+      } finally {
+        ex.close();
+      }
+    });
+    s.start();
+    return s;
+  }
+
+  private void control(HttpExchange ex) throws Exception {
+    String path = ex.getRequestURI().getPath();
+    String method = ex.getRequestMethod();
+    String[] p = path.split("/");
+    // /apps/<name>, /apps/<name>/fail-attempt, /apps/<name>/wait-workers?n=, /probe/star-blacklist
+    if (p.length >= 3 && p[1].equals("apps") && apps.containsKey(p[2])) {
+      String name = p[2];
+      if (p.length == 3 && method.equals("GET")) {
+        reply(ex, 200, appState(name));
+        return;
+      }
+      if (p.length == 4 && p[3].equals("fail-attempt") && method.equals("POST")) {
+        ApplicationAttemptId before = yarn.getApplicationReport(apps.get(name)).getCurrentApplicationAttemptId();
+        yarn.failApplicationAttempt(before);
+        reply(ex, 200, Map.of("failed", before.toString()));
+        return;
+      }
+    }
+    if (path.equals("/probe/star-blacklist") && method.equals("POST")) {
+      reply(ex, 200, probeStarBlacklist());
+      return;
+    }
+    if (path.equals("/nodes") && method.equals("GET")) {
+      reply(ex, 200, Map.of("nodes", List.of(HOSTS)));
+      return;
+    }
+    reply(ex, 404, Map.of("errors", List.of("no such control endpoint: " + path)));
+  }
+
+  private static void reply(HttpExchange ex, int status, Object body) throws IOException {
+    byte[] b = Json.write(body).getBytes(StandardCharsets.UTF_8);
+    ex.getResponseHeaders().set("Content-Type", "application/json");
+    ex.sendResponseHeaders(status, b.length);
+    try (OutputStream o = ex.getResponseBody()) {
+      o.write(b);
+    }
+  }
+
+  void stop() {
+    try {
+      if (yarn != null) {
+        for (ApplicationId id : apps.values()) {
+          try {
+            yarn.killApplication(id);
+          } catch (Exception ignored) {
+            // stopping anyway
+          }
+        }
+        yarn.stop();
+      }
+    } finally {
+      for (NodeManager nm : nms) nm.stop();
+      if (cluster != null) cluster.stop();
+    }
+  }
+}

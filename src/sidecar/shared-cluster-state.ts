@@ -1,0 +1,232 @@
+/**
+ * Cluster state read once per cluster, not once per job. What every sidecar of a cluster asks the
+ * ResourceManager is mostly the same: the node counts by state (the safety cap's denominator) and
+ * the node list (which blocked hosts are RUNNING). When many sidecars share one ZooKeeper store, one
+ * of them — elected by ZooKeeper's leader-election recipe (store/zookeeper-election.ts) — reads
+ * those from the RM and publishes them in znodes; the others read the znodes.
+ *
+ *   <base>/cluster-state/election/m-…   one ephemeral sequential znode per sidecar
+ *   <base>/cluster-state/metrics        the leader's last /ws/v1/cluster/metrics reading
+ *   <base>/cluster-state/nodes          the leader's last /ws/v1/cluster/nodes reading (gzip'd)
+ *
+ * The engine does not know: it gets a ResourceManagerReader whose clusterMetrics() and nodes()
+ * answer from the shared reading when it is fresh enough, and read the RM otherwise. So every
+ * sidecar falls back to reading YARN itself whenever sharing does not work — the leader is gone
+ * and nobody has taken over yet (its znode dies with its session, the next candidate takes over
+ * within the session timeout), ZooKeeper is unreachable, or the reading is too old or unreadable.
+ */
+import { Clock } from '../core/clock';
+import { Logger } from '../core/logger';
+import { ZkSession } from '../store/zookeeper-session';
+import { ZkLeaderElection } from '../store/zookeeper-election';
+import { SharedReading, ZkSharedReading } from '../store/zookeeper-shared-reading';
+import { ClusterMetrics, ClusterNode, NODE_STATES, NodeState, ResourceManagerReader } from '../yarn/types';
+
+export interface SharedClusterStateOptions {
+  /** The real RM client. */
+  rm: ResourceManagerReader;
+  session: ZkSession;
+  /** The store's base znode (<chroot><root>); everything here lives under <base>/cluster-state. */
+  basePath: string;
+  /** This sidecar, for logs and the published readings (application id, host). */
+  member: string;
+  clock: Clock;
+  logger: Logger;
+  operationTimeoutMs: number;
+  /** How often the leader reads the node counts (yarn.refresh-interval). */
+  metricsIntervalMs: number;
+  /** How often the leader reads the node list (yarn.nodes.refresh-interval). */
+  nodesIntervalMs: number;
+}
+
+/** RM calls this sidecar made, and answers it took from the leader instead. */
+export interface SharedClusterStats {
+  role: 'leader' | 'follower' | 'candidate';
+  rmReads: { metrics: number; nodes: number };
+  sharedAnswers: { metrics: number; nodes: number };
+}
+
+type Kind = 'metrics' | 'nodes';
+
+const METRIC_FIELDS = ['activeNodes', 'decommissioningNodes', 'decommissionedNodes', 'lostNodes', 'unhealthyNodes', 'rebootedNodes', 'shutdownNodes', 'totalNodes'] as const;
+
+export function decodeMetrics(v: unknown): ClusterMetrics {
+  if (typeof v !== 'object' || v === null) throw new Error('metrics: not an object');
+  const o = v as Record<string, unknown>;
+  const out = {} as ClusterMetrics;
+  for (const f of METRIC_FIELDS) {
+    const n = o[f];
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) throw new Error(`metrics.${f}: not a count`);
+    out[f] = n;
+  }
+  return out;
+}
+
+/** Nodes travel as rows [id, host, rack, state, numContainers, healthReport?]: ~40 % of the objects' JSON. */
+type NodeRow = [string, string, string, NodeState, number, string?];
+
+export function encodeNodes(nodes: readonly ClusterNode[]): NodeRow[] {
+  return nodes.map((n) => (n.healthReport ? [n.id, n.host, n.rack, n.state, n.numContainers, n.healthReport] : [n.id, n.host, n.rack, n.state, n.numContainers]));
+}
+
+export function decodeNodes(v: unknown): ClusterNode[] {
+  if (!Array.isArray(v)) throw new Error('nodes: not a list');
+  return v.map((r: unknown, i) => {
+    if (!Array.isArray(r) || r.length < 5) throw new Error(`nodes[${i}]: not a node row`);
+    const [id, host, rack, state, numContainers, healthReport] = r as unknown[];
+    if (typeof id !== 'string' || typeof host !== 'string' || host === '' || typeof rack !== 'string') throw new Error(`nodes[${i}]: bad id/host/rack`);
+    if (typeof state !== 'string' || !(NODE_STATES as readonly string[]).includes(state)) throw new Error(`nodes[${i}]: bad state`);
+    if (typeof numContainers !== 'number') throw new Error(`nodes[${i}]: bad numContainers`);
+    return { id, host, rack, state: state as NodeState, numContainers, healthReport: typeof healthReport === 'string' ? healthReport : '' };
+  });
+}
+
+export class SharedClusterState {
+  readonly election: ZkLeaderElection;
+  private readonly metricsZ: ZkSharedReading<ClusterMetrics>;
+  private readonly nodesZ: ZkSharedReading<ClusterNode[]>;
+  private readonly counts = { rmReads: { metrics: 0, nodes: 0 }, sharedAnswers: { metrics: 0, nodes: 0 } };
+  /** readAt of this sidecar's own last publish per kind (0 = none yet in this leadership). */
+  private readonly published: Record<Kind, number> = { metrics: 0, nodes: 0 };
+  /** This sidecar's own last published readings (the leader answers from them). */
+  private readonly last: { metrics?: SharedReading<ClusterMetrics>; nodes?: SharedReading<ClusterNode[]> } = {};
+  private cancelTimer: (() => void) | undefined;
+  private running = false;
+  private ticking = false;
+  /** The reader the engine uses: shared answers when fresh, the RM otherwise. */
+  readonly reader: ResourceManagerReader;
+
+  constructor(private readonly opts: SharedClusterStateOptions) {
+    const base = `${opts.basePath}/cluster-state`;
+    const common = { session: opts.session, operationTimeoutMs: opts.operationTimeoutMs, logger: opts.logger };
+    this.election = new ZkLeaderElection({ ...common, path: `${base}/election`, member: opts.member });
+    this.metricsZ = new ZkSharedReading<ClusterMetrics>({ ...common, path: `${base}/metrics`, decode: decodeMetrics });
+    this.nodesZ = new ZkSharedReading<ClusterNode[]>({ ...common, path: `${base}/nodes`, decode: decodeNodes, encode: encodeNodes });
+    const rm = opts.rm;
+    this.reader = {
+      clusterInfo: () => rm.clusterInfo(),
+      application: (id) => rm.application(id),
+      attempts: (id) => rm.attempts(id),
+      containers: (id, attempt) => rm.containers(id, attempt),
+      clusterMetrics: () => this.metrics(),
+      // A filtered read asks something specific (a few states): it goes to the RM as asked.
+      nodes: (states) => (states && states.length ? rm.nodes(states) : this.nodes()),
+    };
+    this.election.on('role', (role) => {
+      if (role === 'leader') {
+        this.published.metrics = 0;
+        this.published.nodes = 0;
+        this.last.metrics = undefined;
+        this.last.nodes = undefined;
+        this.tick();
+      }
+    });
+  }
+
+  stats(): SharedClusterStats {
+    return { role: this.election.role, rmReads: { ...this.counts.rmReads }, sharedAnswers: { ...this.counts.sharedAnswers } };
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.election.start();
+    this.arm();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.cancelTimer?.();
+    this.metricsZ.close();
+    this.nodesZ.close();
+    await this.election.stop();
+  }
+
+  /** Followers accept a reading up to two leader intervals old (one missed read is tolerated). */
+  private fresh<T>(r: SharedReading<T> | undefined, intervalMs: number): r is SharedReading<T> {
+    return r !== undefined && this.opts.clock.now() - r.readAt <= 2 * intervalMs;
+  }
+
+  private async metrics(): Promise<ClusterMetrics> {
+    return this.shared('metrics', this.metricsZ, this.opts.metricsIntervalMs, () => this.opts.rm.clusterMetrics());
+  }
+
+  private async nodes(): Promise<ClusterNode[]> {
+    return this.shared('nodes', this.nodesZ, this.opts.nodesIntervalMs, () => this.opts.rm.nodes());
+  }
+
+  private async shared<T>(kind: Kind, z: ZkSharedReading<T>, intervalMs: number, read: () => Promise<T>): Promise<T> {
+    if (this.election.isLeader) {
+      // The leader answers from its own last reading while it is younger than the interval: its
+      // engine asking more often than that costs the RM nothing more.
+      const mine = this.last[kind] as SharedReading<T> | undefined;
+      if (mine && this.opts.clock.now() - mine.readAt < intervalMs) {
+        this.counts.sharedAnswers[kind]++;
+        return mine.value;
+      }
+    } else {
+      try {
+        const r = await z.latest();
+        if (this.fresh(r, intervalMs)) {
+          this.counts.sharedAnswers[kind]++;
+          return r.value;
+        }
+      } catch (e) {
+        this.opts.logger.debug(`shared cluster state: cannot read ${z.path} (${(e as Error).message}); reading the RM`);
+      }
+    }
+    return this.readAndPublish(kind, z, read);
+  }
+
+  private async readAndPublish<T>(kind: Kind, z: ZkSharedReading<T>, read: () => Promise<T>): Promise<T> {
+    const readAt = this.opts.clock.now();
+    const value = await read();
+    this.counts.rmReads[kind]++;
+    if (this.election.isLeader) {
+      const ok = await z.publish({ value, readAt, by: this.opts.member }).catch((e: unknown) => {
+        this.opts.logger.warn(`shared cluster state: publishing ${z.path} failed: ${(e as Error).message}`);
+        return false;
+      });
+      if (ok) {
+        this.published[kind] = readAt;
+        this.last[kind] = { value, readAt, by: this.opts.member } as SharedReading<ClusterMetrics> & SharedReading<ClusterNode[]>;
+      }
+    }
+    return value;
+  }
+
+  private arm(): void {
+    if (!this.running) return;
+    this.cancelTimer = this.opts.clock.setTimer(Math.min(this.opts.metricsIntervalMs, this.opts.nodesIntervalMs), () => this.tick());
+  }
+
+  /** The leader keeps both readings fresh for everyone, whatever its own engine needs. */
+  private tick(): void {
+    if (!this.running || this.ticking) return;
+    this.ticking = true;
+    this.refreshAsLeader()
+      .catch((e: unknown) => this.opts.logger.warn(`shared cluster state: leader read failed: ${(e as Error).message}`))
+      .finally(() => {
+        this.ticking = false;
+        this.cancelTimer?.();
+        this.arm();
+      });
+  }
+
+  private async refreshAsLeader(): Promise<void> {
+    if (!this.election.isLeader) return;
+    if (await this.due('metrics', this.metricsZ, this.opts.metricsIntervalMs)) await this.readAndPublish('metrics', this.metricsZ, () => this.opts.rm.clusterMetrics());
+    if (!this.election.isLeader) return;
+    if (await this.due('nodes', this.nodesZ, this.opts.nodesIntervalMs)) await this.readAndPublish('nodes', this.nodesZ, () => this.opts.rm.nodes());
+  }
+
+  /**
+   * Whether the leader should read now: its own last publish, or — just after taking over — the
+   * previous leader's, is an interval old (a takeover does not re-read what is still fresh).
+   */
+  private async due<T>(kind: Kind, z: ZkSharedReading<T>, intervalMs: number): Promise<boolean> {
+    let last = this.published[kind];
+    if (last === 0) last = (await z.latest().catch(() => undefined))?.readAt ?? 0;
+    return this.opts.clock.now() - last >= intervalMs;
+  }
+}

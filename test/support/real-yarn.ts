@@ -1,0 +1,149 @@
+/**
+ * A real YARN for the test/real/ suites, started once per mocha run and shared by every file:
+ * am-proxy/'s test launcher (YarnLauncher, built by scripts/build-am-proxy.sh) runs a real
+ * ResourceManager (MiniYARNCluster) and three real NodeManagers named nm1/nm2/nm3.blocklist.test
+ * (127.0.0.2-4 through the JVM's hosts file), each with the AMRMProxy and the blocklist interceptor,
+ * plus two applications whose AM runs in a real container. It prints one JSON line when everything
+ * runs; its control endpoint shows what the RM scheduler holds. The JVM is stopped when the test
+ * process exits (its stdin closes; a kill as the fallback).
+ */
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { repoRoot } from './paths';
+
+const isCI = process.env.CI === 'true';
+const target = (): string => path.join(repoRoot, 'am-proxy', 'interceptor', 'target');
+
+export interface RealYarn {
+  rmWebapp: string;
+  control: string;
+  nodes: string[];
+  applications: { main: string; other: string };
+  amOwnHost: string;
+  startupMs: number;
+  workDir: string;
+  log: string;
+}
+
+export interface AppState {
+  applicationId: string;
+  state: string;
+  appAttemptId: string | null;
+  attemptState: string | null;
+  registered: boolean;
+  schedulerBlacklist: string[];
+  liveWorkers: number;
+  workers: { containerId: string; host: string }[];
+  proxy: { address: string; secretFile: string; applicationId: string; appAttemptId: string; handoffFile: string; nodeHost: string } | null;
+}
+
+/** Why the real YARN cannot run here, or undefined when it can. */
+export function realYarnUnavailableReason(): string | undefined {
+  const j = spawnSync('java', ['-version'], { stdio: 'ignore' });
+  if (j.error || j.status !== 0) return 'no java on PATH (scripts/ensure-java.sh installs one)';
+  for (const f of ['test-classpath.txt', 'test-classes', 'classes']) {
+    if (!fs.existsSync(path.join(target(), f))) return `am-proxy/interceptor/target/${f} is missing (npm test builds it: scripts/build-am-proxy.sh)`;
+  }
+  return undefined;
+}
+
+/** For a suite's before(): skip with the reason outside CI; in CI fail instead. */
+export function requireRealYarn(ctx: Mocha.Context): void {
+  const why = realYarnUnavailableReason();
+  if (!why) return;
+  if (isCI) throw new Error(`real-YARN suites cannot run in CI: ${why}`);
+  console.log(`      (skipped: ${why})`);
+  ctx.skip();
+}
+
+let started: Promise<RealYarn> | undefined;
+let child: ChildProcess | undefined;
+
+/** The shared cluster (started on first use). */
+export function realYarn(): Promise<RealYarn> {
+  started ??= launch();
+  return started;
+}
+
+function launch(): Promise<RealYarn> {
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-real-yarn-'));
+  const hosts = path.join(workDir, 'hosts');
+  // The JVM resolves names from this file only (jdk.net.hosts.file): the NodeManagers get distinct
+  // host names without touching /etc/hosts; the machine's own name must resolve too.
+  fs.writeFileSync(
+    hosts,
+    ['127.0.0.1 localhost', `127.0.0.1 ${os.hostname()}`, '127.0.0.2 nm1.blocklist.test', '127.0.0.3 nm2.blocklist.test', '127.0.0.4 nm3.blocklist.test', ''].join('\n'),
+  );
+  const t = target();
+  const cp = [path.join(t, 'classes'), path.join(t, 'test-classes'), fs.readFileSync(path.join(t, 'test-classpath.txt'), 'utf8').trim()].join(path.delimiter);
+  const log = path.join(workDir, 'launcher.log');
+  const logFd = fs.openSync(log, 'a');
+  const work = path.join(workDir, 'yarn');
+  fs.mkdirSync(work);
+  child = spawn(
+    'java',
+    // test.build.data: MiniYARNCluster's own work dir (default target/test/data under the cwd).
+    ['-Xmx768m', '-XX:TieredStopAtLevel=1', `-Djdk.net.hosts.file=${hosts}`, `-Dtest.build.data=${path.join(workDir, 'test-data')}`, '-cp', cp, 'io.github.flinkyarnblocklist.launcher.YarnLauncher', work, hosts, '3'],
+    { stdio: ['pipe', 'pipe', logFd], cwd: workDir },
+  );
+  const proc = child;
+  process.once('exit', () => {
+    proc.stdin?.end();
+    proc.kill('SIGTERM');
+  });
+  return new Promise<RealYarn>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => fail(new Error('the YARN launcher printed nothing within 180 s')), 180_000);
+    const fail = (e: Error): void => {
+      clearTimeout(timer);
+      let tail = '';
+      try {
+        tail = fs.readFileSync(log, 'utf8').split('\n').slice(-30).join('\n');
+      } catch {
+        tail = '';
+      }
+      reject(new Error(`${e.message}\n--- ${log} (tail) ---\n${tail}`));
+    };
+    proc.on('exit', (code) => fail(new Error(`the YARN launcher exited (${code}) before it was ready`)));
+    proc.stdout?.setEncoding('utf8');
+    proc.stdout?.on('data', (d: string) => {
+      out += d;
+      const nl = out.indexOf('\n');
+      if (nl < 0) return;
+      clearTimeout(timer);
+      try {
+        const j = JSON.parse(out.slice(0, nl)) as Omit<RealYarn, 'workDir' | 'log'>;
+        resolve({ ...j, workDir, log });
+      } catch (e) {
+        fail(new Error(`the YARN launcher printed no JSON: ${out.slice(0, 200)} (${(e as Error).message})`));
+      }
+    });
+  });
+}
+
+export async function control<T>(y: RealYarn, method: 'GET' | 'POST', p: string): Promise<T> {
+  const res = await fetch(y.control + p, { method });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`control ${method} ${p}: ${res.status} ${text}`);
+  return JSON.parse(text) as T;
+}
+
+export function appState(y: RealYarn, app: 'main' | 'other'): Promise<AppState> {
+  return control<AppState>(y, 'GET', `/apps/${app}`);
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Polls until `ok` holds for the app's state (what the RM's scheduler holds), or fails with the last state. */
+export async function waitForApp(y: RealYarn, app: 'main' | 'other', what: string, ok: (s: AppState) => boolean, timeoutMs = 30_000): Promise<AppState> {
+  const deadline = Date.now() + timeoutMs;
+  let last: AppState | undefined;
+  while (Date.now() < deadline) {
+    last = await appState(y, app);
+    if (ok(last)) return last;
+    await sleep(150);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last state: ${JSON.stringify(last)}`);
+}
