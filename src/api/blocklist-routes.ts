@@ -8,6 +8,7 @@
  *   PUT|DELETE|GET /blocklist/taskmanagers/{node}/{containerId}   (the '/' may be sent as %2F)
  * Mutations take ?dryRun=true: same status and body, plus what YARN would see; nothing written.
  */
+import { DISABLED_STATUS, itemSyncStatus } from './status-presenter';
 import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BlockedItem, ItemKind, WireItem, toWire } from '../model/item';
 import { newItem } from '../model/merge';
@@ -48,7 +49,7 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
   /** The seed's item shape plus ours, with the live task managers and sync state. */
   const present = (item: BlockedItem) => {
     const taskManagers = item.kind === 'node' ? sync.taskManagersOn(item.node) : item.containerId ? [item.containerId] : [];
-    const status = enabled ? sync.itemStatus(item.id) : { state: 'disabled' as const, detail: 'cluster.resource-blocklist.enabled is false' };
+    const status = enabled ? itemSyncStatus(sync.view(), item.id, clock.now()) : DISABLED_STATUS;
     // Filled in place, not spread into new objects: GET /blocklist calls this per item, and the
     // spreads made it ~3x slower for 10,000 items (docs/benchmarks.md).
     const out = toWire(item) as WireItem & Record<string, unknown>;
@@ -76,7 +77,7 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const isDryRun = (q: DryRunQuery) => q.dryRun === 'true' || q.dryRun === '';
 
   const effect = async (id: string, after: BlockedItem | undefined): Promise<DryRunEffect> =>
-    previewChange(await store.list(), id, after, sync.status().applicationId, clock.now(), (n) => sync.taskManagersOn(n));
+    previewChange(await store.list(), id, after, sync.view().applicationId, clock.now(), (n) => sync.taskManagersOn(n));
 
   /** The outcome add() would have, computed without writing (dry run): the stores' own decide(). */
   const wouldAdd = async (item: BlockedItem, allowMerge: boolean): Promise<AddOutcome> =>

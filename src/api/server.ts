@@ -12,6 +12,7 @@ import { installMutationRateLimit } from './rate-limit';
 import { installLoopbackHostGuard } from './host-guard';
 import { consoleRoutes } from './console/console-routes';
 import { installLosslessJson } from './json-body';
+import { sidecarStatus } from './status-presenter';
 
 export function buildApi(deps: ApiDeps): FastifyInstance {
   // `https: null` is a plain HTTP server; with TLS (rest.ssl.*) an https.Server. Routes and hooks
@@ -38,7 +39,7 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
   // ?nodes=true adds the cluster's nodes (the console's picture); `now` is the sidecar's clock.
   const statusQuery = { type: 'object', properties: { nodes: { type: 'string', enum: ['true', 'false', ''] } } } as const;
   app.get<{ Querystring: { nodes?: string } }>('/status', { schema: { querystring: statusQuery } }, async (req) => ({
-    ...deps.sync.status({ nodes: req.query.nodes === 'true' || req.query.nodes === '' }),
+    ...sidecarStatus(deps.sync.view(), deps.clock.now(), { nodes: req.query.nodes === 'true' || req.query.nodes === '' }),
     // Stored rows that cannot be decoded: not enforced, until removed (DELETE / blocklist unblock).
     quarantined: deps.store.quarantined?.() ?? [],
     now: deps.clock.now(),

@@ -34,7 +34,8 @@ export interface Transport {
 export type { EvacuationPhase } from '../sync/facade';
 
 // The wire shapes of /status, an item's sync state and a dry run are the server's own types.
-import type { EvacuationStatus, ItemSyncStatus, SidecarStatus } from '../sync/facade';
+import type { EvacuationStatus } from '../sync/facade';
+import type { ItemSyncStatus, SidecarStatus } from '../api/status-presenter';
 import type { DryRunEffect } from '../api/preview';
 import type { ConflictCode } from '../model/decide';
 export type { EvacuationStatus as WireEvacuation, ItemSyncStatus as WireSync, SidecarStatus, DryRunEffect };

@@ -123,7 +123,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     metrics,
     ...(applicationId !== undefined ? { applicationId } : {}),
   });
-  metrics.countFromStore({ store: deps.store, clock: deps.clock, applicationId: () => engine.status().applicationId ?? applicationId, enabled: true });
+  metrics.countFromStore({ store: deps.store, clock: deps.clock, applicationId: () => engine.view().applicationId ?? applicationId, enabled: true });
   return {
     metrics,
     mode: 'engine',
@@ -135,8 +135,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     },
     kick: (reason) => engine.kick(reason),
     taskManagersOn: (node) => engine.taskManagersOn(node),
-    itemStatus: (id) => engine.itemStatus(id),
-    status: (opts) => engine.status(opts),
+    view: () => engine.view(),
     synced: () => engine.synced(),
     async start() {
       expiry.start();

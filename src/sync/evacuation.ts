@@ -13,7 +13,29 @@
 import { BlockedItem, EVACUATE } from '../model/item';
 import { AppContainer } from '../yarn/types';
 import { parseContainerId } from '../model/ids';
-import { EvacuationPhase, EvacuationStatus } from './facade';
+
+/** Graceful-decommission-style sub-state of an evacuating item (Hadoop's DecommissioningNodesWatcher). */
+export type EvacuationPhase = 'WAIT_CONTAINER' | 'TIMEOUT' | 'READY';
+
+/** One evacuation as the engine last evaluated it (data; the API words it). */
+export interface EvacuationStatus {
+  /** The item evacuating: a node id, or `<node>/<containerId>` for one task manager. */
+  itemId: string;
+  node: string;
+  phase: EvacuationPhase;
+  /** Epoch ms the evacuation started (never reset by a timeout change or a restart). */
+  since: number;
+  /** Effective timeout in seconds; -1 = forever. */
+  timeoutSeconds: number;
+  /** Epoch ms deadline, absent when waiting forever. */
+  deadline?: number;
+  /** Seconds until the deadline: max(0, …); -1 forever; 0 when READY. */
+  remainingSeconds: number;
+  /** App containers still on the node. */
+  containers: string[];
+  /** Containers this sidecar asked the proxy to release (kept after they are gone). */
+  released: string[];
+}
 
 /**
  * States in which a container no longer occupies the node. The proxy reports a container it was
@@ -130,4 +152,9 @@ function releasedFor(item: BlockedItem, released: ReadonlyMap<string, string>): 
   const out: string[] = [];
   for (const [id, host] of released) if (host === item.node) out.push(id);
   return out.sort();
+}
+
+/** A status as of an earlier pass with its countdown as of `now` (the phase changes only in a pass). */
+export function withCountdown(s: EvacuationStatus, now: number): EvacuationStatus {
+  return { ...s, remainingSeconds: remainingSeconds(s.phase, s.since, s.timeoutSeconds < 0 ? -1 : s.timeoutSeconds * 1000, now) };
 }

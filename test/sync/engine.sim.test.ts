@@ -14,6 +14,7 @@ import { RunningSimulator, SimulatorOptions, startSimulator } from '../../src/si
 import { ResourceManagerClient } from '../../src/yarn/rm-client';
 import { AmrmProxyClient } from '../../src/yarn/amrm-client';
 import { FlakyStore, nodeItem, TEST_SETTINGS } from './fakes';
+import { ItemSyncStatus, SidecarStatus, itemSyncStatus, sidecarStatus } from '../../src/api/status-presenter';
 
 const T0 = 1_652_313_600_000;
 
@@ -33,6 +34,8 @@ interface SimRig {
   heartbeat(): void;
   tmsOn(host: string): string[];
   proxyBlacklist(): string[];
+  item(id: string): ItemSyncStatus | undefined;
+  status(): SidecarStatus;
 }
 
 const open: SimRig[] = [];
@@ -69,6 +72,8 @@ async function simRig(o: { settings?: Partial<SyncSettings>; sim?: SimulatorOpti
     heartbeat: () => void sim.cluster.allocate(),
     tmsOn: (host) => sim.cluster.taskManagers().filter((c) => c.host === host).map((c) => c.id).sort(),
     proxyBlacklist: () => sim.cluster.clientBlacklistView(),
+    item: (id) => itemSyncStatus(engine.view(), id, clock.now()),
+    status: () => sidecarStatus(engine.view(), clock.now()),
   };
   open.push(r);
   await engine.start();
@@ -106,7 +111,7 @@ describe('sync/engine over HTTP against the YARN simulator', function () {
     r.heartbeat();
     assert.ok(r.sim.cluster.taskManagerCount > 20);
     assert.deepEqual(r.tmsOn(h), before);
-    assert.equal(r.engine.itemStatus(h)?.state, 'applied');
+    assert.equal(r.item(h)?.state, 'applied');
     await r.unblock(h);
     assert.deepEqual(r.proxyBlacklist(), []);
     r.heartbeat();
@@ -145,7 +150,7 @@ describe('sync/engine over HTTP against the YARN simulator', function () {
     assert.equal(r.sim.cluster.taskManagerCount, 20);
     assert.deepEqual(r.tmsOn(h), []);
     await r.step(1000);
-    const st = r.engine.itemStatus(h);
+    const st = r.item(h);
     assert.equal(st?.state, 'evacuated');
     assert.equal(st?.evacuation?.phase, 'READY');
     assert.deepEqual(st?.evacuation?.released, victims);
@@ -160,7 +165,7 @@ describe('sync/engine over HTTP against the YARN simulator', function () {
     const victims = r.tmsOn(h);
     await r.block(nodeItem(h, { action: EVACUATE, evacuationTimeout: 30, start: T0 }));
     await r.step(29_999);
-    const w = r.engine.itemStatus(h);
+    const w = r.item(h);
     assert.equal(w?.state, 'evacuating');
     assert.equal(w?.evacuation?.phase, 'WAIT_CONTAINER');
     assert.deepEqual(w?.evacuation?.containers, victims);
@@ -190,7 +195,7 @@ describe('sync/engine over HTTP against the YARN simulator', function () {
     assert.deepEqual(r.tmsOn(b), bBefore);
     assert.deepEqual(r.tmsOn(c), cBefore);
     assert.equal(r.sim.cluster.counters.releaseCalls, 1);
-    assert.equal(r.engine.itemStatus(b)?.evacuation?.remainingSeconds, -1);
+    assert.equal(r.item(b)?.evacuation?.remainingSeconds, -1);
   });
 
   it('an item with end E is removed from YARN at E even though the cron job never ran', async () => {
@@ -214,7 +219,7 @@ describe('sync/engine over HTTP against the YARN simulator', function () {
     await r.step(200);
     await r.step(400);
     assert.deepEqual(r.proxyBlacklist(), []);
-    assert.match(r.engine.status().lastError ?? '', /503|outage|unavailable/i);
+    assert.match(r.status().lastError ?? '', /503|outage|unavailable/i);
     r.sim.faults.clear('amrm');
     await r.step(800);
     assert.deepEqual(r.proxyBlacklist(), [h, r.host(9)].sort());
@@ -230,7 +235,7 @@ describe('sync/engine over HTTP against the YARN simulator', function () {
     const h = busyHost(r);
     const victims = r.tmsOn(h);
     await r.block(nodeItem(h, { action: EVACUATE, evacuationTimeout: 0 }));
-    for (let i = 0; i < 30 && r.engine.itemStatus(h)?.evacuation?.phase !== 'READY'; i++) await r.step(5000);
+    for (let i = 0; i < 30 && r.item(h)?.evacuation?.phase !== 'READY'; i++) await r.step(5000);
     r.sim.faults.clear('amrm');
     await r.step(1000);
     assert.deepEqual(r.proxyBlacklist(), [h]);
@@ -247,7 +252,7 @@ describe('sync/engine over HTTP against the YARN simulator', function () {
     assert.deepEqual(r.proxyBlacklist(), []);
     await r.step(1000);
     assert.deepEqual(r.proxyBlacklist(), [r.host(1), r.host(2)]);
-    assert.equal(r.engine.status().appAttemptId, r.sim.cluster.currentAttempt.id);
+    assert.equal(r.status().appAttemptId, r.sim.cluster.currentAttempt.id);
 
     r.heartbeat();
     r.sim.cluster.newAttempt('scheduler-only');
@@ -268,7 +273,7 @@ describe('sync/engine over HTTP against the YARN simulator', function () {
     await r.step(10_000);
     assert.deepEqual(r.proxyBlacklist(), [r.host(1), r.host(2)]);
     assert.equal(r.sim.cluster.counters.blacklistPosts, posts);
-    assert.equal(r.engine.status().storeDegraded, true);
+    assert.equal(r.status().storeDegraded, true);
     assert.match(await r.metrics.text(), /blocklist_store_degraded 1/);
   });
 
@@ -276,10 +281,10 @@ describe('sync/engine over HTTP against the YARN simulator', function () {
     const r = await simRig({ settings: { maxBlockedFraction: 0.33 } });
     for (let k = 1; k <= 5; k++) await r.block(nodeItem(r.host(k), { start: T0 + k }));
     assert.deepEqual(r.proxyBlacklist(), [r.host(1), r.host(2), r.host(3)]);
-    assert.deepEqual(r.engine.status().deferred, [r.host(4), r.host(5)]);
-    assert.equal(r.engine.itemStatus(r.host(4))?.state, 'deferred');
+    assert.deepEqual(r.status().deferred, [r.host(4), r.host(5)]);
+    assert.equal(r.item(r.host(4))?.state, 'deferred');
     await r.unblock(r.host(1));
     assert.deepEqual(r.proxyBlacklist(), [r.host(2), r.host(3), r.host(4)]);
-    assert.deepEqual(r.engine.status().deferred, [r.host(5)]);
+    assert.deepEqual(r.status().deferred, [r.host(5)]);
   });
 });

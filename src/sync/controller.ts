@@ -1,0 +1,305 @@
+/**
+ * One reconcile pass, level-triggered like a Kubernetes controller, in three steps:
+ *   observe  — the watchers refresh their caches, each by its own read policy (watch-*.ts);
+ *   decide   — the pure rule (reconcile.ts) turns observed + desired + memory into actions;
+ *   execute  — the executor applies them (executor.ts) and the memory takes in the outcomes.
+ * A pass is idempotent and can run any number of times; the engine (engine.ts) decides *when*.
+ * This file only wires the steps; no rule lives here.
+ */
+import { Clock } from '../core/clock';
+import { Logger } from '../core/logger';
+import { BlocklistStore } from '../store/store';
+import { AmrmProxy, ResourceManagerReader } from '../yarn/types';
+import { Metrics } from '../metrics/metrics';
+import { BlacklistDiff, DesiredPlan } from './desired';
+import { EvacuationDecision, EvacuationStatus, isTaskManager, withCountdown } from './evacuation';
+import { DEFAULT_CAP_NODE_COUNT_MEMORY_MS, Memory, afterNewAttempt, afterPush, afterRelease, emptyMemory, pruneReleased } from './memory';
+import { Decision, Desired, Observed, Rules, SyncEvent, anyEvacuation, evacuating, planEvacuations, reconcile } from './reconcile';
+import { Executor, PushOutcome } from './executor';
+import { StoreWatcher } from './watch-store';
+import { AttemptWatcher } from './watch-attempt';
+import { BlacklistWatcher } from './watch-blacklist';
+import { NodesWatcher } from './watch-nodes';
+import { ContainersWatcher } from './watch-containers';
+import { PassStage, SyncView } from './view';
+
+export interface ControllerSettings {
+  maxBlockedFraction: number;
+  /** Default evacuation timeout (ms) when an item has none; negative = forever. */
+  evacuationTimeoutMs: number;
+  /** Most containers released in one proxy call; one call per pass. */
+  releaseBatchSize: number;
+  /** Node and container lists older than this are re-read by the next pass. */
+  refreshIntervalMs: number;
+  /** How long the highest RUNNING-node count is remembered as the cap's floor (default 5 min). */
+  capNodeCountMemoryMs?: number;
+}
+
+export interface ControllerDeps {
+  store: BlocklistStore;
+  rm: ResourceManagerReader;
+  proxy: AmrmProxy;
+  clock: Clock;
+  logger: Logger;
+  metrics: Metrics;
+  /** From config or CONTAINER_ID; otherwise the proxy's attempt names it. */
+  applicationId?: string;
+  settings: ControllerSettings;
+}
+
+export type PassOutcome =
+  | {
+      result: 'synced';
+      /** What was sent to the proxy, when anything was. */
+      pushed?: BlacklistDiff;
+      released: string[];
+      /** More containers wait for release than one batch took: run another pass now. */
+      more: boolean;
+      /** The pass enforced the last good snapshot because the store could not be read. */
+      degraded: boolean;
+    }
+  | { result: 'failed'; stage: PassStage; error: string };
+
+/** Why a poll tick wants a pass (undefined: nothing to do). */
+export type ChangeReason = 'store-change' | 'store-recovered' | 'attempt-change' | 'evacuating' | 'refresh';
+
+type Observation = { ok: true; observed: Observed; desired: Desired; containersError?: string } | { ok: false; failed: PassOutcome };
+
+const failed = (stage: PassStage, error: string): { ok: false; failed: PassOutcome } => ({ ok: false, failed: { result: 'failed', stage, error } });
+
+export class Controller {
+  private readonly store: StoreWatcher;
+  private readonly attempt: AttemptWatcher;
+  private readonly blacklist: BlacklistWatcher;
+  private readonly nodes: NodesWatcher;
+  private readonly containers: ContainersWatcher;
+  private readonly executor: Executor;
+  private readonly rules: Rules;
+  private memory: Memory = emptyMemory();
+  // What the view shows, as of the last pass.
+  private plan: DesiredPlan | undefined;
+  private pending: BlacklistDiff = { additions: [], removals: [] };
+  private pendingReleases: string[] = [];
+  private evacuations = new Map<string, EvacuationDecision>();
+  private evacuationStatuses = new Map<string, EvacuationStatus>();
+  private lastDeadlines = new Map<string, number>();
+  private lastSuccessfulSync: number | undefined;
+  private lastFailure: { stage: PassStage; error: string } | undefined;
+
+  constructor(private readonly deps: ControllerDeps) {
+    const { store, rm, proxy, logger, metrics, settings } = deps;
+    const refresh = { kind: 'max-age', ms: settings.refreshIntervalMs } as const;
+    this.store = new StoreWatcher({ store, logger, metrics });
+    this.attempt = new AttemptWatcher({ proxy, logger, ...(deps.applicationId !== undefined ? { applicationId: deps.applicationId } : {}) });
+    this.blacklist = new BlacklistWatcher({ proxy, rm, logger, metrics });
+    this.nodes = new NodesWatcher({ rm, logger }, refresh);
+    this.containers = new ContainersWatcher({ proxy }, refresh);
+    this.executor = new Executor({ proxy, metrics, logger });
+    this.rules = {
+      maxBlockedFraction: settings.maxBlockedFraction,
+      evacuationTimeoutMs: settings.evacuationTimeoutMs,
+      releaseBatchSize: settings.releaseBatchSize,
+      capNodeCountMemoryMs: settings.capNodeCountMemoryMs ?? DEFAULT_CAP_NODE_COUNT_MEMORY_MS,
+    };
+  }
+
+  get applicationId(): string | undefined {
+    return this.attempt.applicationId;
+  }
+
+  /** Forget what YARN has, the nodes and the containers: the next pass re-reads them (full resync). */
+  requestFullResync(): void {
+    this.blacklist.cache.invalidate();
+    this.nodes.cache.invalidate();
+    this.containers.cache.invalidate();
+  }
+
+  async pass(): Promise<PassOutcome> {
+    const out = await this.run();
+    const { metrics, clock } = this.deps;
+    metrics.passes.inc({ result: out.result === 'synced' ? 'success' : 'failure' });
+    if (out.result === 'failed') {
+      this.lastFailure = { stage: out.stage, error: out.error };
+    } else if (!out.degraded) {
+      this.lastFailure = undefined;
+      this.lastSuccessfulSync = clock.now();
+      metrics.lastSuccessfulSync.set(this.lastSuccessfulSync / 1000);
+    }
+    return out;
+  }
+
+  private async run(): Promise<PassOutcome> {
+    const seen = await this.observe(this.deps.clock.now());
+    if (!seen.ok) return seen.failed;
+    const now = this.deps.clock.now();
+    const decision = reconcile(seen.observed, seen.desired, this.memory, now);
+    this.adopt(decision);
+    const pushed = await this.executor.push(decision.push);
+    const pushFailure = this.takePush(pushed, decision.view.plan, now);
+    if (pushFailure) return pushFailure;
+    // The blacklist is applied; evacuations must wait for a container list read by this pass.
+    if (seen.containersError !== undefined) return { result: 'failed', stage: 'containers', error: seen.containersError };
+    return this.release(decision, pushed);
+  }
+
+  /** Refreshes every cache its policy says is due, in the order the decision needs them. */
+  private async observe(now: number): Promise<Observation> {
+    await this.store.refresh(now);
+    const snapshot = this.store.cache.value;
+    if (!snapshot) return failed('store', this.store.error ?? 'store not read yet');
+    const attempt = await this.attempt.refresh(now);
+    if (!attempt.ok) return failed('attempt', attempt.error);
+    if (attempt.newAttempt) this.onNewAttempt();
+    const nodes = await this.nodes.refresh(now);
+    if (!nodes.ok) return failed('nodes', nodes.error);
+    const appId = this.attempt.applicationId;
+    const bl = await this.blacklist.refresh(now, appId, this.attempt.attemptId);
+    if (!bl.ok) return failed('blacklist-read', bl.error);
+    const containers = await this.containers.refresh(now, anyEvacuation(snapshot.items, appId, now));
+    const view = this.blacklist.cache.value ?? { actual: new Set<string>(), schedulerOnly: [] };
+    return {
+      ok: true,
+      observed: { actual: view.actual, schedulerOnly: view.schedulerOnly, nodes: this.nodes.cache.value ?? [], containers: containers.ok ? this.containers.cache.value : undefined },
+      desired: { items: snapshot.items, applicationId: appId, rules: this.rules },
+      ...(containers.ok ? {} : { containersError: containers.error }),
+    };
+  }
+
+  /** A new attempt's client starts empty: re-read its list, re-push, remove what the old one had. */
+  private onNewAttempt(): void {
+    this.memory = afterNewAttempt(this.memory, this.blacklist.cache.value?.actual ?? []);
+    this.blacklist.cache.invalidate();
+    this.containers.cache.invalidate();
+  }
+
+  /** Takes in the decision before acting on it: memory, view, deadlines, log lines, gauges. */
+  private adopt(d: Decision): void {
+    this.memory = d.memory;
+    this.plan = d.view.plan;
+    this.pending = d.view.pending;
+    this.pendingReleases = d.releases.waiting;
+    if (d.view.evacuations) this.setEvacuations(d.view.evacuations);
+    this.lastDeadlines = d.deadlines;
+    this.deps.metrics.deferredItems.set(d.view.plan.deferred.length);
+    for (const e of d.events) this.log(e);
+  }
+
+  /** After the push: YARN now has the plan, or we no longer know what it has (re-read next pass). */
+  private takePush(pushed: PushOutcome, plan: DesiredPlan, now: number): PassOutcome | undefined {
+    if (pushed.result === 'failed') {
+      this.memory = afterPush(this.memory, { ok: false, attempted: pushed.diff });
+      this.blacklist.cache.invalidate();
+      return { result: 'failed', stage: 'push', error: pushed.error };
+    }
+    this.memory = afterPush(this.memory, { ok: true });
+    this.blacklist.wrote(plan.blacklist, now);
+    this.pending = { additions: [], removals: [] };
+    return undefined;
+  }
+
+  /** Releases one batch, then re-evaluates so the view shows what was just released. */
+  private async release(d: Decision, pushed: PushOutcome): Promise<PassOutcome> {
+    const { batch, waiting } = d.releases;
+    const out = await this.executor.release(batch);
+    if (out.result === 'failed') return { result: 'failed', stage: 'release', error: out.error };
+    const containers = this.containers.cache.value;
+    if (out.result === 'released' && containers) {
+      this.memory = afterRelease(this.memory, [...out.released, ...out.unknown], containers);
+      this.setEvacuations(planEvacuations(evacuating(d.view.plan), containers, this.memory.released, this.rules.evacuationTimeoutMs, this.deps.clock.now()));
+      this.pendingReleases = waiting.slice(batch.length);
+    }
+    const reported = new Set<string>();
+    for (const e of this.evacuations.values()) for (const c of e.status.released) reported.add(c);
+    this.memory = pruneReleased(this.memory, containers?.byId ?? new Map(), reported);
+    this.updateEvacuationMetrics();
+    return {
+      result: 'synced',
+      ...(pushed.result === 'pushed' ? { pushed: pushed.diff } : {}),
+      released: out.result === 'released' ? out.released : [],
+      more: waiting.length > batch.length,
+      degraded: this.store.degraded,
+    };
+  }
+
+  /**
+   * What a poll tick checks between passes (cheap reads only): did the store move, did the
+   * attempt change, is an evacuation waiting for containers to go, is a cache past its age.
+   */
+  async checkForChanges(): Promise<ChangeReason | undefined> {
+    const store = await this.store.changed();
+    if (store) return store;
+    if (await this.attempt.changed()) return 'attempt-change';
+    for (const d of this.evacuations.values()) if (d.status.phase !== 'READY') return 'evacuating';
+    const now = this.deps.clock.now();
+    if (this.containers.cache.stale(now) || this.nodes.cache.stale(now)) return 'refresh';
+    return undefined;
+  }
+
+  /** When the desired set changes by itself, as the last decision computed it. */
+  deadlines(): Map<string, number> {
+    return this.lastDeadlines;
+  }
+
+  synced(): boolean {
+    return this.lastSuccessfulSync !== undefined;
+  }
+
+  /** The app's live task managers on one host, sorted (seed 000's `taskManagers`). */
+  taskManagersOn(node: string): string[] {
+    const list = this.containers.cache.value?.byHost.get(node) ?? [];
+    return list
+      .filter(isTaskManager)
+      .map((c) => c.containerId)
+      .sort();
+  }
+
+  /** The evacuations still in progress, countdown as of now (for the periodic status log). */
+  activeEvacuations(): EvacuationStatus[] {
+    const now = this.deps.clock.now();
+    return [...this.evacuationStatuses.values()].filter((s) => s.phase !== 'READY').map((s) => withCountdown(s, now));
+  }
+
+  view(): SyncView {
+    const v: SyncView = {
+      enabled: true,
+      engine: true,
+      maxBlockedFraction: this.rules.maxBlockedFraction,
+      pending: this.pending,
+      pendingReleases: this.pendingReleases,
+      evacuations: this.evacuationStatuses,
+    };
+    if (this.attempt.applicationId !== undefined) v.applicationId = this.attempt.applicationId;
+    if (this.attempt.attemptId !== undefined) v.appAttemptId = this.attempt.attemptId;
+    if (this.lastSuccessfulSync !== undefined) v.lastSuccessfulSync = this.lastSuccessfulSync;
+    if (this.lastFailure) v.lastFailure = this.lastFailure;
+    if (this.store.error !== undefined) v.storeError = this.store.error;
+    if (this.store.cache.value) v.items = this.store.cache.value.items;
+    if (this.plan) v.plan = this.plan;
+    if (this.blacklist.cache.value) v.actual = this.blacklist.cache.value.actual;
+    return v;
+  }
+
+  private setEvacuations(e: Map<string, EvacuationDecision>): void {
+    this.evacuations = e;
+    this.evacuationStatuses = new Map([...e].map(([id, d]) => [id, d.status]));
+  }
+
+  private updateEvacuationMetrics(): void {
+    const counts: Record<string, number> = { WAIT_CONTAINER: 0, TIMEOUT: 0, READY: 0 };
+    for (const d of this.evacuations.values()) counts[d.status.phase]++;
+    for (const [phase, n] of Object.entries(counts)) this.deps.metrics.evacuatingNodes.set({ phase }, n);
+  }
+
+  private log(e: SyncEvent): void {
+    const { logger } = this.deps;
+    if (e.kind === 'deferred') {
+      logger.warn(`safety cap: ${e.id} is deferred (not blacklisted): ${e.capacity} of ${e.runningNodes} RUNNING nodes are already blocked (max-blocked-fraction ${this.rules.maxBlockedFraction})`);
+    } else if (e.kind === 'undeferred') {
+      if (e.enforced) logger.info(`safety cap: ${e.id} is no longer deferred and goes on the blacklist`);
+    } else {
+      const s = e.decision.status;
+      const timeout = s.timeoutSeconds < 0 ? 'none (waits forever)' : `${s.timeoutSeconds}s`;
+      logger.info(`evacuation ${e.id}: ${e.from ?? 'start'} -> ${s.phase}, ${s.containers.length} container(s) left, timeout ${timeout}, since ${new Date(s.since).toISOString()}`);
+    }
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * Applies a decision's actions through the AMRM proxy and reports each outcome by stage. The only
+ * code in the engine that writes to YARN; it decides nothing (the decision is reconcile.ts's).
+ */
+import { Logger } from '../core/logger';
+import { Metrics } from '../metrics/metrics';
+import { AmrmProxy } from '../yarn/types';
+import { BlacklistDiff } from './desired';
+import { message } from './cache';
+
+export type PushOutcome =
+  | { stage: 'push'; result: 'nothing-to-push' }
+  | { stage: 'push'; result: 'pushed'; diff: BlacklistDiff }
+  | { stage: 'push'; result: 'failed'; diff: BlacklistDiff; error: string };
+
+export type ReleaseOutcome =
+  | { stage: 'release'; result: 'nothing-to-release' }
+  | { stage: 'release'; result: 'released'; batch: string[]; released: string[]; unknown: string[] }
+  | { stage: 'release'; result: 'failed'; batch: string[]; error: string };
+
+export class Executor {
+  constructor(private readonly deps: { proxy: AmrmProxy; metrics: Metrics; logger: Logger }) {}
+
+  async push(diff: BlacklistDiff | undefined): Promise<PushOutcome> {
+    if (!diff) return { stage: 'push', result: 'nothing-to-push' };
+    const { proxy, metrics, logger } = this.deps;
+    const stop = metrics.pushLatency.startTimer();
+    try {
+      await proxy.updateBlacklist(diff);
+    } catch (e) {
+      metrics.pushes.inc({ result: 'failure' });
+      return { stage: 'push', result: 'failed', diff, error: `blacklist update (+[${diff.additions.join(',')}] -[${diff.removals.join(',')}]) failed: ${message(e)}` };
+    } finally {
+      stop();
+    }
+    metrics.pushes.inc({ result: 'success' });
+    logger.info(`blacklist updated: additions [${diff.additions.join(', ')}] removals [${diff.removals.join(', ')}]`);
+    return { stage: 'push', result: 'pushed', diff };
+  }
+
+  async release(batch: string[]): Promise<ReleaseOutcome> {
+    if (batch.length === 0) return { stage: 'release', result: 'nothing-to-release' };
+    const { proxy, metrics, logger } = this.deps;
+    try {
+      const res = await proxy.release(batch);
+      metrics.containersReleased.inc(res.released.length);
+      logger.info(`evacuation: released ${res.released.length} container(s)${res.unknown.length ? ` (${res.unknown.length} already gone)` : ''}: ${batch.join(', ')}`);
+      return { stage: 'release', result: 'released', batch, released: res.released, unknown: res.unknown };
+    } catch (e) {
+      return { stage: 'release', result: 'failed', batch, error: `releasing ${batch.length} container(s) failed: ${message(e)}` };
+    }
+  }
+}
