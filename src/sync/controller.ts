@@ -65,35 +65,46 @@ export type ChangeReason = 'store-change' | 'store-recovered' | 'attempt-change'
 
 type Observation = { ok: true; observed: Observed; desired: Desired; containersError?: string } | { ok: false; failed: PassOutcome };
 
+interface Watchers {
+  store: StoreWatcher;
+  attempt: AttemptWatcher;
+  blacklist: BlacklistWatcher;
+  nodes: NodesWatcher;
+  containers: ContainersWatcher;
+}
+
+interface Shown {
+  plan?: DesiredPlan;
+  pending: BlacklistDiff;
+  pendingReleases: string[];
+  evacuations: Map<string, EvacuationDecision>;
+  statuses: Map<string, EvacuationStatus>;
+  deadlines: Map<string, number>;
+  lastSuccessfulSync?: number;
+  lastFailure?: { stage: PassStage; error: string };
+}
+
 const failed = (stage: PassStage, error: string): { ok: false; failed: PassOutcome } => ({ ok: false, failed: { result: 'failed', stage, error } });
 
 export class Controller {
-  private readonly store: StoreWatcher;
-  private readonly attempt: AttemptWatcher;
-  private readonly blacklist: BlacklistWatcher;
-  private readonly nodes: NodesWatcher;
-  private readonly containers: ContainersWatcher;
+  /** The observed layer: one watcher per thing read, each with its cache. */
+  private readonly watch: Watchers;
   private readonly executor: Executor;
   private readonly rules: Rules;
   private memory: Memory = emptyMemory();
-  // What the view shows, as of the last pass.
-  private plan: DesiredPlan | undefined;
-  private pending: BlacklistDiff = { additions: [], removals: [] };
-  private pendingReleases: string[] = [];
-  private evacuations = new Map<string, EvacuationDecision>();
-  private evacuationStatuses = new Map<string, EvacuationStatus>();
-  private lastDeadlines = new Map<string, number>();
-  private lastSuccessfulSync: number | undefined;
-  private lastFailure: { stage: PassStage; error: string } | undefined;
+  /** What the view shows, as of the last pass. */
+  private shown: Shown = { pending: { additions: [], removals: [] }, pendingReleases: [], evacuations: new Map(), statuses: new Map(), deadlines: new Map() };
 
   constructor(private readonly deps: ControllerDeps) {
     const { store, rm, proxy, logger, metrics, settings } = deps;
     const refresh = { kind: 'max-age', ms: settings.refreshIntervalMs } as const;
-    this.store = new StoreWatcher({ store, logger, metrics });
-    this.attempt = new AttemptWatcher({ proxy, logger, ...(deps.applicationId !== undefined ? { applicationId: deps.applicationId } : {}) });
-    this.blacklist = new BlacklistWatcher({ proxy, rm, logger, metrics });
-    this.nodes = new NodesWatcher({ rm, logger }, refresh);
-    this.containers = new ContainersWatcher({ proxy }, refresh);
+    this.watch = {
+      store: new StoreWatcher({ store, logger, metrics }),
+      attempt: new AttemptWatcher({ proxy, logger, ...(deps.applicationId !== undefined ? { applicationId: deps.applicationId } : {}) }),
+      blacklist: new BlacklistWatcher({ proxy, rm, logger, metrics }),
+      nodes: new NodesWatcher({ rm, logger }, refresh),
+      containers: new ContainersWatcher({ proxy }, refresh),
+    };
     this.executor = new Executor({ proxy, metrics, logger });
     this.rules = {
       maxBlockedFraction: settings.maxBlockedFraction,
@@ -104,14 +115,14 @@ export class Controller {
   }
 
   get applicationId(): string | undefined {
-    return this.attempt.applicationId;
+    return this.watch.attempt.applicationId;
   }
 
   /** Forget what YARN has, the nodes and the containers: the next pass re-reads them (full resync). */
   requestFullResync(): void {
-    this.blacklist.cache.invalidate();
-    this.nodes.cache.invalidate();
-    this.containers.cache.invalidate();
+    this.watch.blacklist.cache.invalidate();
+    this.watch.nodes.cache.invalidate();
+    this.watch.containers.cache.invalidate();
   }
 
   async pass(): Promise<PassOutcome> {
@@ -119,11 +130,11 @@ export class Controller {
     const { metrics, clock } = this.deps;
     metrics.passes.inc({ result: out.result === 'synced' ? 'success' : 'failure' });
     if (out.result === 'failed') {
-      this.lastFailure = { stage: out.stage, error: out.error };
+      this.shown.lastFailure = { stage: out.stage, error: out.error };
     } else if (!out.degraded) {
-      this.lastFailure = undefined;
-      this.lastSuccessfulSync = clock.now();
-      metrics.lastSuccessfulSync.set(this.lastSuccessfulSync / 1000);
+      this.shown.lastFailure = undefined;
+      this.shown.lastSuccessfulSync = clock.now();
+      metrics.lastSuccessfulSync.set(this.shown.lastSuccessfulSync / 1000);
     }
     return out;
   }
@@ -144,22 +155,22 @@ export class Controller {
 
   /** Refreshes every cache its policy says is due, in the order the decision needs them. */
   private async observe(now: number): Promise<Observation> {
-    await this.store.refresh(now);
-    const snapshot = this.store.cache.value;
-    if (!snapshot) return failed('store', this.store.error ?? 'store not read yet');
-    const attempt = await this.attempt.refresh(now);
+    await this.watch.store.refresh(now);
+    const snapshot = this.watch.store.cache.value;
+    if (!snapshot) return failed('store', this.watch.store.error ?? 'store not read yet');
+    const attempt = await this.watch.attempt.refresh(now);
     if (!attempt.ok) return failed('attempt', attempt.error);
     if (attempt.newAttempt) this.onNewAttempt();
-    const nodes = await this.nodes.refresh(now);
+    const nodes = await this.watch.nodes.refresh(now);
     if (!nodes.ok) return failed('nodes', nodes.error);
-    const appId = this.attempt.applicationId;
-    const bl = await this.blacklist.refresh(now, appId, this.attempt.attemptId);
+    const appId = this.watch.attempt.applicationId;
+    const bl = await this.watch.blacklist.refresh(now, appId, this.watch.attempt.attemptId);
     if (!bl.ok) return failed('blacklist-read', bl.error);
-    const containers = await this.containers.refresh(now, anyEvacuation(snapshot.items, appId, now));
-    const view = this.blacklist.cache.value ?? { actual: new Set<string>(), schedulerOnly: [] };
+    const containers = await this.watch.containers.refresh(now, anyEvacuation(snapshot.items, appId, now));
+    const view = this.watch.blacklist.cache.value ?? { actual: new Set<string>(), schedulerOnly: [] };
     return {
       ok: true,
-      observed: { actual: view.actual, schedulerOnly: view.schedulerOnly, nodes: this.nodes.cache.value ?? [], containers: containers.ok ? this.containers.cache.value : undefined },
+      observed: { actual: view.actual, schedulerOnly: view.schedulerOnly, nodes: this.watch.nodes.cache.value ?? [], containers: containers.ok ? this.watch.containers.cache.value : undefined },
       desired: { items: snapshot.items, applicationId: appId, rules: this.rules },
       ...(containers.ok ? {} : { containersError: containers.error }),
     };
@@ -167,19 +178,19 @@ export class Controller {
 
   /** A new attempt's client starts empty: re-read its list, re-push, remove what the old one had. */
   private onNewAttempt(): void {
-    this.memory = afterNewAttempt(this.memory, this.blacklist.cache.value?.actual ?? []);
-    this.blacklist.cache.invalidate();
-    this.containers.cache.invalidate();
+    this.memory = afterNewAttempt(this.memory, this.watch.blacklist.cache.value?.actual ?? []);
+    this.watch.blacklist.cache.invalidate();
+    this.watch.containers.cache.invalidate();
   }
 
   /** Takes in the decision before acting on it: memory, view, deadlines, log lines, gauges. */
   private adopt(d: Decision): void {
     this.memory = d.memory;
-    this.plan = d.view.plan;
-    this.pending = d.view.pending;
-    this.pendingReleases = d.releases.waiting;
+    this.shown.plan = d.view.plan;
+    this.shown.pending = d.view.pending;
+    this.shown.pendingReleases = d.releases.waiting;
     if (d.view.evacuations) this.setEvacuations(d.view.evacuations);
-    this.lastDeadlines = d.deadlines;
+    this.shown.deadlines = d.deadlines;
     this.deps.metrics.deferredItems.set(d.view.plan.deferred.length);
     for (const e of d.events) this.log(e);
   }
@@ -188,12 +199,12 @@ export class Controller {
   private takePush(pushed: PushOutcome, plan: DesiredPlan, now: number): PassOutcome | undefined {
     if (pushed.result === 'failed') {
       this.memory = afterPush(this.memory, { ok: false, attempted: pushed.diff });
-      this.blacklist.cache.invalidate();
+      this.watch.blacklist.cache.invalidate();
       return { result: 'failed', stage: 'push', error: pushed.error };
     }
     this.memory = afterPush(this.memory, { ok: true });
-    this.blacklist.wrote(plan.blacklist, now);
-    this.pending = { additions: [], removals: [] };
+    this.watch.blacklist.wrote(plan.blacklist, now);
+    this.shown.pending = { additions: [], removals: [] };
     return undefined;
   }
 
@@ -202,14 +213,14 @@ export class Controller {
     const { batch, waiting } = d.releases;
     const out = await this.executor.release(batch);
     if (out.result === 'failed') return { result: 'failed', stage: 'release', error: out.error };
-    const containers = this.containers.cache.value;
+    const containers = this.watch.containers.cache.value;
     if (out.result === 'released' && containers) {
       this.memory = afterRelease(this.memory, [...out.released, ...out.unknown], containers);
       this.setEvacuations(planEvacuations(evacuating(d.view.plan), containers, this.memory.released, this.rules.evacuationTimeoutMs, this.deps.clock.now()));
-      this.pendingReleases = waiting.slice(batch.length);
+      this.shown.pendingReleases = waiting.slice(batch.length);
     }
     const reported = new Set<string>();
-    for (const e of this.evacuations.values()) for (const c of e.status.released) reported.add(c);
+    for (const e of this.shown.evacuations.values()) for (const c of e.status.released) reported.add(c);
     this.memory = pruneReleased(this.memory, containers?.byId ?? new Map(), reported);
     this.updateEvacuationMetrics();
     return {
@@ -217,7 +228,7 @@ export class Controller {
       ...(pushed.result === 'pushed' ? { pushed: pushed.diff } : {}),
       released: out.result === 'released' ? out.released : [],
       more: waiting.length > batch.length,
-      degraded: this.store.degraded,
+      degraded: this.watch.store.degraded,
     };
   }
 
@@ -226,27 +237,27 @@ export class Controller {
    * attempt change, is an evacuation waiting for containers to go, is a cache past its age.
    */
   async checkForChanges(): Promise<ChangeReason | undefined> {
-    const store = await this.store.changed();
+    const store = await this.watch.store.changed();
     if (store) return store;
-    if (await this.attempt.changed()) return 'attempt-change';
-    for (const d of this.evacuations.values()) if (d.status.phase !== 'READY') return 'evacuating';
+    if (await this.watch.attempt.changed()) return 'attempt-change';
+    for (const d of this.shown.evacuations.values()) if (d.status.phase !== 'READY') return 'evacuating';
     const now = this.deps.clock.now();
-    if (this.containers.cache.stale(now) || this.nodes.cache.stale(now)) return 'refresh';
+    if (this.watch.containers.cache.stale(now) || this.watch.nodes.cache.stale(now)) return 'refresh';
     return undefined;
   }
 
   /** When the desired set changes by itself, as the last decision computed it. */
   deadlines(): Map<string, number> {
-    return this.lastDeadlines;
+    return this.shown.deadlines;
   }
 
   synced(): boolean {
-    return this.lastSuccessfulSync !== undefined;
+    return this.shown.lastSuccessfulSync !== undefined;
   }
 
   /** The app's live task managers on one host, sorted (seed 000's `taskManagers`). */
   taskManagersOn(node: string): string[] {
-    const list = this.containers.cache.value?.byHost.get(node) ?? [];
+    const list = this.watch.containers.cache.value?.byHost.get(node) ?? [];
     return list
       .filter(isTaskManager)
       .map((c) => c.containerId)
@@ -256,7 +267,7 @@ export class Controller {
   /** The evacuations still in progress, countdown as of now (for the periodic status log). */
   activeEvacuations(): EvacuationStatus[] {
     const now = this.deps.clock.now();
-    return [...this.evacuationStatuses.values()].filter((s) => s.phase !== 'READY').map((s) => withCountdown(s, now));
+    return [...this.shown.statuses.values()].filter((s) => s.phase !== 'READY').map((s) => withCountdown(s, now));
   }
 
   view(): SyncView {
@@ -264,29 +275,29 @@ export class Controller {
       enabled: true,
       engine: true,
       maxBlockedFraction: this.rules.maxBlockedFraction,
-      pending: this.pending,
-      pendingReleases: this.pendingReleases,
-      evacuations: this.evacuationStatuses,
+      pending: this.shown.pending,
+      pendingReleases: this.shown.pendingReleases,
+      evacuations: this.shown.statuses,
     };
-    if (this.attempt.applicationId !== undefined) v.applicationId = this.attempt.applicationId;
-    if (this.attempt.attemptId !== undefined) v.appAttemptId = this.attempt.attemptId;
-    if (this.lastSuccessfulSync !== undefined) v.lastSuccessfulSync = this.lastSuccessfulSync;
-    if (this.lastFailure) v.lastFailure = this.lastFailure;
-    if (this.store.error !== undefined) v.storeError = this.store.error;
-    if (this.store.cache.value) v.items = this.store.cache.value.items;
-    if (this.plan) v.plan = this.plan;
-    if (this.blacklist.cache.value) v.actual = this.blacklist.cache.value.actual;
+    if (this.watch.attempt.applicationId !== undefined) v.applicationId = this.watch.attempt.applicationId;
+    if (this.watch.attempt.attemptId !== undefined) v.appAttemptId = this.watch.attempt.attemptId;
+    if (this.shown.lastSuccessfulSync !== undefined) v.lastSuccessfulSync = this.shown.lastSuccessfulSync;
+    if (this.shown.lastFailure) v.lastFailure = this.shown.lastFailure;
+    if (this.watch.store.error !== undefined) v.storeError = this.watch.store.error;
+    if (this.watch.store.cache.value) v.items = this.watch.store.cache.value.items;
+    if (this.shown.plan) v.plan = this.shown.plan;
+    if (this.watch.blacklist.cache.value) v.actual = this.watch.blacklist.cache.value.actual;
     return v;
   }
 
   private setEvacuations(e: Map<string, EvacuationDecision>): void {
-    this.evacuations = e;
-    this.evacuationStatuses = new Map([...e].map(([id, d]) => [id, d.status]));
+    this.shown.evacuations = e;
+    this.shown.statuses = new Map([...e].map(([id, d]) => [id, d.status]));
   }
 
   private updateEvacuationMetrics(): void {
     const counts: Record<string, number> = { WAIT_CONTAINER: 0, TIMEOUT: 0, READY: 0 };
-    for (const d of this.evacuations.values()) counts[d.status.phase]++;
+    for (const d of this.shown.evacuations.values()) counts[d.status.phase]++;
     for (const [phase, n] of Object.entries(counts)) this.deps.metrics.evacuatingNodes.set({ phase }, n);
   }
 
