@@ -286,7 +286,11 @@ export class Controller {
     if (this.watch.store.error !== undefined) v.storeError = this.watch.store.error;
     if (this.watch.store.cache.value) v.items = this.watch.store.cache.value.items;
     if (this.shown.plan) v.plan = this.shown.plan;
-    if (this.watch.blacklist.cache.value) v.actual = this.watch.blacklist.cache.value.actual;
+    const bl = this.watch.blacklist.cache.value;
+    if (bl) v.actual = bl.actual;
+    if (bl?.owners) v.owners = bl.owners;
+    const nodes = this.watch.nodes.cache;
+    if (nodes.value && nodes.readAt !== undefined) v.nodes = { readAt: nodes.readAt, list: nodes.value };
     return v;
   }
 
