@@ -189,7 +189,6 @@ export class Controller {
     this.shown.plan = d.view.plan;
     this.shown.pending = d.view.pending;
     this.shown.pendingReleases = d.releases.waiting;
-    if (d.view.evacuations) this.setEvacuations(d.view.evacuations);
     this.shown.deadlines = d.deadlines;
     this.deps.metrics.deferredItems.set(d.view.plan.deferred.length);
     for (const e of d.events) this.log(e);
@@ -212,13 +211,15 @@ export class Controller {
   private async release(d: Decision, pushed: PushOutcome): Promise<PassOutcome> {
     const { batch, waiting } = d.releases;
     const out = await this.executor.release(batch);
-    if (out.result === 'failed') return { result: 'failed', stage: 'release', error: out.error };
     const containers = this.watch.containers.cache.value;
+    // The evacuations are shown once their releases are done, so a reader never sees a TIMEOUT
+    // whose release is merely in flight; after a release they are evaluated again to show it.
     if (out.result === 'released' && containers) {
       this.memory = afterRelease(this.memory, [...out.released, ...out.unknown], containers);
       this.setEvacuations(planEvacuations(evacuating(d.view.plan), containers, this.memory.released, this.rules.evacuationTimeoutMs, this.deps.clock.now()));
       this.shown.pendingReleases = waiting.slice(batch.length);
-    }
+    } else if (d.view.evacuations) this.setEvacuations(d.view.evacuations);
+    if (out.result === 'failed') return { result: 'failed', stage: 'release', error: out.error };
     const reported = new Set<string>();
     for (const e of this.shown.evacuations.values()) for (const c of e.status.released) reported.add(c);
     this.memory = pruneReleased(this.memory, containers?.byId ?? new Map(), reported);
