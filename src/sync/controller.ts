@@ -9,7 +9,7 @@
 import { Clock } from '../core/clock';
 import { Logger } from '../core/logger';
 import { BlocklistStore } from '../store/store';
-import { AmrmProxy, ResourceManagerReader } from '../yarn/types';
+import { AmrmProxy, ResourceManagerReader, SIDECAR_BLACKLIST_OWNER } from '../yarn/types';
 import { Metrics } from '../metrics/metrics';
 import { BlacklistDiff, DesiredPlan } from './desired';
 import { EvacuationDecision, EvacuationStatus, isTaskManager, withCountdown } from './evacuation';
@@ -33,6 +33,8 @@ export interface ControllerSettings {
   refreshIntervalMs: number;
   /** How long the highest RUNNING-node count is remembered as the cap's floor (default 5 min). */
   capNodeCountMemoryMs?: number;
+  /** The owner set this sidecar writes on the proxy's shared blacklist (default `blocklist`). */
+  proxyOwner?: string;
 }
 
 export interface ControllerDeps {
@@ -61,7 +63,7 @@ export type PassOutcome =
   | { result: 'failed'; stage: PassStage; error: string };
 
 /** Why a poll tick wants a pass (undefined: nothing to do). */
-export type ChangeReason = 'store-change' | 'store-recovered' | 'attempt-change' | 'evacuating' | 'refresh';
+export type ChangeReason = 'store-change' | 'store-recovered' | 'attempt-change' | 'blacklist-drift' | 'evacuating' | 'refresh';
 
 type Observation = { ok: true; observed: Observed; desired: Desired; containersError?: string } | { ok: false; failed: PassOutcome };
 
@@ -95,17 +97,20 @@ export class Controller {
   /** What the view shows, as of the last pass. */
   private shown: Shown = { pending: { additions: [], removals: [] }, pendingReleases: [], evacuations: new Map(), statuses: new Map(), deadlines: new Map() };
 
+  private readonly owner: string;
+
   constructor(private readonly deps: ControllerDeps) {
+    this.owner = deps.settings.proxyOwner ?? SIDECAR_BLACKLIST_OWNER;
     const { store, rm, proxy, logger, metrics, settings } = deps;
     const refresh = { kind: 'max-age', ms: settings.refreshIntervalMs } as const;
     this.watch = {
       store: new StoreWatcher({ store, logger, metrics }),
       attempt: new AttemptWatcher({ proxy, logger, ...(deps.applicationId !== undefined ? { applicationId: deps.applicationId } : {}) }),
-      blacklist: new BlacklistWatcher({ proxy, rm, logger, metrics }),
+      blacklist: new BlacklistWatcher({ proxy, rm, logger, metrics, owner: this.owner }),
       nodes: new NodesWatcher({ rm, logger }, refresh),
       containers: new ContainersWatcher({ proxy }, refresh),
     };
-    this.executor = new Executor({ proxy, metrics, logger });
+    this.executor = new Executor({ proxy, metrics, logger, owner: this.owner });
     this.rules = {
       maxBlockedFraction: settings.maxBlockedFraction,
       evacuationTimeoutMs: settings.evacuationTimeoutMs,
@@ -120,7 +125,7 @@ export class Controller {
 
   /** Forget what YARN has, the nodes and the containers: the next pass re-reads them (full resync). */
   requestFullResync(): void {
-    this.watch.blacklist.cache.invalidate();
+    this.watch.blacklist.invalidate();
     this.watch.nodes.cache.invalidate();
     this.watch.containers.cache.invalidate();
   }
@@ -130,6 +135,9 @@ export class Controller {
     const { metrics, clock } = this.deps;
     metrics.passes.inc({ result: out.result === 'synced' ? 'success' : 'failure' });
     if (out.result === 'failed') {
+      // Whatever failed, we no longer know what YARN has (the proxy or the AM may have restarted):
+      // the next pass reads it again, the RM's view included.
+      this.watch.blacklist.invalidate();
       this.shown.lastFailure = { stage: out.stage, error: out.error };
     } else if (!out.degraded) {
       this.shown.lastFailure = undefined;
@@ -167,10 +175,10 @@ export class Controller {
     const bl = await this.watch.blacklist.refresh(now, appId, this.watch.attempt.attemptId);
     if (!bl.ok) return failed('blacklist-read', bl.error);
     const containers = await this.watch.containers.refresh(now, anyEvacuation(snapshot.items, appId, now));
-    const view = this.watch.blacklist.cache.value ?? { actual: new Set<string>(), schedulerOnly: [] };
+    const view = this.watch.blacklist.cache.value ?? { actual: new Set<string>(), othersHold: new Set<string>(), schedulerOnly: [] };
     return {
       ok: true,
-      observed: { actual: view.actual, schedulerOnly: view.schedulerOnly, nodes: this.watch.nodes.cache.value ?? [], containers: containers.ok ? this.watch.containers.cache.value : undefined },
+      observed: { actual: view.actual, othersHold: view.othersHold, schedulerOnly: view.schedulerOnly, nodes: this.watch.nodes.cache.value ?? [], containers: containers.ok ? this.watch.containers.cache.value : undefined },
       desired: { items: snapshot.items, applicationId: appId, rules: this.rules },
       ...(containers.ok ? {} : { containersError: containers.error }),
     };
@@ -179,7 +187,7 @@ export class Controller {
   /** A new attempt's client starts empty: re-read its list, re-push, remove what the old one had. */
   private onNewAttempt(): void {
     this.memory = afterNewAttempt(this.memory, this.watch.blacklist.cache.value?.actual ?? []);
-    this.watch.blacklist.cache.invalidate();
+    this.watch.blacklist.invalidate();
     this.watch.containers.cache.invalidate();
   }
 
@@ -198,7 +206,6 @@ export class Controller {
   private takePush(pushed: PushOutcome, plan: DesiredPlan, now: number): PassOutcome | undefined {
     if (pushed.result === 'failed') {
       this.memory = afterPush(this.memory, { ok: false, attempted: pushed.diff });
-      this.watch.blacklist.cache.invalidate();
       return { result: 'failed', stage: 'push', error: pushed.error };
     }
     this.memory = afterPush(this.memory, { ok: true });
@@ -241,6 +248,7 @@ export class Controller {
     const store = await this.watch.store.changed();
     if (store) return store;
     if (await this.watch.attempt.changed()) return 'attempt-change';
+    if (await this.watch.blacklist.drifted(this.deps.clock.now())) return 'blacklist-drift';
     for (const d of this.shown.evacuations.values()) if (d.status.phase !== 'READY') return 'evacuating';
     const now = this.deps.clock.now();
     if (this.watch.containers.cache.stale(now) || this.watch.nodes.cache.stale(now)) return 'refresh';

@@ -48,6 +48,7 @@ export function syncSettingsFromConfig(v: ConfigValues): SyncSettings {
     fullResyncIntervalMs: v['cluster.resource-blocklist.full-resync-interval'],
     initialBackoffMs: v['cluster.resource-blocklist.retry.initial-backoff'],
     maxBackoffMs: Math.max(v['cluster.resource-blocklist.retry.max-backoff'], v['cluster.resource-blocklist.retry.initial-backoff']),
+    proxyOwner: v['cluster.resource-blocklist.amrm-proxy.owner'],
     backoffJitter: 0.2,
   };
 }

@@ -19,14 +19,14 @@ export type ReleaseOutcome =
   | { stage: 'release'; result: 'failed'; batch: string[]; error: string };
 
 export class Executor {
-  constructor(private readonly deps: { proxy: AmrmProxy; metrics: Metrics; logger: Logger }) {}
+  constructor(private readonly deps: { proxy: AmrmProxy; metrics: Metrics; logger: Logger; owner: string }) {}
 
   async push(diff: BlacklistDiff | undefined): Promise<PushOutcome> {
     if (!diff) return { stage: 'push', result: 'nothing-to-push' };
     const { proxy, metrics, logger } = this.deps;
     const stop = metrics.pushLatency.startTimer();
     try {
-      await proxy.updateBlacklist(diff);
+      await proxy.updateBlacklist(diff, this.deps.owner);
     } catch (e) {
       metrics.pushes.inc({ result: 'failure' });
       return { stage: 'push', result: 'failed', diff, error: `blacklist update (+[${diff.additions.join(',')}] -[${diff.removals.join(',')}]) failed: ${message(e)}` };

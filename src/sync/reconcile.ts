@@ -33,6 +33,8 @@ export interface Desired {
 export interface Observed {
   /** What the proxy lists (or what the last successful push left there). */
   actual: ReadonlySet<string>;
+  /** Hosts other owners of the AM's blacklist hold (Flink's own blocklist, …): never removed. */
+  othersHold: ReadonlySet<string>;
   /** Hosts only the RM's view of the attempt lists: removed explicitly unless desired. */
   schedulerOnly: readonly string[];
   /** The cluster's nodes (the cap's denominator). */
@@ -66,7 +68,9 @@ export function reconcile(observed: Observed, desired: Desired, memory: Memory, 
   const running = countRunning(observed.nodes);
   const cap = rememberRunning(memory.runningHighWater, running, now, rules.capNodeCountMemoryMs);
   const plan = planDesired({ items: desired.items, applicationId, now, nodes: observed.nodes, maxBlockedFraction: rules.maxBlockedFraction, runningNodesFloor: cap.floor });
-  const pending = diffBlacklist(plan.blacklist, observed.actual, memory.repushAll, [...memory.maybeOnYarn, ...observed.schedulerOnly]);
+  // Only what this sidecar may have put there is a removal candidate: a host another owner holds stays.
+  const maybe = [...memory.maybeOnYarn, ...observed.schedulerOnly].filter((h) => !observed.othersHold.has(h));
+  const pending = diffBlacklist(plan.blacklist, observed.actual, memory.repushAll, maybe);
   const events = deferralEvents(memory.deferred, plan);
   let next: Memory = { ...memory, runningHighWater: cap.highWater, deferred: new Set(plan.deferred.map((i) => i.id)) };
   const deadlines = new Map<string, number>();

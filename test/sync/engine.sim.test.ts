@@ -14,6 +14,8 @@ import { RunningSimulator, SimulatorOptions, startSimulator } from '../../src/si
 import { ResourceManagerClient } from '../../src/yarn/rm-client';
 import { AmrmProxyClient } from '../../src/yarn/amrm-client';
 import { FlakyStore, nodeItem, TEST_SETTINGS } from './fakes';
+import { RecordedProxy, recording } from './rig';
+import { http } from '../support/sidecar';
 import { ItemSyncStatus, SidecarStatus, itemSyncStatus, sidecarStatus } from '../../src/api/status-presenter';
 
 const T0 = 1_652_313_600_000;
@@ -36,6 +38,10 @@ interface SimRig {
   proxyBlacklist(): string[];
   item(id: string): ItemSyncStatus | undefined;
   status(): SidecarStatus;
+  /** Every blacklist update the engine sent, in order. */
+  proxy: RecordedProxy;
+  /** A new engine on the same store and simulator (the sidecar restarted). */
+  restart(): Promise<void>;
 }
 
 const open: SimRig[] = [];
@@ -46,8 +52,9 @@ async function simRig(o: { settings?: Partial<SyncSettings>; sim?: SimulatorOpti
   const store = new FlakyStore();
   const metrics = createMetrics();
   const rm = new ResourceManagerClient({ addresses: sim.url, timeoutMs: 2000 });
-  const proxy = new AmrmProxyClient({ address: sim.url, timeoutMs: 2000 });
-  const engine = new SyncEngine({ store, rm, proxy, clock, logger: silentLogger, settings: { ...SETTINGS, ...o.settings }, metrics });
+  const proxy = recording(new AmrmProxyClient({ address: sim.url, timeoutMs: 2000 }));
+  const mk = () => new SyncEngine({ store, rm, proxy, clock, logger: silentLogger, settings: { ...SETTINGS, ...o.settings }, metrics });
+  let engine = mk();
   const r: SimRig = {
     sim,
     clock,
@@ -72,6 +79,13 @@ async function simRig(o: { settings?: Partial<SyncSettings>; sim?: SimulatorOpti
     heartbeat: () => void sim.cluster.allocate(),
     tmsOn: (host) => sim.cluster.taskManagers().filter((c) => c.host === host).map((c) => c.id).sort(),
     proxyBlacklist: () => sim.cluster.clientBlacklistView(),
+    proxy,
+    async restart() {
+      await engine.stop();
+      engine = mk();
+      r.engine = engine;
+      await engine.start();
+    },
     item: (id) => itemSyncStatus(engine.view(), id, clock.now()),
     status: () => sidecarStatus(engine.view(), clock.now()),
   };
@@ -286,5 +300,33 @@ describe('sync/engine over HTTP against the YARN simulator', function () {
     await r.unblock(r.host(1));
     assert.deepEqual(r.proxyBlacklist(), [r.host(2), r.host(3), r.host(4)]);
     assert.deepEqual(r.status().deferred, [r.host(5)]);
+  });
+
+  it("ownership: another owner's entries (set through the control API) survive block, unblock, full resync, restart and a new attempt", async () => {
+    const r = await simRig({ settings: { fullResyncIntervalMs: 5000 }, sim: { newAttemptBlacklist: 'inherit' } });
+    const [onlyTheirs, shared, ours] = [r.host(3), r.host(5), r.host(1)];
+    const put = await http(r.sim.url, 'PUT', '/sim/v1/blacklist/owners/am', { hosts: [onlyTheirs, shared] });
+    assert.equal(put.status, 200);
+    const check = (step: string, own: string[]) => {
+      assert.deepEqual(r.sim.cluster.ownersView().am, [onlyTheirs, shared], `${step}: the other owner's set is untouched`);
+      assert.deepEqual(r.sim.cluster.ownersView().blocklist ?? [], own, `${step}: this sidecar's own set`);
+      for (const h of [onlyTheirs, shared]) assert.ok(r.proxyBlacklist().includes(h), `${step}: ${h} stays on YARN's blacklist`);
+      assert.ok(!r.proxy.updates.some((u) => u.removals.includes(onlyTheirs)), `${step}: never a removal of a host only another owner holds`);
+    };
+    await r.block(nodeItem(shared));
+    await r.block(nodeItem(ours));
+    check('block', [ours, shared].sort());
+    await r.unblock(shared);
+    check('unblock', [ours]);
+    await r.step(5000);
+    check('full resync', [ours]);
+    await r.restart();
+    await r.step(1000);
+    check('restart', [ours]);
+    r.sim.cluster.newAttempt();
+    await r.step(1000);
+    check('new attempt', [ours]);
+    assert.equal(r.status().appAttemptId, r.sim.cluster.currentAttempt.id);
+    assert.deepEqual(r.status().blacklist.owners?.am, [onlyTheirs, shared], 'status shows every owner');
   });
 });

@@ -207,6 +207,46 @@ describe('sync/engine: failures and restarts', () => {
   });
 });
 
+describe('sync/engine: what YARN has is re-read, never assumed', () => {
+  it('a proxy that lost its list (a restarted proxy or AM) is repaired at the next poll', async () => {
+    const r = await rig();
+    const h = r.host(1);
+    await r.block(nodeItem(h));
+    r.cluster.setOwnerBlacklist('blocklist', []);
+    await r.step(1000);
+    assert.deepEqual(r.blacklist(), [h]);
+    assert.equal(r.item(h)?.state, 'applied');
+  });
+
+  it('while the proxy cannot be read, status does not claim applied; when it answers again, it is checked and repaired', async () => {
+    const r = await rig();
+    const h = r.host(1);
+    await r.block(nodeItem(h));
+    r.yarn.faults.set('amrm', { outage: 'unavailable' });
+    await r.step(1000);
+    assert.equal(r.item(h)?.state, 'pending');
+    r.cluster.setOwnerBlacklist('blocklist', []);
+    r.yarn.faults.clear('amrm');
+    await r.step(1000);
+    assert.deepEqual(r.blacklist(), [h]);
+    assert.equal(r.item(h)?.state, 'applied');
+  });
+
+  it('any failed pass forgets what YARN has: a pass that failed after the push re-reads before the next diff', async () => {
+    const r = await rig();
+    const h = r.host(1);
+    r.cluster.placeOn(r.host(2), 1);
+    await r.block(nodeItem(h));
+    r.yarn.loseNextAnswer('release');
+    await r.block(nodeItem(r.host(2), { action: EVACUATE, evacuationTimeout: 0 }));
+    assert.match(r.status().lastError ?? '', /^release:/);
+    assert.equal(r.engine.view().actual, undefined, 'unknown until read again');
+    r.cluster.setOwnerBlacklist('blocklist', []);
+    await r.step(200);
+    assert.deepEqual(r.blacklist(), [h, r.host(2)]);
+  });
+});
+
 describe('sync/engine: safety cap', () => {
   it('10 RUNNING nodes, cap 0.33, 5 blocks → 3 pushed, 2 deferred and shown; unblock one → the oldest deferred goes out', async () => {
     const r = await rig({ settings: { maxBlockedFraction: 0.33 } });
@@ -452,7 +492,7 @@ describe('sync/engine: metrics and status', () => {
     assert.match(text, new RegExp(`^blocklist_last_successful_sync_timestamp_seconds ${T0 / 1000}$`, 'm'));
     const s = r.status();
     assert.equal(s.applicationId, APP);
-    assert.deepEqual(s.blacklist, { desired: [r.host(1), r.host(2)], actual: [r.host(1), r.host(2)] });
+    assert.deepEqual(s.blacklist, { desired: [r.host(1), r.host(2)], actual: [r.host(1), r.host(2)], owners: { blocklist: [r.host(1), r.host(2)] } });
   });
 
   it('numBlockedNodes is exact right after a write, before any pass (counted from the store at scrape time)', async () => {

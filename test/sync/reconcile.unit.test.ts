@@ -9,6 +9,7 @@ import { NodeView } from '../../src/sync/desired';
 import { Desired, Observed, Rules, reconcile, releaseBatch, planEvacuations, anyEvacuation } from '../../src/sync/reconcile';
 import { Memory, afterNewAttempt, afterPush, afterRelease, emptyMemory, pruneReleased, rememberRunning } from '../../src/sync/memory';
 import { indexContainers } from '../../src/sync/watch-containers';
+import { ownSet } from '../../src/sync/watch-blacklist';
 import { APP, containerOf, nodeItem, tmItem } from './items';
 
 const T0 = 1_652_313_600_000;
@@ -18,7 +19,7 @@ const running = (n: number): NodeView[] => hosts(n).map((host) => ({ host, state
 const tm = (n: number, host: string): AppContainer => ({ containerId: containerOf(1, n), nodeId: `${host}:8041`, host, state: 'RUNNING' });
 
 function observed(o: Partial<Observed> = {}): Observed {
-  return { actual: new Set(), schedulerOnly: [], nodes: running(10), containers: indexContainers([]), ...o };
+  return { actual: new Set(), othersHold: new Set(), schedulerOnly: [], nodes: running(10), containers: indexContainers([]), ...o };
 }
 function desired(items: Desired['items'], rules: Partial<Rules> = {}): Desired {
   return { items, applicationId: APP, rules: { ...RULES, ...rules } };
@@ -54,6 +55,20 @@ describe('sync/reconcile: what to push', () => {
   it("hosts only the RM's view lists get an explicit removal unless desired", () => {
     const d = reconcile(observed({ schedulerOnly: ['h5', 'h6'] }), desired([nodeItem('h6')]), emptyMemory(), T0);
     assert.deepEqual(d.push, { additions: ['h6'], removals: ['h5'] });
+  });
+
+  it('ownership: a host another owner holds is never removed, whatever this sidecar once believed about it', () => {
+    let memory = afterNewAttempt(emptyMemory(), ['h1', 'h3']);
+    memory = afterPush(memory, { ok: false, attempted: { additions: ['h4'], removals: [] } });
+    const d = reconcile(observed({ actual: new Set(['h1']), othersHold: new Set(['h3', 'h4', 'h5']), schedulerOnly: ['h5'] }), desired([]), memory, T0);
+    // h1 is this owner's own entry: removed from its own set (the proxy keeps it while others hold it).
+    assert.deepEqual(d.push, { additions: [], removals: ['h1'] });
+  });
+
+  it("ownership: this owner's set is its own entries; a proxy without owners reports the union as ours", () => {
+    assert.deepEqual(ownSet({ blacklist: ['a', 'b', 'c'], owners: { blocklist: ['a'], am: ['b', 'a'], x: ['c'] } }, 'blocklist'), { own: new Set(['a']), others: new Set(['b', 'a', 'c']) });
+    assert.deepEqual(ownSet({ blacklist: ['b'], owners: { am: ['b'] } }, 'blocklist'), { own: new Set(), others: new Set(['b']) });
+    assert.deepEqual(ownSet({ blacklist: ['a'], owners: {} }, 'blocklist'), { own: new Set(['a']), others: new Set() });
   });
 
   it('the next end of an item in scope is a deadline; other applications do not wake the engine', () => {
