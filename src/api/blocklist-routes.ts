@@ -8,7 +8,7 @@
  *   PUT|DELETE|GET /blocklist/taskmanagers/{node}/{containerId}   (the '/' may be sent as %2F)
  * Mutations take ?dryRun=true: same status and body, plus what YARN would see; nothing written.
  */
-import { DISABLED_STATUS, itemSyncStatus } from './status-presenter';
+import { DISABLED_STATUS, itemSyncStatus, itemTaskManagers } from './status-presenter';
 import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BlockedItem, ItemKind, WireItem, toWire } from '../model/item';
 import { newItem } from '../model/merge';
@@ -48,7 +48,7 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
 
   /** The seed's item shape plus ours, with the live task managers and sync state. */
   const present = (item: BlockedItem) => {
-    const taskManagers = item.kind === 'node' ? sync.taskManagersOn(item.node) : item.containerId ? [item.containerId] : [];
+    const taskManagers = itemTaskManagers(sync, item);
     const status = enabled ? itemSyncStatus(sync.view(), item.id, clock.now()) : DISABLED_STATUS;
     // Filled in place, not spread into new objects: GET /blocklist calls this per item, and the
     // spreads made it ~3x slower for 10,000 items (docs/benchmarks.md).

@@ -8,6 +8,7 @@ import { appliesTo, isExpired } from '../model/effective';
 import { DesiredPlan } from '../sync/desired';
 import { EvacuationStatus, withCountdown } from '../sync/evacuation';
 import { SyncView } from '../sync/view';
+import { SyncFacade } from '../sync/facade';
 import { NodeState } from '../yarn/types';
 
 /** Per-item enforcement state, as `blocklist list` shows it. */
@@ -93,6 +94,18 @@ function storedItem(items: readonly BlockedItem[], id: string): BlockedItem | un
 
 const lastError = (v: SyncView): string | undefined => (v.lastFailure ? `${v.lastFailure.stage}: ${v.lastFailure.error}` : undefined);
 
+/**
+ * The live task managers an item covers (its `taskManagers`): a node item's on its host; a task
+ * manager item's own container while it runs on the named node. Without an engine nothing is
+ * known about containers, so a task manager item lists the container it names.
+ */
+export function itemTaskManagers(sync: SyncFacade, item: BlockedItem): string[] {
+  if (item.kind === 'node') return sync.taskManagersOn(item.node);
+  if (item.containerId === undefined) return [];
+  if (!sync.view().engine) return [item.containerId];
+  return sync.taskManagersOn(item.node).includes(item.containerId) ? [item.containerId] : [];
+}
+
 /** An item's sync state; undefined when no engine runs (API only: items carry no sync state). */
 export function itemSyncStatus(view: SyncView, id: string, now: number): ItemSyncStatus | undefined {
   if (!view.enabled) return DISABLED_STATUS;
@@ -110,6 +123,10 @@ export function itemSyncStatus(view: SyncView, id: string, now: number): ItemSyn
     return evacuation ?? { state: 'applied' };
   }
   if (where?.list === 'taskManagers') {
+    if (evac?.runsOn !== undefined) {
+      const cid = where.item.containerId ?? '';
+      return { state: 'not-applicable', detail: `container ${cid} runs on ${evac.runsOn}, not on ${where.item.node}: nothing is released (block ${evac.runsOn}/${cid} to evacuate it)`, evacuation: withCountdown(evac, now) };
+    }
     if (evacuation) return evacuation;
     // A pass plans first and evaluates evacuations once it has the containers: in between, an
     // EVACUATE task manager is on its way, not out of scope (a follower would otherwise give up on it).

@@ -267,8 +267,9 @@ export class Controller {
   /** The app's live task managers on one host, sorted (seed 000's `taskManagers`). */
   taskManagersOn(node: string): string[] {
     const list = this.watch.containers.cache.value?.byHost.get(node) ?? [];
+    // A container released by this process is gone, even before the next read says so.
     return list
-      .filter(isTaskManager)
+      .filter((c) => isTaskManager(c) && !this.memory.released.has(c.containerId))
       .map((c) => c.containerId)
       .sort();
   }

@@ -35,6 +35,8 @@ export interface EvacuationStatus {
   containers: string[];
   /** Containers this sidecar asked the proxy to release (kept after they are gone). */
   released: string[];
+  /** A task manager item whose container runs on another host than the item names: that host (nothing is released). */
+  runsOn?: string;
 }
 
 /**

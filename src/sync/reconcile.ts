@@ -121,8 +121,13 @@ export function planEvacuations(
   const out = new Map<string, EvacuationDecision>();
   for (const item of items) {
     const c = item.kind === 'taskmanager' && item.containerId !== undefined ? containers.byId.get(item.containerId) : undefined;
-    const onNode = item.kind === 'node' ? (containers.byHost.get(item.node) ?? []) : c ? [c] : [];
-    out.set(item.id, evaluateEvacuation({ item, containersOnNode: onNode, released, defaultTimeoutMs, now }));
+    // A task manager item names a node and a container: release only if the container runs there
+    // (a misnamed node must not release a healthy task manager somewhere else).
+    const elsewhere = c && c.host !== item.node ? c.host : undefined;
+    const onNode = item.kind === 'node' ? (containers.byHost.get(item.node) ?? []) : c && !elsewhere ? [c] : [];
+    const d = evaluateEvacuation({ item, containersOnNode: onNode, released, defaultTimeoutMs, now });
+    if (elsewhere) d.status.runsOn = elsewhere;
+    out.set(item.id, d);
   }
   return out;
 }

@@ -13,7 +13,7 @@ import { createMetrics, Metrics } from '../../src/metrics/metrics';
 import { RunningSimulator, SimulatorOptions, startSimulator } from '../../src/sim/server';
 import { ResourceManagerClient } from '../../src/yarn/rm-client';
 import { AmrmProxyClient } from '../../src/yarn/amrm-client';
-import { FlakyStore, nodeItem, TEST_SETTINGS } from './fakes';
+import { FlakyStore, nodeItem, tmItem, TEST_SETTINGS } from './fakes';
 import { RecordedProxy, recording } from './rig';
 import { http } from '../support/sidecar';
 import { ItemSyncStatus, SidecarStatus, itemSyncStatus, sidecarStatus } from '../../src/api/status-presenter';
@@ -328,5 +328,21 @@ describe('sync/engine over HTTP against the YARN simulator', function () {
     check('new attempt', [ours]);
     assert.equal(r.status().appAttemptId, r.sim.cluster.currentAttempt.id);
     assert.deepEqual(r.status().blacklist.owners?.am, [onlyTheirs, shared], 'status shows every owner');
+  });
+
+  it('a task manager item naming the wrong node releases nothing, and its sync state says where the container runs', async () => {
+    const r = await simRig();
+    const where = busyHost(r);
+    const other = r.sim.cluster.nodes.map((n) => n.host).find((h) => h !== where) ?? '';
+    const [cid] = r.tmsOn(where);
+    const item = tmItem(other, cid, { action: EVACUATE, evacuationTimeout: 0 });
+    await r.block(item);
+    await r.step(1000);
+    assert.equal(r.sim.cluster.counters.releaseCalls, 0);
+    assert.ok(r.tmsOn(where).includes(cid), 'the task manager still runs');
+    const st = r.item(item.id);
+    assert.equal(st?.state, 'not-applicable');
+    assert.match(st?.detail ?? '', new RegExp(`runs on ${where.replace(/\./g, '\\.')}, not on`));
+    assert.equal(st?.evacuation?.runsOn, where);
   });
 });

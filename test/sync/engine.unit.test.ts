@@ -7,6 +7,7 @@ import { EVACUATE } from '../../src/model/item';
 import { mergeItems } from '../../src/model/merge';
 import { APP, FlakyStore, nodeItem, tmItem } from './fakes';
 import { T0, captureLogger, closeRigs, rig } from './rig';
+import { itemTaskManagers } from '../../src/api/status-presenter';
 
 afterEach(closeRigs);
 
@@ -401,6 +402,17 @@ describe('sync/engine: evacuation', () => {
     assert.deepEqual(r.proxy.releaseCalls, [[a]]);
     assert.deepEqual(r.blacklist(), []);
     assert.deepEqual(r.tmsOn(h), [b]);
+  });
+
+  it('taskManagers lists live containers only: a released one disappears at once, before the list is read again', async () => {
+    const r = await rig({ settings: { pollIntervalMs: 3_600_000, refreshIntervalMs: 3_600_000 } });
+    const h = r.host(1);
+    const [a, b] = r.cluster.placeOn(h, 2);
+    await r.block(tmItem(h, a, { action: EVACUATE, evacuationTimeout: 0 }));
+    assert.deepEqual(r.proxy.releaseCalls, [[a]]);
+    assert.deepEqual(r.engine.taskManagersOn(h), [b]);
+    assert.deepEqual(itemTaskManagers(r.engine, tmItem(h, a)), []);
+    assert.deepEqual(itemTaskManagers(r.engine, tmItem(h, b)), [b]);
   });
 
   it('releases in batches: one call per pass, release-batch-size at most', async () => {

@@ -131,6 +131,17 @@ describe('sync/reconcile: evacuations and releases', () => {
     );
   });
 
+  it('a task manager item releases its container only where it names it: elsewhere nothing is released and the status says where it runs', () => {
+    const containers = indexContainers([tm(9, 'h3'), tm(4, 'h1')]);
+    const wrong = tmItem('h1', containerOf(1, 9), { action: EVACUATE, evacuationTimeout: 0 });
+    const right = tmItem('h1', containerOf(1, 4), { action: EVACUATE, evacuationTimeout: 0 });
+    const d = reconcile(observed({ containers }), desired([wrong, right]), emptyMemory(), T0);
+    assert.deepEqual(d.releases.batch, [containerOf(1, 4)]);
+    assert.equal(d.view.evacuations?.get(wrong.id)?.status.runsOn, 'h3');
+    assert.deepEqual(d.view.evacuations?.get(wrong.id)?.status.containers, []);
+    assert.equal(d.view.evacuations?.get(right.id)?.status.runsOn, undefined);
+  });
+
   it('containers unknown (their read failed): no evacuation is decided and nothing released', () => {
     const d = reconcile(observed({ containers: undefined }), desired([evac('h1')]), emptyMemory(), T0);
     assert.equal(d.view.evacuations, undefined);
