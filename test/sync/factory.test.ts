@@ -38,6 +38,23 @@ describe('sidecar/sync-factory: which engine the sidecar gets', () => {
     assert.match(await h.metrics.text(), /^numBlockedNodes 0$/m);
   });
 
+  it("enabled=false with a proxy configured → this sidecar's own entries are withdrawn from YARN at start, other owners' stay", async () => {
+    const sim = await startSimulator({ port: 0, nodes: 6, containers: 0, tickMs: 0 });
+    try {
+      const [h1, h2, h3] = sim.cluster.nodes.map((n) => n.host);
+      sim.cluster.setOwnerBlacklist('blocklist', [h1, h2]);
+      sim.cluster.setOwnerBlacklist('am', [h3]);
+      const config = loadConfig({ env: {}, dynamic: { 'cluster.resource-blocklist.enabled': 'false', 'yarn.resourcemanager.webapp.address': sim.url, 'cluster.resource-blocklist.amrm-proxy.address': sim.url } });
+      const h = await createSync({ config, store, clock: new FakeClock(T0), logger: silentLogger, env: {} });
+      await h.start();
+      assert.deepEqual(sim.cluster.ownersView(), { am: [h3] });
+      assert.deepEqual(sim.cluster.clientBlacklistView(), [h3]);
+      await h.stop();
+    } finally {
+      await sim.close();
+    }
+  });
+
   it('YARN configured → the real engine over HTTP; the app id comes from the proxy when not configured', async () => {
     const sim = await startSimulator({ port: 0, nodes: 6, containers: 6, tickMs: 0 });
     try {
