@@ -7,6 +7,7 @@
  * This file only wires the steps; no rule lives here.
  */
 import { Clock } from '../core/clock';
+import { BlockedItem } from '../model/item';
 import { Logger } from '../core/logger';
 import { BlocklistStore } from '../store/store';
 import { AmrmProxy, ResourceManagerReader, SIDECAR_BLACKLIST_OWNER } from '../yarn/types';
@@ -110,7 +111,7 @@ export class Controller {
       nodes: new NodesWatcher({ rm, logger }, refresh),
       containers: new ContainersWatcher({ proxy }, refresh),
     };
-    this.executor = new Executor({ proxy, metrics, logger, owner: this.owner });
+    this.executor = new Executor({ proxy, store, metrics, logger, owner: this.owner });
     this.rules = {
       maxBlockedFraction: settings.maxBlockedFraction,
       evacuationTimeoutMs: settings.evacuationTimeoutMs,
@@ -156,6 +157,7 @@ export class Controller {
     const pushed = await this.executor.push(decision.push);
     const pushFailure = this.takePush(pushed, decision.view.plan, now);
     if (pushFailure) return pushFailure;
+    await this.recordStarts(decision.starts, now);
     // The blacklist is applied; evacuations must wait for a container list read by this pass.
     if (seen.containersError !== undefined) return { result: 'failed', stage: 'containers', error: seen.containersError };
     return this.release(decision, pushed);
@@ -212,6 +214,13 @@ export class Controller {
     this.watch.blacklist.wrote(plan.blacklist, now);
     this.shown.pending = { additions: [], removals: [] };
     return undefined;
+  }
+
+  /** The nodes are on YARN's blacklist now: their evacuations start (a failure is retried by the next pass). */
+  private async recordStarts(items: readonly BlockedItem[], now: number): Promise<void> {
+    if (items.length === 0) return;
+    const out = await this.executor.recordStarts(items, now);
+    if (out.result === 'failed') this.deps.logger.warn(`${out.error}; the next pass records them`);
   }
 
   /** Releases one batch, then re-evaluates so the view shows what was just released. */

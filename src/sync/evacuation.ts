@@ -5,8 +5,9 @@
  *   containers left, waitTime >= timeout                  → TIMEOUT  (release them)
  *   no containers left                                    → READY
  *
- * waitTime = now − since, with `since` taken from the stored item (evacuationSince), never from
- * when this process first saw it: a timeout change or a sidecar restart does not restart the clock.
+ * waitTime = now − since, with `since` the stored moment the item's node first went on YARN's
+ * blacklist (evacuationSince): an item held back by the safety cap has not started, and a timeout
+ * change, a merge or a sidecar restart does not restart the clock.
  * Timeout priority: the item's evacuationTimeout > the configured default. Negative = forever;
  * 0 = at once.
  */
@@ -72,9 +73,13 @@ export function evacuationTimeoutMs(item: BlockedItem, defaultMs: number): numbe
   return ms < 0 ? -1 : ms;
 }
 
-/** When the evacuation of an item started (items written before evacuationSince existed: their start). */
-export function evacuationStart(item: BlockedItem): number {
-  return item.evacuationSince ?? item.startTimestamp;
+/**
+ * When the evacuation of an item started: the stored moment its node first went on YARN's
+ * blacklist (a task manager item: first evaluated). Not stored yet means it starts now — the pass
+ * that evaluates it is the one that puts it there, and records the start (reconcile's `starts`).
+ */
+export function evacuationStart(item: BlockedItem, now: number): number {
+  return item.evacuationSince ?? now;
 }
 
 /** The phase, by the watcher's rule: WAIT only while waitTime < timeout; equality is TIMEOUT. */
@@ -122,7 +127,7 @@ export function wantsEvacuation(item: BlockedItem): boolean {
  */
 export function evaluateEvacuation(input: EvacuationInput): EvacuationDecision {
   const { item, now } = input;
-  const since = evacuationStart(item);
+  const since = evacuationStart(item, now);
   const timeoutMs = evacuationTimeoutMs(item, input.defaultTimeoutMs);
   const targets = input.containersOnNode
     .filter((c) => isTaskManager(c) && (item.kind === 'node' || c.containerId === item.containerId))

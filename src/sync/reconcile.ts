@@ -58,6 +58,8 @@ export interface Decision {
   deadlines: Map<string, number>;
   /** What the API shows: the plan and every evacuation (absent when the containers are unknown). */
   view: { plan: DesiredPlan; pending: BlacklistDiff; evacuations?: Map<string, EvacuationDecision> };
+  /** Evacuating items whose start is not stored yet: it is now (stored once the push went through). */
+  starts: BlockedItem[];
   /** The memory after this decision (the cap's high water, deferral and phase bookkeeping). */
   memory: Memory;
   events: SyncEvent[];
@@ -79,7 +81,8 @@ export function reconcile(observed: Observed, desired: Desired, memory: Memory, 
     now,
   );
   if (end !== undefined) deadlines.set('expiry', end);
-  const decision: Decision = { releases: { batch: [], waiting: [] }, deadlines, view: { plan, pending }, memory: next, events };
+  const starts = evacuating(plan).filter((i) => i.evacuationSince === undefined);
+  const decision: Decision = { releases: { batch: [], waiting: [] }, deadlines, view: { plan, pending }, memory: next, events, starts };
   if (!isEmptyDiff(pending)) decision.push = pending;
   if (observed.containers) {
     const evacuations = planEvacuations(evacuating(plan), observed.containers, next.released, rules.evacuationTimeoutMs, now);

@@ -345,4 +345,21 @@ describe('sync/engine over HTTP against the YARN simulator', function () {
     assert.match(st?.detail ?? '', new RegExp(`runs on ${where.replace(/\./g, '\\.')}, not on`));
     assert.equal(st?.evacuation?.runsOn, where);
   });
+
+  it('an EVACUATE item held back by the safety cap starts its grace period when it is applied, not when it was created', async () => {
+    const r = await simRig({ settings: { maxBlockedFraction: 0.1, pollIntervalMs: 3_600_000 } });
+    const h = busyHost(r);
+    const victims = r.tmsOn(h);
+    const first = r.sim.cluster.nodes.map((n) => n.host).find((x) => x !== h) ?? '';
+    await r.block(nodeItem(first, { start: T0 }));
+    await r.block(nodeItem(h, { action: EVACUATE, evacuationTimeout: 30, start: T0 + 1, evacuationSince: null }));
+    await r.step(60_000);
+    await r.unblock(first);
+    assert.deepEqual(r.proxyBlacklist(), [h]);
+    assert.equal(r.sim.cluster.counters.releaseCalls, 0);
+    await r.step(29_999);
+    assert.equal(r.sim.cluster.counters.releaseCalls, 0);
+    await r.step(1);
+    assert.deepEqual([...r.sim.cluster.counters.releasedContainerIds].sort(), victims);
+  });
 });

@@ -415,6 +415,29 @@ describe('sync/engine: evacuation', () => {
     assert.deepEqual(itemTaskManagers(r.engine, tmItem(h, b)), [b]);
   });
 
+  it('the grace period counts from the moment the node is on YARN\'s blacklist: held back by the cap longer than its timeout, it still waits its full timeout once applied; the start is stored and survives a restart', async () => {
+    const r = await rig({ settings: { maxBlockedFraction: 0.1 } });
+    const [h1, h2] = [r.host(1), r.host(2)];
+    r.cluster.placeOn(h2, 2);
+    await r.block(nodeItem(h1, { start: T0 }));
+    await r.block(nodeItem(h2, { action: EVACUATE, evacuationTimeout: 60, start: T0 + 1, evacuationSince: null }));
+    assert.equal(r.item(h2)?.state, 'deferred');
+    await r.step(120_000);
+    assert.deepEqual(r.proxy.releaseCalls, [], 'deferred: not started');
+    assert.equal((await r.store.get(h2))?.evacuationSince, undefined);
+    await r.unblock(h1);
+    const applied = r.clock.now();
+    assert.deepEqual(r.blacklist(), [h2]);
+    assert.deepEqual(r.proxy.releaseCalls, [], 'not released the instant it is applied');
+    assert.equal((await r.store.get(h2))?.evacuationSince, applied);
+    await r.step(30_000);
+    await r.restart();
+    await r.step(29_999);
+    assert.deepEqual(r.proxy.releaseCalls, []);
+    await r.step(1);
+    assert.equal(r.proxy.releaseCalls.length, 1);
+  });
+
   it('releases in batches: one call per pass, release-batch-size at most', async () => {
     const r = await rig({ settings: { releaseBatchSize: 3 } });
     const h = r.host(1);

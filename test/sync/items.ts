@@ -11,7 +11,8 @@ export interface ItemOpts {
   end?: number;
   scope?: string;
   evacuationTimeout?: number;
-  evacuationSince?: number;
+  /** The stored evacuation start; `null`: not started yet (the engine records it). */
+  evacuationSince?: number | null;
   cause?: string;
 }
 
@@ -31,7 +32,7 @@ export function nodeItem(host: string, o: ItemOpts = {}): BlockedItem {
     updated: { by: 'test', from: 'test', at: start },
   };
   if (o.evacuationTimeout !== undefined) it.evacuationTimeout = o.evacuationTimeout;
-  if (action === EVACUATE) it.evacuationSince = o.evacuationSince ?? start;
+  if (action === EVACUATE && o.evacuationSince !== null) it.evacuationSince = o.evacuationSince ?? start;
   return it;
 }
 

@@ -142,6 +142,17 @@ describe('sync/reconcile: evacuations and releases', () => {
     assert.equal(d.view.evacuations?.get(right.id)?.status.runsOn, undefined);
   });
 
+  it('an evacuation whose start is not stored starts now (recorded after the push); a deferred one has not started', () => {
+    const fresh = nodeItem('h2', { action: EVACUATE, evacuationTimeout: 60, start: T0 - 600_000, evacuationSince: null });
+    const d = reconcile(observed({ containers: indexContainers([tm(2, 'h2')]) }), desired([fresh]), emptyMemory(), T0);
+    assert.deepEqual(d.starts.map((i) => i.id), ['h2']);
+    assert.equal(d.view.evacuations?.get('h2')?.status.phase, 'WAIT_CONTAINER', 'created 10 min ago, but its grace period starts now');
+    assert.equal(d.deadlines.get('evacuation:h2'), T0 + 60_000);
+    const capped = reconcile(observed({ nodes: running(2), containers: indexContainers([tm(2, 'h2')]) }), desired([nodeItem('h1', { start: T0 - 700_000 }), fresh], { maxBlockedFraction: 0.5 }), emptyMemory(), T0);
+    assert.deepEqual(capped.starts, []);
+    assert.equal(capped.view.evacuations?.size, 0);
+  });
+
   it('containers unknown (their read failed): no evacuation is decided and nothing released', () => {
     const d = reconcile(observed({ containers: undefined }), desired([evac('h1')]), emptyMemory(), T0);
     assert.equal(d.view.evacuations, undefined);
