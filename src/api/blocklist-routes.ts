@@ -22,6 +22,7 @@ import { ApiDeps } from './deps';
 import { origin } from './principal';
 import { DryRunEffect, previewChange } from './preview';
 import { ListingCache, LiveParts, fullListing, listingPage } from './listing-cache';
+import { capBasisOf } from '../sync/preview';
 import {
   batchBodySchema,
   blockBodySchema,
@@ -77,7 +78,7 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const isDryRun = (q: DryRunQuery) => q.dryRun === 'true' || q.dryRun === '';
 
   const effect = async (id: string, after: BlockedItem | undefined): Promise<DryRunEffect> =>
-    previewChange(await store.list(), id, after, sync.view().applicationId, clock.now(), (n) => sync.taskManagersOn(n));
+    previewChange(await store.list(), id, after, sync.view().applicationId, clock.now(), (n) => sync.taskManagersOn(n), capBasisOf(sync.view()));
 
   /** The outcome add() would have, computed without writing (dry run): the stores' own decide(). */
   const wouldAdd = async (item: BlockedItem, allowMerge: boolean): Promise<AddOutcome> =>
@@ -120,7 +121,7 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
     const row = dryRun ? store.quarantined?.().find((r) => r.id === id) ?? { id, reason: 'cannot be decoded' } : await store.removeQuarantined?.(id);
     audit.record({ op: 'unblock', id, who: req.principal.name, from: origin(req), outcome: row ? 'removed-quarantined' : 'not-found', detail: row?.reason, dryRun });
     if (!row) return sendErrors(reply, 404, [`'${id}' is not blocked`]);
-    if (dryRun) return reply.code(200).send({ dryRun: { blacklistAdditions: [], blacklistRemovals: [], containersToRelease: [] } });
+    if (dryRun) return reply.code(200).send({ dryRun: { blacklistAdditions: [], blacklistRemovals: [], containersToRelease: [], deferred: [] } satisfies DryRunEffect });
     sync.kick(`removed quarantined ${id}`);
     return reply.code(200).send({});
   }
@@ -163,8 +164,8 @@ export function blocklistRoutes(app: FastifyInstance, deps: ApiDeps): void {
   // `live` is present()'s live part, appended per request.
   const listing = new ListingCache(store);
   const live = (item: BlockedItem): LiveParts => {
-    const taskManagers = item.kind === 'node' ? sync.taskManagersOn(item.node) : item.containerId ? [item.containerId] : [];
-    const status = enabled ? sync.itemStatus(item.id) : { state: 'disabled' as const, detail: 'cluster.resource-blocklist.enabled is false' };
+    const taskManagers = itemTaskManagers(sync, item);
+    const status = enabled ? itemSyncStatus(sync.view(), item.id, clock.now()) : DISABLED_STATUS;
     return status ? { taskManagers, sync: status } : { taskManagers };
   };
   // Full listings in flight: each streams the whole body, so past the bound a caller is told to

@@ -233,8 +233,9 @@ export class BlocklistClient {
     return (await this.ok<{ config: ConfigEntry[] }>('GET', '/config', "cannot read the sidecar's configuration")).body.config;
   }
 
-  async status(): Promise<SidecarStatus> {
-    return (await this.ok<SidecarStatus>('GET', '/status', 'cannot read the sidecar status')).body;
+  /** GET /status; `nodes` adds the cluster's nodes as last read (the cap's basis). */
+  async status(opts: { nodes?: boolean } = {}): Promise<SidecarStatus> {
+    return (await this.ok<SidecarStatus>('GET', '/status', 'cannot read the sidecar status', opts.nodes ? { query: { nodes: 'true' } } : undefined)).body;
   }
 }
 

@@ -95,6 +95,7 @@ export class Controller {
   private readonly executor: Executor;
   private readonly rules: Rules;
   private memory: Memory = emptyMemory();
+  private viewCache: SyncView | undefined;
   /** What the view shows, as of the last pass. */
   private shown: Shown = { pending: { additions: [], removals: [] }, pendingReleases: [], evacuations: new Map(), statuses: new Map(), deadlines: new Map() };
 
@@ -126,6 +127,7 @@ export class Controller {
 
   /** Forget what YARN has, the nodes and the containers: the next pass re-reads them (full resync). */
   requestFullResync(): void {
+    this.viewCache = undefined;
     this.watch.blacklist.invalidate();
     this.watch.nodes.cache.invalidate();
     this.watch.containers.cache.invalidate();
@@ -133,6 +135,7 @@ export class Controller {
 
   async pass(): Promise<PassOutcome> {
     const out = await this.run();
+    this.viewCache = undefined;
     const { metrics, clock } = this.deps;
     metrics.passes.inc({ result: out.result === 'synced' ? 'success' : 'failure' });
     if (out.result === 'failed') {
@@ -254,6 +257,12 @@ export class Controller {
    * attempt change, is an evacuation waiting for containers to go, is a cache past its age.
    */
   async checkForChanges(): Promise<ChangeReason | undefined> {
+    const reason = await this.changes();
+    this.viewCache = undefined;
+    return reason;
+  }
+
+  private async changes(): Promise<ChangeReason | undefined> {
     const store = await this.watch.store.changed();
     if (store) return store;
     if (await this.watch.attempt.changed()) return 'attempt-change';
@@ -289,7 +298,15 @@ export class Controller {
     return [...this.shown.statuses.values()].filter((s) => s.phase !== 'READY').map((s) => withCountdown(s, now));
   }
 
+  /**
+   * The state as of the last pass or poll. The same object until the next one ends (GET /blocklist
+   * asks once per item), and a pass in progress is never seen half done.
+   */
   view(): SyncView {
+    return (this.viewCache ??= this.buildView());
+  }
+
+  private buildView(): SyncView {
     const v: SyncView = {
       enabled: true,
       engine: true,
