@@ -261,7 +261,7 @@ async function listingRatio(items: number, requests: number): Promise<Row> {
     const t = Date.now();
     await c.sidecar.store.addMany(Array.from({ length: items }, (_, i) => ({ item: nodeItem(outsideHost(i, 'l'), t), allowMerge: false })));
     c.sidecar.sync.kick('bench import');
-    await until(() => c.sidecar.sync.status().blacklist.actual.length >= items, 60_000, 'the engine to push the imported items', 20);
+    await until(() => (c.sidecar.sync.view().actual?.size ?? 0) >= items, 60_000, 'the engine to push the imported items', 20);
     const get = async (): Promise<string> => {
       const res = await fetch(`${c.sidecar.url}/blocklist`);
       const text = await res.text();

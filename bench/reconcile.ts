@@ -2,7 +2,7 @@
  * 2. Reconcile scale: 10,000 nodes, 5,000 items, 50,000 containers, 1 % of the items replaced
  * before each pass (half removed, half new, so the list stays at 5,000).
  *  - CPU per pass of the pure computation (desired.ts planDesired + diffBlacklist) and of a whole
- *    Reconciler.pass() against in-memory fakes of the store, the RM and the proxy (no I/O, so the
+ *    Controller.pass() against in-memory fakes of the store, the RM and the proxy (no I/O, so the
  *    figure is the engine's own CPU), with refresh-interval 0 so every pass also re-reads and
  *    re-indexes the 10,000 nodes and 50,000 containers (the heaviest pass without evacuations).
  *  - Limit: a plain Set difference of the same sizes: a Set of the 10,000 node hosts, a Set of the
@@ -19,7 +19,7 @@ import { silentLogger } from '../src/core/logger';
 import { systemClock } from '../src/core/clock';
 import { createMetrics } from '../src/metrics/metrics';
 import { NodeView, diffBlacklist, planDesired } from '../src/sync/desired';
-import { Reconciler } from '../src/sync/reconciler';
+import { Controller } from '../src/sync/controller';
 import { AddOutcome, AddRequest, BlocklistStore } from '../src/store/store';
 import { AmrmProxy, AppContainer, AttemptInfo, BlacklistChange, BlacklistView, CompletedContainersPage, ClusterNode, ReleaseResult, ResourceManagerReader, AttemptSummary, ApplicationInfo, ClusterInfo, ClusterMetrics } from '../src/yarn/types';
 import { countNodeStates } from '../src/yarn/node-counts';
@@ -232,12 +232,12 @@ export async function benchReconcile(s: ReconcileSizes): Promise<SectionResult> 
     pureSizes.push(d.additions.length + d.removals.length);
   });
 
-  // ---- a whole reconciler pass over in-memory fakes --------------------------------------------
+  // ---- a whole controller pass over in-memory fakes --------------------------------------------
   const store = new MemoryStore();
   const pop2 = new Population(s);
   for (const it of pop2.items) store.items.set(it.id, it);
   const proxy = new FakeProxy(containers);
-  const reconciler = new Reconciler({
+  const reconciler = new Controller({
     store,
     rm: new FakeRm(nodes),
     proxy,
@@ -278,7 +278,7 @@ export async function benchReconcile(s: ReconcileSizes): Promise<SectionResult> 
     },
     {
       section: SECTION,
-      figure: 'whole Reconciler.pass() over in-memory fakes, CPU per pass (re-reads nodes + containers)',
+      figure: 'whole Controller.pass() over in-memory fakes, CPU per pass (re-reads nodes + containers)',
       value: whole,
       unit: 'ms',
       limit: baselineWithContainers,

@@ -23,6 +23,8 @@ import { ExpiryOutcome } from '../sync/expiry';
 import { badRequest } from './errors';
 import { DryRunEffect, previewChange } from './preview';
 import { LiveParts } from './listing-cache';
+import { DISABLED_STATUS, itemSyncStatus, itemTaskManagers } from './status-presenter';
+import { capBasisOf } from '../sync/preview';
 
 /** Who asks, for the audit trail and the item's createdBy/updatedBy. */
 export interface Caller {
@@ -67,8 +69,8 @@ export class BlocklistService {
   /** What an item shows that is not stored: its live task managers and its sync state. */
   live(item: BlockedItem): LiveParts & { taskManagers: string[] } {
     const { sync } = this.d;
-    const taskManagers = item.kind === 'node' ? sync.taskManagersOn(item.node) : item.containerId ? [item.containerId] : [];
-    const status = this.d.enabled ? sync.itemStatus(item.id) : { state: 'disabled' as const, detail: 'cluster.resource-blocklist.enabled is false' };
+    const taskManagers = itemTaskManagers(sync, item);
+    const status = this.d.enabled ? itemSyncStatus(sync.view(), item.id, this.d.clock.now()) : DISABLED_STATUS;
     return status ? { taskManagers, sync: status } : { taskManagers };
   }
 
@@ -129,7 +131,8 @@ export class BlocklistService {
   /** What YARN would see if `id` became `after` (undefined = removed); nothing is written. */
   async preview(id: string, after: BlockedItem | undefined): Promise<DryRunEffect> {
     const { store, sync, clock } = this.d;
-    return previewChange(await store.list(), id, after, sync.status().applicationId, clock.now(), (n) => sync.taskManagersOn(n));
+    const view = sync.view();
+    return previewChange(await store.list(), id, after, view.applicationId, clock.now(), (n) => sync.taskManagersOn(n), capBasisOf(view));
   }
 
   /** The outcome add() would have, computed without writing (dry run): the stores' own decide(). */
@@ -209,7 +212,7 @@ export class BlocklistService {
     const row = dryRun ? (store.quarantined?.().find((r) => r.id === id) ?? { id, reason: 'cannot be decoded' }) : await store.removeQuarantined?.(id);
     audit.record({ op: 'unblock', id, who: caller.name, from: caller.from, outcome: row ? 'removed-quarantined' : 'not-found', detail: row?.reason, dryRun });
     if (!row) return refused(404, [`'${id}' is not blocked`]);
-    if (dryRun) return { status: 200, body: { dryRun: { blacklistAdditions: [], blacklistRemovals: [], containersToRelease: [] } } };
+    if (dryRun) return { status: 200, body: { dryRun: { blacklistAdditions: [], blacklistRemovals: [], containersToRelease: [], deferred: [] } satisfies DryRunEffect } };
     sync.kick(`removed quarantined ${id}`);
     return { status: 200, body: {} };
   }

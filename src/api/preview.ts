@@ -1,22 +1,19 @@
 /**
  * Dry-run previews: what a mutation would change in YARN, computed without writing anything.
- * The effect on YARN is the change in the *effective* node set for this app (what the reconciler
- * would push), and the containers an EVACUATE item would (eventually) release.
- * The safety cap is not simulated here: a previewed addition may end up deferred.
+ * The effect on YARN is the change in the blacklist the reconcile pass would push, with the safety
+ * cap applied as the engine last applied it (src/sync/preview.ts): a block the cap would hold back
+ * is reported in `deferred`, not as an addition, and an EVACUATE item held back releases nothing.
  */
 import { BlockedItem, EVACUATE } from '../model/item';
 import { appliesTo, isEffective } from '../model/effective';
+import { CapBasis, previewCap } from '../sync/preview';
 
 export interface DryRunEffect {
   blacklistAdditions: string[];
   blacklistRemovals: string[];
   containersToRelease: string[];
-}
-
-function blockedNodes(items: Iterable<BlockedItem>, app: string | undefined, now: number): Set<string> {
-  const s = new Set<string>();
-  for (const it of items) if (it.kind === 'node' && appliesTo(it, app) && isEffective(it, now)) s.add(it.node);
-  return s;
+  /** Items the safety cap would hold back (stored, not blacklisted, not evacuating). */
+  deferred: string[];
 }
 
 function evacuating(item: BlockedItem | undefined, app: string | undefined, now: number): boolean {
@@ -25,7 +22,7 @@ function evacuating(item: BlockedItem | undefined, app: string | undefined, now:
 
 /**
  * `before` is the current item set; `change` replaces (item) or removes (undefined) one id.
- * `containersOn(node)` gives the app's live containers on a node.
+ * `containersOn(node)` gives the app's live containers on a node; `cap` is the engine's cap basis.
  */
 export function previewChange(
   before: BlockedItem[],
@@ -34,20 +31,16 @@ export function previewChange(
   app: string | undefined,
   now: number,
   containersOn: (node: string) => string[],
+  cap?: CapBasis,
 ): DryRunEffect {
   const old = before.find((x) => x.id === id);
   const next = before.filter((x) => x.id !== id);
   if (after) next.push(after);
-  const a = blockedNodes(before, app, now);
-  const b = blockedNodes(next, app, now);
+  const p = previewCap(before, next, app, now, cap);
   const releases: string[] = [];
-  if (after && evacuating(after, app, now) && !evacuating(old, app, now)) {
+  if (after && p.enforced.has(after.id) && evacuating(after, app, now) && !evacuating(old, app, now)) {
     if (after.kind === 'node') releases.push(...containersOn(after.node));
     else if (after.containerId && containersOn(after.node).includes(after.containerId)) releases.push(after.containerId);
   }
-  return {
-    blacklistAdditions: [...b].filter((n) => !a.has(n)).sort(),
-    blacklistRemovals: [...a].filter((n) => !b.has(n)).sort(),
-    containersToRelease: releases.sort(),
-  };
+  return { blacklistAdditions: p.blacklistAdditions, blacklistRemovals: p.blacklistRemovals, containersToRelease: releases.sort(), deferred: p.deferred };
 }

@@ -111,6 +111,8 @@ export const dryRunSchema = {
     blacklistAdditions: { type: 'array', items: { type: 'string' } },
     blacklistRemovals: { type: 'array', items: { type: 'string' } },
     containersToRelease: { type: 'array', items: { type: 'string' } },
+    // Items the safety cap would hold back (stored, not blacklisted, not evacuating).
+    deferred: { type: 'array', items: { type: 'string' } },
   },
 } as const;
 

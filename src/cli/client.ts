@@ -34,7 +34,8 @@ export interface Transport {
 export type { EvacuationPhase } from '../sync/facade';
 
 // The wire shapes of /status, an item's sync state and a dry run are the server's own types.
-import type { EvacuationStatus, ItemSyncStatus, SidecarStatus } from '../sync/facade';
+import type { EvacuationStatus } from '../sync/facade';
+import type { ItemSyncStatus, SidecarStatus } from '../api/status-presenter';
 import type { DryRunEffect } from '../api/preview';
 import type { ConflictCode } from '../model/decide';
 export type { EvacuationStatus as WireEvacuation, ItemSyncStatus as WireSync, SidecarStatus, DryRunEffect };
@@ -234,8 +235,9 @@ export class BlocklistClient {
     return (await this.ok<{ config: ConfigEntry[] }>('GET', '/config', "cannot read the sidecar's configuration")).body.config;
   }
 
-  async status(): Promise<SidecarStatus> {
-    return (await this.ok<SidecarStatus>('GET', '/status', 'cannot read the sidecar status')).body;
+  /** GET /status; `nodes` adds the cluster's nodes as last read (the cap's basis). */
+  async status(opts: { nodes?: boolean } = {}): Promise<SidecarStatus> {
+    return (await this.ok<SidecarStatus>('GET', '/status', 'cannot read the sidecar status', opts.nodes ? { query: { nodes: 'true' } } : undefined)).body;
   }
 }
 

@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { ApiError } from '../api/errors';
+import { sidecarStatus } from '../api/status-presenter';
 import { Answer, BlocklistService, Caller } from '../api/blocklist-service';
 import { createAuditSink } from '../log/audit';
 import { AuditSink } from '../model/audit';
@@ -95,7 +96,7 @@ export class DirectStoreTransport implements Transport {
       if (!Array.isArray(opts.body)) return { status: 400, body: { errors: ['body must be array'] } };
       return svc.batch(svc.specs(opts.body), this.caller, dryRun);
     }
-    if (path === '/status' && method === 'GET') return { status: 200, body: this.sync.status() };
+    if (path === '/status' && method === 'GET') return { status: 200, body: sidecarStatus(this.sync.view(), systemClock.now()) };
     return { status: 404, body: { errors: [`${method} ${path} needs a running sidecar; drop --store`] } };
   }
 

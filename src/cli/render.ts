@@ -101,7 +101,8 @@ export function effectLines(e: DryRunEffect | undefined, p: Paint): string {
   return (
     `  YARN blacklist additions: ${list(e.blacklistAdditions)}\n` +
     `  YARN blacklist removals:  ${list(e.blacklistRemovals)}\n` +
-    `  containers to release:    ${list(e.containersToRelease)}\n`
+    `  containers to release:    ${list(e.containersToRelease)}\n` +
+    (e.deferred?.length ? `  deferred by the safety cap (stored, not blacklisted): ${e.deferred.join(', ')}\n` : '')
   );
 }
 

@@ -90,6 +90,13 @@ export const KEYS = {
   'yarn.resourcemanager.webapp.user': str('', "User for the RM's simple auth (?user.name=); empty = none."),
   'cluster.resource-blocklist.amrm-proxy.address': str('', 'Address host:port (or URL) of the AMRM REST proxy in or beside the AM.'),
   'cluster.resource-blocklist.amrm-proxy.secret-file': str('', "File holding the proxy's per-application secret, sent as 'Authorization: Bearer' (the AMRMProxy interceptor writes it into the AM's $LOCAL_DIRS; scripts/launch-in-am.sh finds it). Empty: no header (the simulator needs none)."),
+  'cluster.resource-blocklist.amrm-proxy.owner': str('blocklist', "The owner under which this sidecar writes to the AM's shared blacklist. It reconciles only this owner's set and never removes a host only other owners (Flink's own blocklist) hold. Letters, digits, '.', '_', '-'; at most 64.", {
+    parse(r: string) {
+      const v = r.trim();
+      if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(v)) throw new Error(`'${r}' is not an owner name (letters, digits, '.', '_', '-'; at most 64)`);
+      return v;
+    },
+  }),
   'yarn.application.id': str('', 'The Flink application. Empty: from CONTAINER_ID, else from the proxy (GET /amrm/v1/attempt).'),
   'cluster.resource-blocklist.yarn.request-timeout': duration('10 s', 'Timeout of every RM and proxy call.', { min: 1 }),
   // --- sync engine (fixed names first) ---

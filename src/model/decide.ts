@@ -4,7 +4,7 @@
  * Pure. Every store runs read → decide → compare-and-set, and the API's dry run calls the same
  * function on the item it read, so a preview can never disagree with the real write.
  */
-import { BlockedItem } from './item';
+import { BlockedItem, EVACUATE } from './item';
 import { isExpired } from './effective';
 import { mergeItems } from './merge';
 
@@ -12,6 +12,11 @@ export interface AddRequest {
   /** A complete new item, as model/merge#newItem builds it. */
   item: BlockedItem;
   allowMerge: boolean;
+  /**
+   * The sync engine's record that the item's evacuation started at this time (its node went on
+   * YARN's blacklist): stored once, never moved, and never a reason to create an item that is gone.
+   */
+  evacuationStart?: number;
 }
 
 /**
@@ -42,6 +47,7 @@ export type Decision =
  * (new start, none of the old cause) instead of merging into a ghost.
  */
 export function decide(existing: BlockedItem | undefined, req: AddRequest, now: number): Decision {
+  if (req.evacuationStart !== undefined) return startEvacuation(existing, req, req.evacuationStart, now);
   if (!existing || isExpired(existing, now)) return { outcome: 'created', write: req.item };
   if (!req.allowMerge) {
     return { outcome: 'conflict', existing, conflict: { code: 'exists', message: `'${existing.id}' is already blocked; set allowMerge to merge` } };
@@ -55,4 +61,13 @@ export function decide(existing: BlockedItem | undefined, req: AddRequest, now: 
     case 'conflict':
       return { outcome: 'conflict', existing, conflict: m.conflict };
   }
+}
+
+/**
+ * The evacuation clock starts once: an item that is gone (unblocked or ended meanwhile) is not
+ * brought back, one that no longer evacuates or has started already is left as it is.
+ */
+function startEvacuation(existing: BlockedItem | undefined, req: AddRequest, at: number, now: number): Decision {
+  if (!existing || isExpired(existing, now) || existing.action !== EVACUATE || existing.evacuationSince !== undefined) return { outcome: 'unchanged', item: existing ?? req.item };
+  return { outcome: 'merged', write: { ...existing, evacuationSince: at }, previous: existing };
 }

@@ -32,7 +32,6 @@ export function newItem(spec: BlockSpec, now: number, actor: Actor): BlockedItem
   };
   if (spec.containerId !== undefined) item.containerId = spec.containerId;
   if (spec.evacuationTimeout !== undefined) item.evacuationTimeout = spec.evacuationTimeout;
-  if (spec.action === EVACUATE) item.evacuationSince = now;
   return item;
 }
 
@@ -43,7 +42,8 @@ export type MergeResult =
 
 /**
  * Merges `incoming` (a freshly built item for the same id) into `existing`.
- * - action: EVACUATE wins; the evacuation clock starts when the item first asks for it;
+ * - action: EVACUATE wins; the evacuation clock is not the merge's: it starts when the sync engine
+ *   first has the item's node on YARN's blacklist (decide's `evacuationStart`), and no merge moves it;
  * - endTimestamp: max (permanent wins);
  * - cause: the stored text with the request's new tokens appended, bounded (cause.ts); a merge
  *   that would leave no cause at all is refused (`empty-cause`);
@@ -70,7 +70,6 @@ export function mergeItems(existing: BlockedItem, incoming: BlockedItem): MergeR
     scope: scope.scope,
   };
   if (incoming.evacuationTimeout !== undefined) merged.evacuationTimeout = incoming.evacuationTimeout;
-  if (action === EVACUATE && existing.evacuationSince === undefined) merged.evacuationSince = incoming.created.at;
   if (sameState(existing, merged)) return { outcome: 'unchanged' };
   merged.updated = { ...incoming.created };
   return { outcome: 'merged', item: merged };

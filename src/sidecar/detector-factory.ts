@@ -76,7 +76,7 @@ export function createDetector(deps: DetectorFactoryDeps): Detector | undefined 
     proxy: yarn.proxy,
     nodes: () => yarn.rm.nodes(),
     sources,
-    applicationId: () => sync.status().applicationId ?? undefined,
+    applicationId: () => sync.view().applicationId,
     async addItem(item) {
       const o = await store.add({ item, allowMerge: false });
       if (o.outcome === 'created') audit.record({ op: 'block', id: item.id, who: DETECTOR_PRINCIPAL, from: 'detector', outcome: 'created', after: o.item });

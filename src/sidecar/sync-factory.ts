@@ -16,6 +16,8 @@ import { AuditSink } from '../model/audit';
 import { Metrics, createMetrics } from '../metrics/metrics';
 import { ExpiryJob, ExpiryOutcome } from '../sync/expiry';
 import { SyncEngine, syncSettingsFromConfig } from '../sync/engine';
+import { Withdrawal } from '../sync/withdraw';
+import { Backoff } from '../sync/backoff';
 import { AmrmProxy, ResourceManagerReader } from '../yarn/types';
 import { ResourceManagerClient, hostOf, normaliseBaseUrl } from '../yarn/rm-client';
 import { AmrmProxyClient } from '../yarn/amrm-client';
@@ -78,14 +80,22 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     metrics.countFromStore({ store: deps.store, clock: deps.clock, applicationId: () => appId, enabled });
     if (kerberos.kind === 'keytab') deps.logger.info('security.kerberos.login.* are set but nothing reads the RM (API only): no Kerberos login');
     if (enabled) deps.logger.info('YARN is not configured (yarn.resourcemanager.webapp.address, cluster.resource-blocklist.amrm-proxy.address): API only, nothing is pushed');
-    else deps.logger.info('cluster.resource-blocklist.enabled is false: nothing is pushed to YARN');
+    else deps.logger.info("cluster.resource-blocklist.enabled is false: nothing is pushed to YARN, and this sidecar's own entries are withdrawn from it");
+    const withdrawal = enabled ? undefined : withdrawalFor(deps);
     const noop = new NoSync(enabled);
     return Object.assign(noop, {
       metrics,
       mode: 'none' as const,
       expireNow: () => expiry.runOnce(),
-      start: async () => expiry.start(),
-      stop: async () => expiry.stop(),
+      async start() {
+        expiry.start();
+        withdrawal?.start();
+        await withdrawal?.idle();
+      },
+      async stop() {
+        await withdrawal?.stop();
+        await expiry.stop();
+      },
     });
   }
 
@@ -123,7 +133,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     metrics,
     ...(applicationId !== undefined ? { applicationId } : {}),
   });
-  metrics.countFromStore({ store: deps.store, clock: deps.clock, applicationId: () => engine.status().applicationId ?? applicationId, enabled: true });
+  metrics.countFromStore({ store: deps.store, clock: deps.clock, applicationId: () => engine.view().applicationId ?? applicationId, enabled: true });
   return {
     metrics,
     mode: 'engine',
@@ -135,8 +145,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     },
     kick: (reason) => engine.kick(reason),
     taskManagersOn: (node) => engine.taskManagersOn(node),
-    itemStatus: (id) => engine.itemStatus(id),
-    status: (opts) => engine.status(opts),
+    view: () => engine.view(),
     synced: () => engine.synced(),
     async start() {
       expiry.start();
@@ -200,6 +209,17 @@ interface SharedClusterStateHandle {
   reader: ResourceManagerReader;
   start(): void;
   stop(): Promise<void>;
+}
+
+/** Switched off with a proxy to talk to: withdraw this sidecar's own owner set from the AM's blacklist. */
+function withdrawalFor(deps: SyncDeps): Withdrawal | undefined {
+  const v = deps.config.values;
+  const address = v['cluster.resource-blocklist.amrm-proxy.address'].trim();
+  if (!deps.yarn && address === '') return undefined;
+  const ca = v['cluster.resource-blocklist.yarn.ssl.ca-file'];
+  const proxy = deps.yarn?.proxy ?? new AmrmProxyClient({ address, timeoutMs: v['cluster.resource-blocklist.yarn.request-timeout'], ...(ca ? { httpsAgent: createYarnHttpsAgent(ca) } : {}) });
+  const s = syncSettingsFromConfig(v);
+  return new Withdrawal({ proxy, owner: v['cluster.resource-blocklist.amrm-proxy.owner'], clock: deps.clock, logger: deps.logger, backoff: new Backoff({ initialMs: s.initialBackoffMs, maxMs: s.maxBackoffMs, jitter: s.backoffJitter ?? 0 }) });
 }
 
 /** The Kerberos login for the RM client; the first RM address's host is the login's probe (HTTP/<host>). */

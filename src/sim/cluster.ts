@@ -527,6 +527,16 @@ export class SimCluster {
     }
   }
 
+  /** Places `n` task managers on one host now and keeps wanting them (a test or demo arranging a scene). */
+  placeOn(host: string, n: number): string[] {
+    const node = this.byHost.get(host);
+    if (!node) throw new Error(`no node ${host}`);
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) ids.push(this.place(node, false).id);
+    this.target += n;
+    return ids;
+  }
+
   /**
    * One AM heartbeat (allocate): the pending blacklist delta reaches the scheduler, then the
    * missing containers are placed on RUNNING, non-blacklisted nodes with a free slot, spread

@@ -100,15 +100,19 @@ export interface BlacklistDiff {
 }
 
 /**
- * additions = desired − actual, removals = actual − desired, both sorted. With `repushAll` (a new
- * application attempt, whose AMRMClient starts empty) every desired host is sent again; adding a
- * host YARN already has is harmless. A host never lands in both lists.
+ * additions = desired − actual, removals = (actual ∪ maybeOnYarn) − desired, both sorted. With
+ * `repushAll` (a new application attempt, whose AMRMClient starts empty) every desired host is sent
+ * again; adding a host YARN already has is harmless. `maybeOnYarn` are hosts YARN may honour
+ * although the proxy does not list them: they are only ever removal candidates, never a reason to
+ * skip an addition. A host never lands in both lists.
  */
-export function diffBlacklist(desired: Iterable<string>, actual: Iterable<string>, repushAll = false): BlacklistDiff {
+export function diffBlacklist(desired: Iterable<string>, actual: Iterable<string>, repushAll = false, maybeOnYarn: Iterable<string> = []): BlacklistDiff {
   const want = new Set(desired);
   const have = new Set(actual);
   const additions = [...want].filter((h) => repushAll || !have.has(h)).sort();
-  const removals = [...have].filter((h) => !want.has(h)).sort();
+  const candidates = new Set(have);
+  for (const h of maybeOnYarn) candidates.add(h);
+  const removals = [...candidates].filter((h) => !want.has(h)).sort();
   return { additions, removals };
 }
 

@@ -1,5 +1,5 @@
 /**
- * The sync engine: decides *when* the reconciler runs and wires the edges (in the shape of
+ * The sync engine: decides *when* a reconcile pass runs (controller.ts) and wires the edges (in the shape of
  * Nomad's drainer: an orchestrator, a deadline heap, watchers, small injected interfaces).
  *
  * Triggers of a pass:
@@ -23,10 +23,11 @@ import { Metrics, createMetrics } from '../metrics/metrics';
 import { ConfigValues } from '../config/keys';
 import { Backoff } from './backoff';
 import { DeadlineTimer } from './deadline-timer';
-import { PassOutcome, Reconciler, ReconcilerSettings } from './reconciler';
-import { ItemSyncStatus, SidecarStatus, StatusOptions, SyncFacade } from './facade';
+import { Controller, ControllerSettings, PassOutcome } from './controller';
+import { SyncFacade } from './facade';
+import { SyncView } from './view';
 
-export interface SyncSettings extends ReconcilerSettings {
+export interface SyncSettings extends ControllerSettings {
   pollIntervalMs: number;
   statusLogIntervalMs: number;
   fullResyncIntervalMs: number;
@@ -47,6 +48,7 @@ export function syncSettingsFromConfig(v: ConfigValues): SyncSettings {
     fullResyncIntervalMs: v['cluster.resource-blocklist.full-resync-interval'],
     initialBackoffMs: v['cluster.resource-blocklist.retry.initial-backoff'],
     maxBackoffMs: Math.max(v['cluster.resource-blocklist.retry.max-backoff'], v['cluster.resource-blocklist.retry.initial-backoff']),
+    proxyOwner: v['cluster.resource-blocklist.amrm-proxy.owner'],
     backoffJitter: 0.2,
   };
 }
@@ -84,7 +86,7 @@ function every(clock: Clock, periodMs: number, fn: () => void): () => void {
 
 export class SyncEngine implements SyncFacade {
   readonly metrics: Metrics;
-  private readonly reconciler: Reconciler;
+  private readonly controller: Controller;
   private readonly deadlines: DeadlineTimer;
   private readonly backoff: Backoff;
   private running: Promise<void> | undefined;
@@ -100,7 +102,7 @@ export class SyncEngine implements SyncFacade {
   constructor(private readonly deps: SyncEngineDeps) {
     this.metrics = deps.metrics ?? createMetrics();
     const s = deps.settings;
-    this.reconciler = new Reconciler({
+    this.controller = new Controller({
       store: deps.store,
       rm: deps.rm,
       proxy: deps.proxy,
@@ -128,7 +130,7 @@ export class SyncEngine implements SyncFacade {
     );
     this.stoppers.push(
       every(clock, settings.fullResyncIntervalMs, () => {
-        this.reconciler.requestFullResync();
+        this.controller.requestFullResync();
         this.kick('full resync');
       }),
     );
@@ -164,19 +166,15 @@ export class SyncEngine implements SyncFacade {
   }
 
   taskManagersOn(node: string): string[] {
-    return this.reconciler.taskManagersOn(node);
+    return this.controller.taskManagersOn(node);
   }
 
-  itemStatus(id: string): ItemSyncStatus | undefined {
-    return this.reconciler.itemStatus(id);
-  }
-
-  status(opts?: StatusOptions): SidecarStatus {
-    return this.reconciler.status(opts);
+  view(): SyncView {
+    return this.controller.view();
   }
 
   synced(): boolean {
-    return this.reconciler.synced();
+    return this.controller.synced();
   }
 
   private pump(): void {
@@ -195,12 +193,12 @@ export class SyncEngine implements SyncFacade {
       this.reasons.clear();
       let out: PassOutcome;
       try {
-        out = await this.reconciler.pass();
+        out = await this.controller.pass();
       } catch (e) {
-        // The reconciler reports failures as outcomes; this is a bug, but never stop syncing.
+        // The controller reports failures as outcomes; this is a bug, but never stop syncing.
         out = { result: 'failed', stage: 'store', error: `unexpected: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}` };
       }
-      this.deadlines.replaceAll(this.reconciler.deadlines());
+      this.deadlines.replaceAll(this.controller.deadlines());
       if (out.result === 'failed') {
         this.scheduleRetry(out, why);
         return 'failed';
@@ -235,7 +233,7 @@ export class SyncEngine implements SyncFacade {
 
   private async pollTick(): Promise<void> {
     if (this.stopped) return;
-    const reason = await this.reconciler.checkForChanges();
+    const reason = await this.controller.checkForChanges();
     // While a retry is armed it will re-read everything anyway; polling must not defeat the backoff.
     if (reason && !this.cancelRetry) this.kick(reason);
   }
@@ -243,7 +241,7 @@ export class SyncEngine implements SyncFacade {
   /** One line per evacuating item, like YARN's DecommissioningNodesWatcher. */
   private logEvacuations(): void {
     const now = this.deps.clock.now();
-    for (const e of this.reconciler.activeEvacuations()) {
+    for (const e of this.controller.activeEvacuations()) {
       const elapsed = Math.floor((now - e.since) / 1000);
       const timeout = e.remainingSeconds < 0 ? 'none' : `${e.remainingSeconds}s left`;
       this.deps.logger.info(`evacuating ${e.itemId.padEnd(34)} ${String(elapsed).padStart(4)}s containers:${String(e.containers.length).padStart(2)} ${e.phase.padStart(14)} timeout:${timeout} released:${e.released.length}`);

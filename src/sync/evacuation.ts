@@ -6,15 +6,40 @@
  *   containers left, waitTime >= timeout                  → TIMEOUT  (release them)
  *   no containers left                                    → READY
  *
- * waitTime = now − since, with `since` taken from the stored item (evacuationSince), never from
- * when this process first saw it: a timeout change or a sidecar restart does not restart the clock.
+ * waitTime = now − since, with `since` the stored moment the item's node first went on YARN's
+ * blacklist (evacuationSince): an item held back by the safety cap has not started, and a timeout
+ * change, a merge or a sidecar restart does not restart the clock.
  * Timeout priority: the item's evacuationTimeout > the configured default. Negative = forever;
  * 0 = at once.
  */
 import { BlockedItem, EVACUATE } from '../model/item';
 import { AppContainer } from '../yarn/types';
 import { parseContainerId } from '../model/ids';
-import { EvacuationPhase, EvacuationStatus } from './facade';
+
+/** Graceful-decommission-style sub-state of an evacuating item (Hadoop's DecommissioningNodesWatcher). */
+export type EvacuationPhase = 'WAIT_CONTAINER' | 'TIMEOUT' | 'READY';
+
+/** One evacuation as the engine last evaluated it (data; the API words it). */
+export interface EvacuationStatus {
+  /** The item evacuating: a node id, or `<node>/<containerId>` for one task manager. */
+  itemId: string;
+  node: string;
+  phase: EvacuationPhase;
+  /** Epoch ms the evacuation started (never reset by a timeout change or a restart). */
+  since: number;
+  /** Effective timeout in seconds; -1 = forever. */
+  timeoutSeconds: number;
+  /** Epoch ms deadline, absent when waiting forever. */
+  deadline?: number;
+  /** Seconds until the deadline: max(0, …); -1 forever; 0 when READY. */
+  remainingSeconds: number;
+  /** App containers still on the node. */
+  containers: string[];
+  /** Containers this sidecar asked the proxy to release (kept after they are gone). */
+  released: string[];
+  /** A task manager item whose container runs on another host than the item names: that host (nothing is released). */
+  runsOn?: string;
+}
 
 /**
  * States in which a container no longer occupies the node. The proxy reports a container it was
@@ -49,9 +74,13 @@ export function evacuationTimeoutMs(item: BlockedItem, defaultMs: number): numbe
   return ms < 0 ? -1 : ms;
 }
 
-/** When the evacuation of an item started (items written before evacuationSince existed: their start). */
-export function evacuationStart(item: BlockedItem): number {
-  return item.evacuationSince ?? item.startTimestamp;
+/**
+ * When the evacuation of an item started: the stored moment its node first went on YARN's
+ * blacklist (a task manager item: first evaluated). Not stored yet means it starts now — the pass
+ * that evaluates it is the one that puts it there, and records the start (reconcile's `starts`).
+ */
+export function evacuationStart(item: BlockedItem, now: number): number {
+  return item.evacuationSince ?? now;
 }
 
 /** The phase, by the watcher's rule: WAIT only while waitTime < timeout; equality is TIMEOUT. */
@@ -99,7 +128,7 @@ export function wantsEvacuation(item: BlockedItem): boolean {
  */
 export function evaluateEvacuation(input: EvacuationInput): EvacuationDecision {
   const { item, now } = input;
-  const since = evacuationStart(item);
+  const since = evacuationStart(item, now);
   const timeoutMs = evacuationTimeoutMs(item, input.defaultTimeoutMs);
   const targets = input.containersOnNode
     .filter((c) => isTaskManager(c) && (item.kind === 'node' || c.containerId === item.containerId))
@@ -131,4 +160,9 @@ function releasedFor(item: BlockedItem, released: ReadonlyMap<string, string>): 
   const out: string[] = [];
   for (const [id, host] of released) if (host === item.node) out.push(id);
   return out.sort();
+}
+
+/** A status as of an earlier pass with its countdown as of `now` (the phase changes only in a pass). */
+export function withCountdown(s: EvacuationStatus, now: number): EvacuationStatus {
+  return { ...s, remainingSeconds: remainingSeconds(s.phase, s.since, s.timeoutSeconds < 0 ? -1 : s.timeoutSeconds * 1000, now) };
 }

@@ -256,12 +256,12 @@ describe('REST API: blocklist endpoints (C1, C2)', () => {
     const v = await s.store.version();
     const r = await call('PUT', '/blocklist/nodes/node1?dryRun=true', { action: MB, cause: 'x' });
     assert.equal(r.status, 201);
-    assert.deepEqual((r.body as { dryRun: unknown }).dryRun, { blacklistAdditions: ['node1'], blacklistRemovals: [], containersToRelease: [] });
+    assert.deepEqual((r.body as { dryRun: unknown }).dryRun, { blacklistAdditions: ['node1'], blacklistRemovals: [], containersToRelease: [], deferred: [] });
     assert.equal(await s.store.version(), v);
     await put('node1', { action: MB, cause: 'x' });
     const d = await call('DELETE', '/blocklist/nodes/node1?dryRun=true');
     assert.equal(d.status, 200);
-    assert.deepEqual((d.body as { dryRun: unknown }).dryRun, { blacklistAdditions: [], blacklistRemovals: ['node1'], containersToRelease: [] });
+    assert.deepEqual((d.body as { dryRun: unknown }).dryRun, { blacklistAdditions: [], blacklistRemovals: ['node1'], containersToRelease: [], deferred: [] });
     assert.ok(await s.store.get('node1'));
     assert.equal((await call('PUT', '/blocklist/nodes/node1?dryRun=true', { action: MB, cause: 'y' })).status, 409);
   });

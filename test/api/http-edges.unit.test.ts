@@ -9,17 +9,17 @@ import { FakeClock } from '../../src/core/clock';
 import { silentLogger } from '../../src/core/logger';
 import { MemoryAudit } from '../../src/model/audit';
 import { MemoryStore } from '../../src/store/memory-store';
-import { ItemSyncStatus, NoSync } from '../../src/sync/facade';
+import { NoSync } from '../../src/sync/facade';
+import { SyncView, emptyView } from '../../src/sync/view';
+import { DesiredPlan } from '../../src/sync/desired';
+import { BlockedItem } from '../../src/model/item';
 
-/** A sync facade whose one evacuation has a timeout of 2.5 s (a configured default in ms). */
+/** An engine's view in which node n1 is on YARN's blacklist and evacuating with a 2.5 s timeout (a default in ms). */
 class EvacuatingSync extends NoSync {
-  override itemStatus(): ItemSyncStatus | undefined {
-    const id = 'n1';
-    return {
-      state: 'evacuating',
-      detail: 'waiting for containers',
-      evacuation: { itemId: id, node: id, phase: 'WAIT_CONTAINER', since: 1_000_000, timeoutSeconds: 2.5, deadline: 1_002_500, remainingSeconds: 2, containers: ['c1'], released: [] },
-    };
+  override view(): SyncView {
+    const n1 = { id: 'n1', kind: 'node', node: 'n1' } as BlockedItem;
+    const evacuation = { itemId: 'n1', node: 'n1', phase: 'WAIT_CONTAINER' as const, since: 1_000_000, timeoutSeconds: 2.5, deadline: 1_002_500, remainingSeconds: 2, containers: ['c1'], released: [] };
+    return { ...emptyView(true, true), plan: { enforced: [n1], deferred: [], taskManagers: [] } as unknown as DesiredPlan, actual: new Set(['n1']), evacuations: new Map([['n1', evacuation]]) };
   }
 }
 

@@ -132,7 +132,7 @@ describe('cli: the blocklist executable against a real sidecar', function () {
       cli('import', xml, '--dry-run', '-o', 'json'),
       cli('block', 'node1', '--cause', 'y', '--dry-run'),
     ]);
-    assert.deepEqual(json<Item>(expectCode(b, 0, 'block dry')).dryRun, { blacklistAdditions: ['node9'], blacklistRemovals: [], containersToRelease: [] });
+    assert.deepEqual(json<Item>(expectCode(b, 0, 'block dry')).dryRun, { blacklistAdditions: ['node9'], blacklistRemovals: [], containersToRelease: [], deferred: [] });
     assert.deepEqual(json<{ dryRun: Record<string, string[]> }[]>(expectCode(u, 0, 'unblock dry'))[0].dryRun.blacklistRemovals, ['node1']);
     const imp = json<{ dryRun: boolean; results: unknown[]; effect: { blacklistAdditions: string[] } }>(expectCode(i, 0, 'import dry'));
     assert.equal(imp.results.length, 6);

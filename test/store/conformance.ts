@@ -117,7 +117,7 @@ export function describeStoreConformance(name: string, factory: HarnessFactory):
         assert.equal(got.endTimestamp, T0 + 9000);
         assert.equal(got.action, EVACUATE);
         assert.equal(got.startTimestamp, T0);
-        assert.equal(got.evacuationSince, T0 + 100);
+        assert.equal(got.evacuationSince, undefined, 'a merge never starts the evacuation clock; the sync engine does');
         assert.equal(got.updated.by, 'bob');
         assert.equal(got.created.by, 'alice');
         assert.deepEqual(got, m.item);
@@ -127,6 +127,22 @@ export function describeStoreConformance(name: string, factory: HarnessFactory):
         assert.equal(again?.endTimestamp, T0 + 9000);
         assert.equal(again?.action, EVACUATE);
         assert.equal(again?.cause, 'a,b,c,d');
+      });
+
+      it("the sync engine's evacuation start is stored once: a merge or a second start never moves it, and it never brings back a removed item", async () => {
+        const ev = item('node1', { action: EVACUATE, evacuationTimeout: 60 });
+        await s.add({ item: ev, allowMerge: false });
+        const start = (at: number) => s.add({ item: { ...ev, created: { by: 'sync-engine', from: 'sidecar', at } }, allowMerge: true, evacuationStart: at });
+        assert.equal((await start(T0 + 500)).outcome, 'merged');
+        assert.equal((await s.get('node1'))?.evacuationSince, T0 + 500);
+        const v = await s.version();
+        assert.equal((await start(T0 + 900)).outcome, 'unchanged');
+        assert.equal(await s.version(), v);
+        expectMerged(await s.add({ item: item('node1', { action: EVACUATE, cause: 'more', evacuationTimeout: 30, at: T0 + 1000 }), allowMerge: true }));
+        assert.equal((await s.get('node1'))?.evacuationSince, T0 + 500);
+        await s.remove('node1');
+        assert.equal((await start(T0 + 2000)).outcome, 'unchanged');
+        assert.equal(await s.get('node1'), undefined);
       });
 
       it('a permanent item reads back as Long.MAX_VALUE text, also after a merge', async () => {

@@ -13,7 +13,10 @@ import { createMetrics, Metrics } from '../../src/metrics/metrics';
 import { RunningSimulator, SimulatorOptions, startSimulator } from '../../src/sim/server';
 import { ResourceManagerClient } from '../../src/yarn/rm-client';
 import { AmrmProxyClient } from '../../src/yarn/amrm-client';
-import { FlakyStore, nodeItem, TEST_SETTINGS } from './fakes';
+import { FlakyStore, nodeItem, tmItem, TEST_SETTINGS } from './fakes';
+import { RecordedProxy, recording } from './rig';
+import { http } from '../support/sidecar';
+import { ItemSyncStatus, SidecarStatus, itemSyncStatus, sidecarStatus } from '../../src/api/status-presenter';
 
 const T0 = 1_652_313_600_000;
 
@@ -33,6 +36,12 @@ interface SimRig {
   heartbeat(): void;
   tmsOn(host: string): string[];
   proxyBlacklist(): string[];
+  item(id: string): ItemSyncStatus | undefined;
+  status(): SidecarStatus;
+  /** Every blacklist update the engine sent, in order. */
+  proxy: RecordedProxy;
+  /** A new engine on the same store and simulator (the sidecar restarted). */
+  restart(): Promise<void>;
 }
 
 const open: SimRig[] = [];
@@ -43,8 +52,9 @@ async function simRig(o: { settings?: Partial<SyncSettings>; sim?: SimulatorOpti
   const store = new FlakyStore();
   const metrics = createMetrics();
   const rm = new ResourceManagerClient({ addresses: sim.url, timeoutMs: 2000 });
-  const proxy = new AmrmProxyClient({ address: sim.url, timeoutMs: 2000 });
-  const engine = new SyncEngine({ store, rm, proxy, clock, logger: silentLogger, settings: { ...SETTINGS, ...o.settings }, metrics });
+  const proxy = recording(new AmrmProxyClient({ address: sim.url, timeoutMs: 2000 }));
+  const mk = () => new SyncEngine({ store, rm, proxy, clock, logger: silentLogger, settings: { ...SETTINGS, ...o.settings }, metrics });
+  let engine = mk();
   const r: SimRig = {
     sim,
     clock,
@@ -69,6 +79,15 @@ async function simRig(o: { settings?: Partial<SyncSettings>; sim?: SimulatorOpti
     heartbeat: () => void sim.cluster.allocate(),
     tmsOn: (host) => sim.cluster.taskManagers().filter((c) => c.host === host).map((c) => c.id).sort(),
     proxyBlacklist: () => sim.cluster.clientBlacklistView(),
+    proxy,
+    async restart() {
+      await engine.stop();
+      engine = mk();
+      r.engine = engine;
+      await engine.start();
+    },
+    item: (id) => itemSyncStatus(engine.view(), id, clock.now()),
+    status: () => sidecarStatus(engine.view(), clock.now()),
   };
   open.push(r);
   await engine.start();
@@ -106,7 +125,7 @@ describe('sync/engine over HTTP against the YARN simulator', function () {
     r.heartbeat();
     assert.ok(r.sim.cluster.taskManagerCount > 20);
     assert.deepEqual(r.tmsOn(h), before);
-    assert.equal(r.engine.itemStatus(h)?.state, 'applied');
+    assert.equal(r.item(h)?.state, 'applied');
     await r.unblock(h);
     assert.deepEqual(r.proxyBlacklist(), []);
     r.heartbeat();
@@ -145,7 +164,7 @@ describe('sync/engine over HTTP against the YARN simulator', function () {
     assert.equal(r.sim.cluster.taskManagerCount, 20);
     assert.deepEqual(r.tmsOn(h), []);
     await r.step(1000);
-    const st = r.engine.itemStatus(h);
+    const st = r.item(h);
     assert.equal(st?.state, 'evacuated');
     assert.equal(st?.evacuation?.phase, 'READY');
     assert.deepEqual(st?.evacuation?.released, victims);
@@ -160,7 +179,7 @@ describe('sync/engine over HTTP against the YARN simulator', function () {
     const victims = r.tmsOn(h);
     await r.block(nodeItem(h, { action: EVACUATE, evacuationTimeout: 30, start: T0 }));
     await r.step(29_999);
-    const w = r.engine.itemStatus(h);
+    const w = r.item(h);
     assert.equal(w?.state, 'evacuating');
     assert.equal(w?.evacuation?.phase, 'WAIT_CONTAINER');
     assert.deepEqual(w?.evacuation?.containers, victims);
@@ -190,7 +209,7 @@ describe('sync/engine over HTTP against the YARN simulator', function () {
     assert.deepEqual(r.tmsOn(b), bBefore);
     assert.deepEqual(r.tmsOn(c), cBefore);
     assert.equal(r.sim.cluster.counters.releaseCalls, 1);
-    assert.equal(r.engine.itemStatus(b)?.evacuation?.remainingSeconds, -1);
+    assert.equal(r.item(b)?.evacuation?.remainingSeconds, -1);
   });
 
   it('an item with end E is removed from YARN at E even though the cron job never ran', async () => {
@@ -214,7 +233,7 @@ describe('sync/engine over HTTP against the YARN simulator', function () {
     await r.step(200);
     await r.step(400);
     assert.deepEqual(r.proxyBlacklist(), []);
-    assert.match(r.engine.status().lastError ?? '', /503|outage|unavailable/i);
+    assert.match(r.status().lastError ?? '', /503|outage|unavailable/i);
     r.sim.faults.clear('amrm');
     await r.step(800);
     assert.deepEqual(r.proxyBlacklist(), [h, r.host(9)].sort());
@@ -230,7 +249,7 @@ describe('sync/engine over HTTP against the YARN simulator', function () {
     const h = busyHost(r);
     const victims = r.tmsOn(h);
     await r.block(nodeItem(h, { action: EVACUATE, evacuationTimeout: 0 }));
-    for (let i = 0; i < 30 && r.engine.itemStatus(h)?.evacuation?.phase !== 'READY'; i++) await r.step(5000);
+    for (let i = 0; i < 30 && r.item(h)?.evacuation?.phase !== 'READY'; i++) await r.step(5000);
     r.sim.faults.clear('amrm');
     await r.step(1000);
     assert.deepEqual(r.proxyBlacklist(), [h]);
@@ -247,7 +266,7 @@ describe('sync/engine over HTTP against the YARN simulator', function () {
     assert.deepEqual(r.proxyBlacklist(), []);
     await r.step(1000);
     assert.deepEqual(r.proxyBlacklist(), [r.host(1), r.host(2)]);
-    assert.equal(r.engine.status().appAttemptId, r.sim.cluster.currentAttempt.id);
+    assert.equal(r.status().appAttemptId, r.sim.cluster.currentAttempt.id);
 
     r.heartbeat();
     r.sim.cluster.newAttempt('scheduler-only');
@@ -268,7 +287,7 @@ describe('sync/engine over HTTP against the YARN simulator', function () {
     await r.step(10_000);
     assert.deepEqual(r.proxyBlacklist(), [r.host(1), r.host(2)]);
     assert.equal(r.sim.cluster.counters.blacklistPosts, posts);
-    assert.equal(r.engine.status().storeDegraded, true);
+    assert.equal(r.status().storeDegraded, true);
     assert.match(await r.metrics.text(), /blocklist_store_degraded 1/);
   });
 
@@ -276,10 +295,71 @@ describe('sync/engine over HTTP against the YARN simulator', function () {
     const r = await simRig({ settings: { maxBlockedFraction: 0.33 } });
     for (let k = 1; k <= 5; k++) await r.block(nodeItem(r.host(k), { start: T0 + k }));
     assert.deepEqual(r.proxyBlacklist(), [r.host(1), r.host(2), r.host(3)]);
-    assert.deepEqual(r.engine.status().deferred, [r.host(4), r.host(5)]);
-    assert.equal(r.engine.itemStatus(r.host(4))?.state, 'deferred');
+    assert.deepEqual(r.status().deferred, [r.host(4), r.host(5)]);
+    assert.equal(r.item(r.host(4))?.state, 'deferred');
     await r.unblock(r.host(1));
     assert.deepEqual(r.proxyBlacklist(), [r.host(2), r.host(3), r.host(4)]);
-    assert.deepEqual(r.engine.status().deferred, [r.host(5)]);
+    assert.deepEqual(r.status().deferred, [r.host(5)]);
+  });
+
+  it("ownership: another owner's entries (set through the control API) survive block, unblock, full resync, restart and a new attempt", async () => {
+    const r = await simRig({ settings: { fullResyncIntervalMs: 5000 }, sim: { newAttemptBlacklist: 'inherit' } });
+    const [onlyTheirs, shared, ours] = [r.host(3), r.host(5), r.host(1)];
+    const put = await http(r.sim.url, 'PUT', '/sim/v1/blacklist/owners/am', { hosts: [onlyTheirs, shared] });
+    assert.equal(put.status, 200);
+    const check = (step: string, own: string[]) => {
+      assert.deepEqual(r.sim.cluster.ownersView().am, [onlyTheirs, shared], `${step}: the other owner's set is untouched`);
+      assert.deepEqual(r.sim.cluster.ownersView().blocklist ?? [], own, `${step}: this sidecar's own set`);
+      for (const h of [onlyTheirs, shared]) assert.ok(r.proxyBlacklist().includes(h), `${step}: ${h} stays on YARN's blacklist`);
+      assert.ok(!r.proxy.updates.some((u) => u.removals.includes(onlyTheirs)), `${step}: never a removal of a host only another owner holds`);
+    };
+    await r.block(nodeItem(shared));
+    await r.block(nodeItem(ours));
+    check('block', [ours, shared].sort());
+    await r.unblock(shared);
+    check('unblock', [ours]);
+    await r.step(5000);
+    check('full resync', [ours]);
+    await r.restart();
+    await r.step(1000);
+    check('restart', [ours]);
+    r.sim.cluster.newAttempt();
+    await r.step(1000);
+    check('new attempt', [ours]);
+    assert.equal(r.status().appAttemptId, r.sim.cluster.currentAttempt.id);
+    assert.deepEqual(r.status().blacklist.owners?.am, [onlyTheirs, shared], 'status shows every owner');
+  });
+
+  it('a task manager item naming the wrong node releases nothing, and its sync state says where the container runs', async () => {
+    const r = await simRig();
+    const where = busyHost(r);
+    const other = r.sim.cluster.nodes.map((n) => n.host).find((h) => h !== where) ?? '';
+    const [cid] = r.tmsOn(where);
+    const item = tmItem(other, cid, { action: EVACUATE, evacuationTimeout: 0 });
+    await r.block(item);
+    await r.step(1000);
+    assert.equal(r.sim.cluster.counters.releaseCalls, 0);
+    assert.ok(r.tmsOn(where).includes(cid), 'the task manager still runs');
+    const st = r.item(item.id);
+    assert.equal(st?.state, 'not-applicable');
+    assert.match(st?.detail ?? '', new RegExp(`runs on ${where.replace(/\./g, '\\.')}, not on`));
+    assert.equal(st?.evacuation?.runsOn, where);
+  });
+
+  it('an EVACUATE item held back by the safety cap starts its grace period when it is applied, not when it was created', async () => {
+    const r = await simRig({ settings: { maxBlockedFraction: 0.1, pollIntervalMs: 3_600_000 } });
+    const h = busyHost(r);
+    const victims = r.tmsOn(h);
+    const first = r.sim.cluster.nodes.map((n) => n.host).find((x) => x !== h) ?? '';
+    await r.block(nodeItem(first, { start: T0 }));
+    await r.block(nodeItem(h, { action: EVACUATE, evacuationTimeout: 30, start: T0 + 1, evacuationSince: null }));
+    await r.step(60_000);
+    await r.unblock(first);
+    assert.deepEqual(r.proxyBlacklist(), [h]);
+    assert.equal(r.sim.cluster.counters.releaseCalls, 0);
+    await r.step(29_999);
+    assert.equal(r.sim.cluster.counters.releaseCalls, 0);
+    await r.step(1);
+    assert.deepEqual([...r.sim.cluster.counters.releasedContainerIds].sort(), victims);
   });
 });

@@ -2,12 +2,13 @@
 import { FastifyInstance } from 'fastify';
 import { ApiDeps } from '../deps';
 import { sendErrors } from '../errors';
+import { sidecarStatus } from '../status-presenter';
 
 export async function opsRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   // ?nodes=true adds the cluster's nodes (the console's picture); `now` is the sidecar's clock.
   const statusQuery = { type: 'object', properties: { nodes: { type: 'string', enum: ['true', 'false', ''] } } } as const;
   app.get<{ Querystring: { nodes?: string } }>('/status', { schema: { querystring: statusQuery } }, async (req) => ({
-    ...deps.sync.status({ nodes: req.query.nodes === 'true' || req.query.nodes === '' }),
+    ...sidecarStatus(deps.sync.view(), deps.clock.now(), { nodes: req.query.nodes === 'true' || req.query.nodes === '' }),
     // Stored rows that cannot be decoded: not enforced, until removed (DELETE / blocklist unblock).
     quarantined: deps.store.quarantined?.() ?? [],
     now: deps.clock.now(),

@@ -22,14 +22,15 @@ import { scopeCovers } from '../../model/scope';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command, Option } from 'commander';
-import { ApiItem, BatchItem, BatchResult, BlocklistClient, DryRunEffect } from '../client';
+import { ApiItem, BatchItem, BatchResult, BlocklistClient, DryRunEffect, SidecarStatus } from '../client';
+import { CapBasis, previewCap } from '../../sync/preview';
 import { CliError, runAction, usage } from '../errors';
 import { EXIT } from '../exit-codes';
 import { ExcludeFileError, formatOf, parseExcludeFile } from '../exclude-file';
 import { toJson, toYaml, wireMs } from '../format';
 import { effectLines, itemSummary } from '../render';
 import { parseBlockTimeout, parseEvacuationTimeout, parseUntil } from '../time-input';
-import { EVACUATE, LONG_MAX_TEXT } from '../../model/item';
+import { BlockedItem, EVACUATE, LONG_MAX_TEXT } from '../../model/item';
 import { parseBlockRequest, parseItemRef } from '../../model/validate';
 import { CommonFlags, addCommonOptions, note, painter, parseAction, withClient, write } from './common';
 
@@ -186,20 +187,50 @@ async function batchCall(client: BlocklistClient, items: BatchItem[], dryRun: bo
   return res.body as { results: BatchResult[] };
 }
 
-/** What the import would do to YARN, from the dry-run results and the current list. */
-function importEffect(results: BatchResult[], current: Record<string, ApiItem>, app: string | undefined): DryRunEffect {
-  const applies = (it: ApiItem) => scopeCovers(it.scope, app);
-  const blocked = new Set(Object.values(current).filter((it) => it.kind === 'node' && applies(it)).map((it) => it.id));
-  const additions = new Set<string>();
+/** An item as the server sent it, in the model's shape (what the cap's plan reads). */
+function fromWire(it: ApiItem): BlockedItem {
+  const slash = it.id.indexOf('/');
+  const at = wireMs(it.startTimestamp);
+  const out: BlockedItem = {
+    id: it.id,
+    kind: it.kind,
+    node: it.kind === 'taskmanager' && slash > 0 ? it.id.slice(0, slash) : it.id,
+    action: it.action as BlockedItem['action'],
+    startTimestamp: at,
+    endTimestamp: wireMs(it.endTimestamp),
+    cause: it.cause,
+    scope: it.scope,
+    created: { by: it.createdBy ?? '', from: it.createdFrom ?? '', at },
+    updated: { by: it.updatedBy ?? '', from: it.updatedFrom ?? '', at },
+  };
+  if (it.kind === 'taskmanager' && slash > 0) out.containerId = it.id.slice(slash + 1);
+  return out;
+}
+
+/**
+ * What the import would do to YARN, from the dry-run results and the current list, with the safety
+ * cap applied as the sidecar's engine last applied it (src/sync/preview.ts): what the cap would
+ * hold back is `deferred`, not an addition, and an EVACUATE item held back releases nothing.
+ */
+function importEffect(results: BatchResult[], current: Record<string, ApiItem>, app: string | undefined, cap: CapBasis | undefined, now: number): DryRunEffect {
+  const before = Object.values(current).map(fromWire);
+  const after = new Map(before.map((i) => [i.id, i]));
+  for (const r of results) if (r.item) after.set(r.item.id, fromWire(r.item));
+  const p = previewCap(before, [...after.values()], app, now, cap);
   const releases = new Set<string>();
   for (const r of results) {
     const it = r.item;
-    if (!it || !applies(it)) continue;
-    if (it.kind === 'node' && !blocked.has(it.id)) additions.add(it.id);
-    const before = current[it.id];
-    if (it.action === EVACUATE && before?.action !== EVACUATE) for (const c of it.taskManagers ?? []) releases.add(c);
+    if (!it || !scopeCovers(it.scope, app) || !p.enforced.has(it.id)) continue;
+    const was = current[it.id];
+    if (it.action === EVACUATE && was?.action !== EVACUATE) for (const c of it.taskManagers ?? []) releases.add(c);
   }
-  return { blacklistAdditions: [...additions].sort(), blacklistRemovals: [], containersToRelease: [...releases].sort() };
+  return { blacklistAdditions: p.blacklistAdditions, blacklistRemovals: p.blacklistRemovals, containersToRelease: [...releases].sort(), deferred: p.deferred };
+}
+
+/** The running sidecar's cap basis (its nodes and remembered denominator), when it has an engine. */
+function capOf(s: SidecarStatus): CapBasis | undefined {
+  if (!s.safetyCap || !s.nodes) return undefined;
+  return { nodes: s.nodes.list, runningNodesFloor: s.safetyCap.runningNodes, maxBlockedFraction: s.safetyCap.maxBlockedFraction };
 }
 
 async function runImport(client: BlocklistClient, planned: Planned[], flags: ImportFlags) {
@@ -208,8 +239,13 @@ async function runImport(client: BlocklistClient, planned: Planned[], flags: Imp
     const dry = await batchInChunks(client, items, true);
     const current = await client.list();
     let app: string | undefined;
-    if (!client.transport.direct) app = (await client.status()).applicationId;
-    return { results: dry, effect: importEffect(dry, current, app) };
+    let cap: CapBasis | undefined;
+    if (!client.transport.direct) {
+      const s = await client.status({ nodes: true });
+      app = s.applicationId;
+      cap = capOf(s);
+    }
+    return { results: dry, effect: importEffect(dry, current, app, cap, Date.now()) };
   }
   if (!flags.merge) {
     const check = await batchInChunks(client, items, true);

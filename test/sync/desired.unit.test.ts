@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { planDesired, diffBlacklist, blockCapacity, isEmptyDiff, NodeView } from '../../src/sync/desired';
 import { EVACUATE } from '../../src/model/item';
-import { APP, nodeItem, tmItem, containerOf } from './fakes';
+import { APP, nodeItem, tmItem, containerOf } from './items';
 
 const T0 = 1_652_313_600_000;
 const running = (n: number): NodeView[] => Array.from({ length: n }, (_, i) => ({ host: `node${i + 1}`, state: 'RUNNING' }));

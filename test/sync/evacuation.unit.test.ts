@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { evacuationPhase, evaluateEvacuation, evacuationTimeoutMs, remainingSeconds, isLive, isAmContainer } from '../../src/sync/evacuation';
 import { EVACUATE, MARK_BLOCKED } from '../../src/model/item';
 import { AppContainer } from '../../src/yarn/types';
-import { nodeItem, tmItem, containerOf } from './fakes';
+import { nodeItem, tmItem, containerOf } from './items';
 
 const T0 = 1_652_313_600_000;
 const c = (n: number, host = 'node1', state = 'RUNNING'): AppContainer => ({ containerId: containerOf(1, n), nodeId: `${host}:8041`, host, state });

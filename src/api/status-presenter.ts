@@ -1,0 +1,170 @@
+/**
+ * Words for the API and the CLI: turns the sync engine's data (SyncView) into the per-item sync
+ * state of GET /blocklist and the body of GET /status. The engine decides nothing here and this
+ * file decides nothing about YARN; it only says what the last pass found.
+ */
+import { BlockedItem, EVACUATE } from '../model/item';
+import { appliesTo, isExpired } from '../model/effective';
+import { DesiredPlan } from '../sync/desired';
+import { EvacuationStatus, withCountdown } from '../sync/evacuation';
+import { SyncView } from '../sync/view';
+import { SyncFacade } from '../sync/facade';
+import { NodeState } from '../yarn/types';
+
+/** Per-item enforcement state, as `blocklist list` shows it. */
+export type SyncState = 'applied' | 'pending' | 'deferred' | 'evacuating' | 'evacuated' | 'disabled' | 'not-applicable';
+
+export interface ItemSyncStatus {
+  state: SyncState;
+  /** Why deferred / pending, in words. */
+  detail?: string;
+  evacuation?: EvacuationStatus;
+}
+
+/** One cluster node as the RM last reported it (for the console's picture of the cluster). */
+export interface NodeSummary {
+  host: string;
+  rack?: string;
+  state: NodeState;
+}
+
+/** The safety cap as of the last pass: `blockedRunningNodes` of `runningNodes` RUNNING nodes are blacklisted, at most `limit`. */
+export interface SafetyCapStatus {
+  blockedRunningNodes: number;
+  runningNodes: number;
+  limit: number;
+  maxBlockedFraction: number;
+}
+
+export interface StatusOptions {
+  /** Include the cluster's nodes as last read (megabytes on a big cluster: only when asked). */
+  nodes?: boolean;
+}
+
+export interface SidecarStatus {
+  enabled: boolean;
+  /** The sidecar's clock when the status was taken (epoch ms), so a reader can count down without trusting its own clock. */
+  now?: number;
+  applicationId?: string;
+  appAttemptId?: string;
+  /** Epoch ms of the last pass that read desired and actual and applied the difference. */
+  lastSuccessfulSync?: number;
+  lastError?: string;
+  /** The store is unreachable and the last good snapshot is being enforced. */
+  storeDegraded: boolean;
+  /** What YARN has now (as last read or pushed) and what we want. */
+  blacklist: {
+    desired: string[];
+    actual: string[];
+    /** Each owner's hosts on the AM's blacklist as last read from the proxy (this sidecar writes as its configured owner). */
+    owners?: Record<string, string[]>;
+  };
+  pending: { additions: string[]; removals: string[]; releases: string[] };
+  deferred: string[];
+  evacuations: EvacuationStatus[];
+  /** Absent until a pass has read the cluster's nodes. */
+  safetyCap?: SafetyCapStatus;
+  /** Only when asked for (`GET /status?nodes=true`). */
+  nodes?: { readAt: number; list: NodeSummary[] };
+}
+
+export const DISABLED_STATUS: ItemSyncStatus = { state: 'disabled', detail: 'cluster.resource-blocklist.enabled is false' };
+
+type PlanList = 'enforced' | 'deferred' | 'taskManagers';
+
+// GET /blocklist asks once per item: each plan and snapshot is indexed once, not scanned per call.
+const planIndexes = new WeakMap<DesiredPlan, Map<string, { list: PlanList; item: BlockedItem }>>();
+const itemIndexes = new WeakMap<readonly BlockedItem[], Map<string, BlockedItem>>();
+
+function planEntry(plan: DesiredPlan, id: string): { list: PlanList; item: BlockedItem } | undefined {
+  let index = planIndexes.get(plan);
+  if (!index) {
+    index = new Map();
+    for (const list of ['enforced', 'deferred', 'taskManagers'] as const) for (const item of plan[list]) index.set(item.id, { list, item });
+    planIndexes.set(plan, index);
+  }
+  return index.get(id);
+}
+
+function storedItem(items: readonly BlockedItem[], id: string): BlockedItem | undefined {
+  let index = itemIndexes.get(items);
+  if (!index) itemIndexes.set(items, (index = new Map(items.map((i) => [i.id, i]))));
+  return index.get(id);
+}
+
+const lastError = (v: SyncView): string | undefined => (v.lastFailure ? `${v.lastFailure.stage}: ${v.lastFailure.error}` : undefined);
+
+/**
+ * The live task managers an item covers (its `taskManagers`): a node item's on its host; a task
+ * manager item's own container while it runs on the named node. Without an engine nothing is
+ * known about containers, so a task manager item lists the container it names.
+ */
+export function itemTaskManagers(sync: SyncFacade, item: BlockedItem): string[] {
+  if (item.kind === 'node') return sync.taskManagersOn(item.node);
+  if (item.containerId === undefined) return [];
+  if (!sync.view().engine) return [item.containerId];
+  return sync.taskManagersOn(item.node).includes(item.containerId) ? [item.containerId] : [];
+}
+
+/** An item's sync state; undefined when no engine runs (API only: items carry no sync state). */
+export function itemSyncStatus(view: SyncView, id: string, now: number): ItemSyncStatus | undefined {
+  if (!view.enabled) return DISABLED_STATUS;
+  if (!view.engine) return undefined;
+  const plan = view.plan;
+  if (!plan) return { state: 'pending', detail: 'no reconcile pass has completed yet' };
+  const where = planEntry(plan, id);
+  if (where?.list === 'deferred') {
+    return { state: 'deferred', detail: `held back by the safety cap: at most ${plan.capacity} of ${plan.runningNodes} RUNNING nodes may be blacklisted (max-blocked-fraction ${view.maxBlockedFraction}); older items are kept` };
+  }
+  const evac = view.evacuations.get(id);
+  const evacuation = evac ? { state: evac.phase === 'READY' ? ('evacuated' as const) : ('evacuating' as const), evacuation: withCountdown(evac, now) } : undefined;
+  if (where?.list === 'enforced') {
+    if (!view.actual?.has(where.item.node)) return { state: 'pending', detail: "not yet on YARN's blacklist (the push is pending or being retried)" };
+    return evacuation ?? { state: 'applied' };
+  }
+  if (where?.list === 'taskManagers') {
+    if (evac?.runsOn !== undefined) {
+      const cid = where.item.containerId ?? '';
+      return { state: 'not-applicable', detail: `container ${cid} runs on ${evac.runsOn}, not on ${where.item.node}: nothing is released (block ${evac.runsOn}/${cid} to evacuate it)`, evacuation: withCountdown(evac, now) };
+    }
+    if (evacuation) return evacuation;
+    // A pass plans first and evaluates evacuations once it has the containers: in between, an
+    // EVACUATE task manager is on its way, not out of scope (a follower would otherwise give up on it).
+    if (where.item.action === EVACUATE) return { state: 'pending', detail: 'the evacuation of its container is being evaluated' };
+    return { state: 'not-applicable', detail: "a task manager block does not touch YARN's blacklist (that would block the whole node); Flink refuses its slots" };
+  }
+  return notInPlan(view, id, now);
+}
+
+/** An item the last plan does not hold: not seen yet, out of scope, expired, or read but not yet reconciled. */
+function notInPlan(view: SyncView, id: string, now: number): ItemSyncStatus {
+  const item = view.items ? storedItem(view.items, id) : undefined;
+  if (!item) return { state: 'pending', detail: 'not yet seen by the sync engine' };
+  if (!appliesTo(item, view.applicationId)) return { state: 'not-applicable', detail: `scoped to ${item.scope}, not this application` };
+  if (isExpired(item, now)) return { state: 'not-applicable', detail: 'expired (the expiry job deletes it from the store)' };
+  // Read from the store but not yet through a pass that reached YARN (e.g. the proxy is down).
+  const err = lastError(view);
+  return { state: 'pending', detail: err ? `not yet applied: ${err}` : 'not yet reconciled' };
+}
+
+/** The body of GET /status. */
+export function sidecarStatus(view: SyncView, now: number, opts: StatusOptions = {}): SidecarStatus {
+  const s: SidecarStatus = {
+    enabled: view.enabled,
+    storeDegraded: view.storeError !== undefined,
+    blacklist: { desired: view.plan?.blacklist ?? [], actual: view.actual ? [...view.actual].sort() : [] },
+    pending: { additions: view.pending.additions, removals: view.pending.removals, releases: [...view.pendingReleases] },
+    deferred: view.plan?.deferred.map((i) => i.id) ?? [],
+    evacuations: [...view.evacuations.values()].map((e) => withCountdown(e, now)),
+  };
+  if (view.applicationId !== undefined) s.applicationId = view.applicationId;
+  if (view.appAttemptId !== undefined) s.appAttemptId = view.appAttemptId;
+  if (view.lastSuccessfulSync !== undefined) s.lastSuccessfulSync = view.lastSuccessfulSync;
+  const err = view.storeError !== undefined ? `store unreachable, enforcing the last good snapshot: ${view.storeError}` : lastError(view);
+  if (err !== undefined) s.lastError = err;
+  if (view.owners && Object.keys(view.owners).length) s.blacklist.owners = Object.fromEntries(Object.entries(view.owners).map(([o, h]) => [o, [...h]]));
+  const plan = view.plan;
+  if (plan) s.safetyCap = { blockedRunningNodes: plan.capUsed, runningNodes: plan.capNodes, limit: plan.capacity, maxBlockedFraction: view.maxBlockedFraction };
+  if (opts.nodes && view.nodes) s.nodes = { readAt: view.nodes.readAt, list: view.nodes.list.map((n) => (n.rack !== undefined ? { host: n.host, rack: n.rack, state: n.state } : { host: n.host, state: n.state })) };
+  return s;
+}

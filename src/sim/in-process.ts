@@ -1,0 +1,128 @@
+/**
+ * The simulated cluster served in-process through the sync engine's own ports
+ * (ResourceManagerReader and AmrmProxy), so engine tests and benchmarks run against the one YARN
+ * model of this project without a socket. It is a thin adapter: every answer is the cluster's
+ * (cluster.ts), shaped as the HTTP clients (src/yarn/*-client.ts) would return it after parsing
+ * the faces in rm-routes.ts and amrm-routes.ts. Faults come from the same FaultInjector the HTTP
+ * server uses (latency is ignored: nothing here sleeps).
+ */
+import { AmrmProxy, AppContainer, ApplicationInfo, AttemptInfo, AttemptSummary, BlacklistChange, BlacklistView, ClusterInfo, ClusterMetrics, ClusterNode, CompletedContainersPage, NodeState, ReleaseResult, ResourceManagerReader, YarnCallError } from '../yarn/types';
+import { SimCluster } from './cluster';
+import { countNodeStates } from '../yarn/node-counts';
+import { Face, FaultInjector } from './faults';
+
+/** Proxy calls whose answer can be lost after the cluster acted (a timeout after the AM acted). */
+export type LosableCall = 'updateBlacklist' | 'release';
+
+export interface InProcessYarn {
+  rm: ResourceManagerReader;
+  proxy: AmrmProxy;
+  faults: FaultInjector;
+  /** The next such call takes effect but its caller gets an error instead of the answer. */
+  loseNextAnswer(call: LosableCall): void;
+}
+
+export function inProcessYarn(cluster: SimCluster, faults: FaultInjector = new FaultInjector()): InProcessYarn {
+  const lose = new Set<LosableCall>();
+  const enter = (face: Face): void => {
+    if (face === 'rm') cluster.counters.rmRequests++;
+    else cluster.counters.amrmRequests++;
+    const d = faults.decide(face);
+    if (d.kind === 'pass') return;
+    cluster.counters.faultsInjected[face]++;
+    if (d.kind === 'reset') throw new YarnCallError('socket hang up (simulated reset)');
+    throw new YarnCallError(d.status === 503 ? `${d.status} simulated outage` : `${d.status} simulated failure`, d.status);
+  };
+  const answer = <T>(call: LosableCall, value: T): T => {
+    if (lose.delete(call)) throw new YarnCallError(`socket hang up (simulated: the ${call} took effect, its answer was lost)`);
+    return value;
+  };
+  return {
+    rm: rmReader(cluster, () => enter('rm')),
+    proxy: amrmProxy(cluster, () => enter('amrm'), answer),
+    faults,
+    loseNextAnswer: (call) => void lose.add(call),
+  };
+}
+
+function rmReader(cluster: SimCluster, enter: () => void): ResourceManagerReader {
+  const app = (appId: string): void => {
+    if (appId !== cluster.applicationId) throw new YarnCallError(`app with id: ${appId} not found`, 404, false);
+  };
+  return {
+    async clusterInfo(): Promise<ClusterInfo> {
+      enter();
+      return { id: String(cluster.clusterTimestamp), state: 'STARTED', haState: 'ACTIVE' };
+    },
+    async clusterMetrics(): Promise<ClusterMetrics> {
+      enter();
+      return countNodeStates(cluster.nodes);
+    },
+    async nodes(states?: readonly NodeState[]): Promise<ClusterNode[]> {
+      enter();
+      return cluster.nodes.filter((n) => !states || states.includes(n.state)).map((n) => ({ id: n.nodeId, host: n.host, rack: n.rack, state: n.state, healthReport: n.healthReport, numContainers: n.containers.size, nodeHTTPAddress: n.httpAddress }));
+    },
+    async application(appId: string): Promise<ApplicationInfo> {
+      enter();
+      app(appId);
+      return { id: cluster.applicationId, state: 'RUNNING', currentAppAttemptId: cluster.currentAttempt.id };
+    },
+    async attempts(appId: string): Promise<AttemptSummary[]> {
+      enter();
+      app(appId);
+      const current = cluster.currentAttempt;
+      return cluster.attempts().map((a) => ({
+        appAttemptId: a.id,
+        containerId: a.amContainerId,
+        nodeId: cluster.node(a.amHost)?.nodeId ?? '',
+        startTime: a.startTime,
+        state: a.state,
+        blacklistedNodes: a === current ? cluster.schedulerBlacklistView() : [],
+      }));
+    },
+    async containers(appId: string, attemptId: string): Promise<AppContainer[]> {
+      enter();
+      app(appId);
+      if (attemptId !== cluster.currentAttempt.id) return [];
+      return cluster.liveContainers().map((c) => container(cluster, c.id, c.host));
+    },
+  };
+}
+
+function amrmProxy(cluster: SimCluster, enter: () => void, answer: <T>(call: LosableCall, value: T) => T): AmrmProxy {
+  return {
+    async attempt(): Promise<AttemptInfo> {
+      enter();
+      const a = cluster.currentAttempt;
+      return { applicationId: cluster.applicationId, appAttemptId: a.id, registered: a.registered };
+    },
+    async blacklist(): Promise<BlacklistView> {
+      enter();
+      return { blacklist: cluster.clientBlacklistView(), owners: cluster.ownersView() };
+    },
+    async updateBlacklist(change: BlacklistChange, owner?: string): Promise<void> {
+      enter();
+      const r = cluster.updateBlacklist(change.additions, change.removals, owner);
+      if (!r.ok) throw new YarnCallError(r.error, 400, false);
+      answer('updateBlacklist', undefined);
+    },
+    async containers(): Promise<AppContainer[]> {
+      enter();
+      return cluster.taskManagers().map((c) => container(cluster, c.id, c.host));
+    },
+    async release(ids: string[]): Promise<ReleaseResult> {
+      enter();
+      return answer('release', cluster.release(ids));
+    },
+    async completedContainers(after: number): Promise<CompletedContainersPage> {
+      enter();
+      const page = cluster.completedAfter(after);
+      return { next: page.next, containers: page.containers.map((c) => ({ ...c, host: c.nodeId.split(':')[0] })) };
+    },
+  };
+}
+
+function container(cluster: SimCluster, id: string, host: string): AppContainer {
+  const n = cluster.node(host);
+  return { containerId: id, nodeId: n?.nodeId ?? host, host, nodeHttpAddress: n?.httpAddress ?? '', state: 'RUNNING' };
+}

@@ -1,0 +1,356 @@
+/**
+ * One reconcile pass, level-triggered like a Kubernetes controller, in three steps:
+ *   observe  — the watchers refresh their caches, each by its own read policy (watch-*.ts);
+ *   decide   — the pure rule (reconcile.ts) turns observed + desired + memory into actions;
+ *   execute  — the executor applies them (executor.ts) and the memory takes in the outcomes.
+ * A pass is idempotent and can run any number of times; the engine (engine.ts) decides *when*.
+ * This file only wires the steps; no rule lives here.
+ */
+import { Clock } from '../core/clock';
+import { BlockedItem } from '../model/item';
+import { Logger } from '../core/logger';
+import { BlocklistStore } from '../store/store';
+import { AmrmProxy, ResourceManagerReader, SIDECAR_BLACKLIST_OWNER } from '../yarn/types';
+import { Metrics } from '../metrics/metrics';
+import { BlacklistDiff, DesiredPlan } from './desired';
+import { EvacuationDecision, EvacuationStatus, isTaskManager, withCountdown } from './evacuation';
+import { DEFAULT_CAP_NODE_COUNT_MEMORY_MS, Memory, afterNewAttempt, afterPush, afterRelease, emptyMemory, pruneReleased } from './memory';
+import { Decision, Desired, Observed, Rules, SyncEvent, anyEvacuation, evacuating, planEvacuations, reconcile } from './reconcile';
+import { Executor, PushOutcome } from './executor';
+import { StoreWatcher } from './watch-store';
+import { AttemptWatcher } from './watch-attempt';
+import { BlacklistWatcher } from './watch-blacklist';
+import { NodesWatcher } from './watch-nodes';
+import { ContainersWatcher } from './watch-containers';
+import { PassStage, SyncView } from './view';
+
+export interface ControllerSettings {
+  maxBlockedFraction: number;
+  /** Default evacuation timeout (ms) when an item has none; negative = forever. */
+  evacuationTimeoutMs: number;
+  /** Most containers released in one proxy call; one call per pass. */
+  releaseBatchSize: number;
+  /** Node and container lists older than this are re-read by the next pass. */
+  refreshIntervalMs: number;
+  /** How long the highest RUNNING-node count is remembered as the cap's floor (default 5 min). */
+  capNodeCountMemoryMs?: number;
+  /** The owner set this sidecar writes on the proxy's shared blacklist (default `blocklist`). */
+  proxyOwner?: string;
+}
+
+export interface ControllerDeps {
+  store: BlocklistStore;
+  rm: ResourceManagerReader;
+  proxy: AmrmProxy;
+  clock: Clock;
+  logger: Logger;
+  metrics: Metrics;
+  /** From config or CONTAINER_ID; otherwise the proxy's attempt names it. */
+  applicationId?: string;
+  settings: ControllerSettings;
+}
+
+export type PassOutcome =
+  | {
+      result: 'synced';
+      /** What was sent to the proxy, when anything was. */
+      pushed?: BlacklistDiff;
+      released: string[];
+      /** More containers wait for release than one batch took: run another pass now. */
+      more: boolean;
+      /** The pass enforced the last good snapshot because the store could not be read. */
+      degraded: boolean;
+    }
+  | { result: 'failed'; stage: PassStage; error: string };
+
+/** Why a poll tick wants a pass (undefined: nothing to do). */
+export type ChangeReason = 'store-change' | 'store-recovered' | 'attempt-change' | 'blacklist-drift' | 'evacuating' | 'refresh';
+
+type Observation = { ok: true; observed: Observed; desired: Desired; containersError?: string } | { ok: false; failed: PassOutcome };
+
+interface Watchers {
+  store: StoreWatcher;
+  attempt: AttemptWatcher;
+  blacklist: BlacklistWatcher;
+  nodes: NodesWatcher;
+  containers: ContainersWatcher;
+}
+
+interface Shown {
+  plan?: DesiredPlan;
+  pending: BlacklistDiff;
+  pendingReleases: string[];
+  evacuations: Map<string, EvacuationDecision>;
+  statuses: Map<string, EvacuationStatus>;
+  deadlines: Map<string, number>;
+  lastSuccessfulSync?: number;
+  lastFailure?: { stage: PassStage; error: string };
+}
+
+const failed = (stage: PassStage, error: string): { ok: false; failed: PassOutcome } => ({ ok: false, failed: { result: 'failed', stage, error } });
+
+export class Controller {
+  /** The observed layer: one watcher per thing read, each with its cache. */
+  private readonly watch: Watchers;
+  private readonly executor: Executor;
+  private readonly rules: Rules;
+  private memory: Memory = emptyMemory();
+  private viewCache: SyncView | undefined;
+  /** What the view shows, as of the last pass. */
+  private shown: Shown = { pending: { additions: [], removals: [] }, pendingReleases: [], evacuations: new Map(), statuses: new Map(), deadlines: new Map() };
+
+  private readonly owner: string;
+
+  constructor(private readonly deps: ControllerDeps) {
+    this.owner = deps.settings.proxyOwner ?? SIDECAR_BLACKLIST_OWNER;
+    const { store, rm, proxy, logger, metrics, settings } = deps;
+    const refresh = { kind: 'max-age', ms: settings.refreshIntervalMs } as const;
+    this.watch = {
+      store: new StoreWatcher({ store, logger, metrics }),
+      attempt: new AttemptWatcher({ proxy, logger, ...(deps.applicationId !== undefined ? { applicationId: deps.applicationId } : {}) }),
+      blacklist: new BlacklistWatcher({ proxy, rm, logger, metrics, owner: this.owner }),
+      nodes: new NodesWatcher({ rm, logger }, refresh),
+      containers: new ContainersWatcher({ proxy }, refresh),
+    };
+    this.executor = new Executor({ proxy, store, metrics, logger, owner: this.owner });
+    this.rules = {
+      maxBlockedFraction: settings.maxBlockedFraction,
+      evacuationTimeoutMs: settings.evacuationTimeoutMs,
+      releaseBatchSize: settings.releaseBatchSize,
+      capNodeCountMemoryMs: settings.capNodeCountMemoryMs ?? DEFAULT_CAP_NODE_COUNT_MEMORY_MS,
+    };
+  }
+
+  get applicationId(): string | undefined {
+    return this.watch.attempt.applicationId;
+  }
+
+  /** Forget what YARN has, the nodes and the containers: the next pass re-reads them (full resync). */
+  requestFullResync(): void {
+    this.viewCache = undefined;
+    this.watch.blacklist.invalidate();
+    this.watch.nodes.cache.invalidate();
+    this.watch.containers.cache.invalidate();
+  }
+
+  async pass(): Promise<PassOutcome> {
+    const out = await this.run();
+    this.viewCache = undefined;
+    const { metrics, clock } = this.deps;
+    metrics.passes.inc({ result: out.result === 'synced' ? 'success' : 'failure' });
+    if (out.result === 'failed') {
+      // Whatever failed, we no longer know what YARN has (the proxy or the AM may have restarted):
+      // the next pass reads it again, the RM's view included.
+      this.watch.blacklist.invalidate();
+      this.shown.lastFailure = { stage: out.stage, error: out.error };
+    } else if (!out.degraded) {
+      this.shown.lastFailure = undefined;
+      this.shown.lastSuccessfulSync = clock.now();
+      metrics.lastSuccessfulSync.set(this.shown.lastSuccessfulSync / 1000);
+    }
+    return out;
+  }
+
+  private async run(): Promise<PassOutcome> {
+    const seen = await this.observe(this.deps.clock.now());
+    if (!seen.ok) return seen.failed;
+    const now = this.deps.clock.now();
+    const decision = reconcile(seen.observed, seen.desired, this.memory, now);
+    this.adopt(decision);
+    const pushed = await this.executor.push(decision.push);
+    const pushFailure = this.takePush(pushed, decision.view.plan, now);
+    if (pushFailure) return pushFailure;
+    await this.recordStarts(decision.starts, now);
+    // The blacklist is applied; evacuations must wait for a container list read by this pass.
+    if (seen.containersError !== undefined) return { result: 'failed', stage: 'containers', error: seen.containersError };
+    return this.release(decision, pushed);
+  }
+
+  /** Refreshes every cache its policy says is due, in the order the decision needs them. */
+  private async observe(now: number): Promise<Observation> {
+    await this.watch.store.refresh(now);
+    const snapshot = this.watch.store.cache.value;
+    if (!snapshot) return failed('store', this.watch.store.error ?? 'store not read yet');
+    const attempt = await this.watch.attempt.refresh(now);
+    if (!attempt.ok) return failed('attempt', attempt.error);
+    if (attempt.newAttempt) this.onNewAttempt();
+    const nodes = await this.watch.nodes.refresh(now);
+    if (!nodes.ok) return failed('nodes', nodes.error);
+    const appId = this.watch.attempt.applicationId;
+    const bl = await this.watch.blacklist.refresh(now, appId, this.watch.attempt.attemptId);
+    if (!bl.ok) return failed('blacklist-read', bl.error);
+    const containers = await this.watch.containers.refresh(now, anyEvacuation(snapshot.items, appId, now));
+    const view = this.watch.blacklist.cache.value ?? { actual: new Set<string>(), othersHold: new Set<string>(), schedulerOnly: [] };
+    return {
+      ok: true,
+      observed: { actual: view.actual, othersHold: view.othersHold, schedulerOnly: view.schedulerOnly, nodes: this.watch.nodes.cache.value ?? [], containers: containers.ok ? this.watch.containers.cache.value : undefined },
+      desired: { items: snapshot.items, applicationId: appId, rules: this.rules },
+      ...(containers.ok ? {} : { containersError: containers.error }),
+    };
+  }
+
+  /** A new attempt's client starts empty: re-read its list, re-push, remove what the old one had. */
+  private onNewAttempt(): void {
+    this.memory = afterNewAttempt(this.memory, this.watch.blacklist.cache.value?.actual ?? []);
+    this.watch.blacklist.invalidate();
+    this.watch.containers.cache.invalidate();
+  }
+
+  /** Takes in the decision before acting on it: memory, view, deadlines, log lines, gauges. */
+  private adopt(d: Decision): void {
+    this.memory = d.memory;
+    this.shown.plan = d.view.plan;
+    this.shown.pending = d.view.pending;
+    this.shown.pendingReleases = d.releases.waiting;
+    this.shown.deadlines = d.deadlines;
+    this.deps.metrics.deferredItems.set(d.view.plan.deferred.length);
+    for (const e of d.events) this.log(e);
+  }
+
+  /** After the push: YARN now has the plan, or we no longer know what it has (re-read next pass). */
+  private takePush(pushed: PushOutcome, plan: DesiredPlan, now: number): PassOutcome | undefined {
+    if (pushed.result === 'failed') {
+      this.memory = afterPush(this.memory, { ok: false, attempted: pushed.diff });
+      return { result: 'failed', stage: 'push', error: pushed.error };
+    }
+    this.memory = afterPush(this.memory, { ok: true });
+    this.watch.blacklist.wrote(plan.blacklist, now);
+    this.shown.pending = { additions: [], removals: [] };
+    return undefined;
+  }
+
+  /** The nodes are on YARN's blacklist now: their evacuations start (a failure is retried by the next pass). */
+  private async recordStarts(items: readonly BlockedItem[], now: number): Promise<void> {
+    if (items.length === 0) return;
+    const out = await this.executor.recordStarts(items, now);
+    if (out.result === 'failed') this.deps.logger.warn(`${out.error}; the next pass records them`);
+  }
+
+  /** Releases one batch, then re-evaluates so the view shows what was just released. */
+  private async release(d: Decision, pushed: PushOutcome): Promise<PassOutcome> {
+    const { batch, waiting } = d.releases;
+    const out = await this.executor.release(batch);
+    const containers = this.watch.containers.cache.value;
+    // The evacuations are shown once their releases are done, so a reader never sees a TIMEOUT
+    // whose release is merely in flight; after a release they are evaluated again to show it.
+    if (out.result === 'released' && containers) {
+      this.memory = afterRelease(this.memory, [...out.released, ...out.unknown], containers);
+      this.setEvacuations(planEvacuations(evacuating(d.view.plan), containers, this.memory.released, this.rules.evacuationTimeoutMs, this.deps.clock.now()));
+      this.shown.pendingReleases = waiting.slice(batch.length);
+    } else if (d.view.evacuations) this.setEvacuations(d.view.evacuations);
+    if (out.result === 'failed') return { result: 'failed', stage: 'release', error: out.error };
+    const reported = new Set<string>();
+    for (const e of this.shown.evacuations.values()) for (const c of e.status.released) reported.add(c);
+    this.memory = pruneReleased(this.memory, containers?.byId ?? new Map(), reported);
+    this.updateEvacuationMetrics();
+    return {
+      result: 'synced',
+      ...(pushed.result === 'pushed' ? { pushed: pushed.diff } : {}),
+      released: out.result === 'released' ? out.released : [],
+      more: waiting.length > batch.length,
+      degraded: this.watch.store.degraded,
+    };
+  }
+
+  /**
+   * What a poll tick checks between passes (cheap reads only): did the store move, did the
+   * attempt change, is an evacuation waiting for containers to go, is a cache past its age.
+   */
+  async checkForChanges(): Promise<ChangeReason | undefined> {
+    const reason = await this.changes();
+    this.viewCache = undefined;
+    return reason;
+  }
+
+  private async changes(): Promise<ChangeReason | undefined> {
+    const store = await this.watch.store.changed();
+    if (store) return store;
+    if (await this.watch.attempt.changed()) return 'attempt-change';
+    if (await this.watch.blacklist.drifted(this.deps.clock.now())) return 'blacklist-drift';
+    for (const d of this.shown.evacuations.values()) if (d.status.phase !== 'READY') return 'evacuating';
+    const now = this.deps.clock.now();
+    if (this.watch.containers.cache.stale(now) || this.watch.nodes.cache.stale(now)) return 'refresh';
+    return undefined;
+  }
+
+  /** When the desired set changes by itself, as the last decision computed it. */
+  deadlines(): Map<string, number> {
+    return this.shown.deadlines;
+  }
+
+  synced(): boolean {
+    return this.shown.lastSuccessfulSync !== undefined;
+  }
+
+  /** The app's live task managers on one host, sorted (seed 000's `taskManagers`). */
+  taskManagersOn(node: string): string[] {
+    const list = this.watch.containers.cache.value?.byHost.get(node) ?? [];
+    // A container released by this process is gone, even before the next read says so.
+    return list
+      .filter((c) => isTaskManager(c) && !this.memory.released.has(c.containerId))
+      .map((c) => c.containerId)
+      .sort();
+  }
+
+  /** The evacuations still in progress, countdown as of now (for the periodic status log). */
+  activeEvacuations(): EvacuationStatus[] {
+    const now = this.deps.clock.now();
+    return [...this.shown.statuses.values()].filter((s) => s.phase !== 'READY').map((s) => withCountdown(s, now));
+  }
+
+  /**
+   * The state as of the last pass or poll. The same object until the next one ends (GET /blocklist
+   * asks once per item), and a pass in progress is never seen half done.
+   */
+  view(): SyncView {
+    return (this.viewCache ??= this.buildView());
+  }
+
+  private buildView(): SyncView {
+    const v: SyncView = {
+      enabled: true,
+      engine: true,
+      maxBlockedFraction: this.rules.maxBlockedFraction,
+      pending: this.shown.pending,
+      pendingReleases: this.shown.pendingReleases,
+      evacuations: this.shown.statuses,
+    };
+    if (this.watch.attempt.applicationId !== undefined) v.applicationId = this.watch.attempt.applicationId;
+    if (this.watch.attempt.attemptId !== undefined) v.appAttemptId = this.watch.attempt.attemptId;
+    if (this.shown.lastSuccessfulSync !== undefined) v.lastSuccessfulSync = this.shown.lastSuccessfulSync;
+    if (this.shown.lastFailure) v.lastFailure = this.shown.lastFailure;
+    if (this.watch.store.error !== undefined) v.storeError = this.watch.store.error;
+    if (this.watch.store.cache.value) v.items = this.watch.store.cache.value.items;
+    if (this.shown.plan) v.plan = this.shown.plan;
+    const bl = this.watch.blacklist.cache.value;
+    if (bl) v.actual = bl.actual;
+    if (bl?.owners) v.owners = bl.owners;
+    const nodes = this.watch.nodes.cache;
+    if (nodes.value && nodes.readAt !== undefined) v.nodes = { readAt: nodes.readAt, list: nodes.value };
+    return v;
+  }
+
+  private setEvacuations(e: Map<string, EvacuationDecision>): void {
+    this.shown.evacuations = e;
+    this.shown.statuses = new Map([...e].map(([id, d]) => [id, d.status]));
+  }
+
+  private updateEvacuationMetrics(): void {
+    const counts: Record<string, number> = { WAIT_CONTAINER: 0, TIMEOUT: 0, READY: 0 };
+    for (const d of this.shown.evacuations.values()) counts[d.status.phase]++;
+    for (const [phase, n] of Object.entries(counts)) this.deps.metrics.evacuatingNodes.set({ phase }, n);
+  }
+
+  private log(e: SyncEvent): void {
+    const { logger } = this.deps;
+    if (e.kind === 'deferred') {
+      logger.warn(`safety cap: ${e.id} is deferred (not blacklisted): ${e.capacity} of ${e.runningNodes} RUNNING nodes are already blocked (max-blocked-fraction ${this.rules.maxBlockedFraction})`);
+    } else if (e.kind === 'undeferred') {
+      if (e.enforced) logger.info(`safety cap: ${e.id} is no longer deferred and goes on the blacklist`);
+    } else {
+      const s = e.decision.status;
+      const timeout = s.timeoutSeconds < 0 ? 'none (waits forever)' : `${s.timeoutSeconds}s`;
+      logger.info(`evacuation ${e.id}: ${e.from ?? 'start'} -> ${s.phase}, ${s.containers.length} container(s) left, timeout ${timeout}, since ${new Date(s.since).toISOString()}`);
+    }
+  }
+}

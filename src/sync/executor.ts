@@ -1,0 +1,74 @@
+/**
+ * Applies a decision's actions through the AMRM proxy and reports each outcome by stage. The only
+ * code in the engine that writes to YARN; it decides nothing (the decision is reconcile.ts's).
+ */
+import { Logger } from '../core/logger';
+import { Metrics } from '../metrics/metrics';
+import { AmrmProxy } from '../yarn/types';
+import { BlacklistDiff } from './desired';
+import { BlockedItem } from '../model/item';
+import { BlocklistStore } from '../store/store';
+import { message } from './cache';
+
+export type PushOutcome =
+  | { stage: 'push'; result: 'nothing-to-push' }
+  | { stage: 'push'; result: 'pushed'; diff: BlacklistDiff }
+  | { stage: 'push'; result: 'failed'; diff: BlacklistDiff; error: string };
+
+export type ReleaseOutcome =
+  | { stage: 'release'; result: 'nothing-to-release' }
+  | { stage: 'release'; result: 'released'; batch: string[]; released: string[]; unknown: string[] }
+  | { stage: 'release'; result: 'failed'; batch: string[]; error: string };
+
+export type StartOutcome = { stage: 'start'; result: 'recorded'; ids: string[] } | { stage: 'start'; result: 'failed'; error: string };
+
+export class Executor {
+  constructor(private readonly deps: { proxy: AmrmProxy; store: BlocklistStore; metrics: Metrics; logger: Logger; owner: string }) {}
+
+  /**
+   * Records in the store that these items' evacuations started at `at` (their nodes are on YARN's
+   * blacklist now): stored, so a restart keeps the deadline, and never moved by a later merge.
+   */
+  async recordStarts(items: readonly BlockedItem[], at: number): Promise<StartOutcome> {
+    const ids: string[] = [];
+    try {
+      for (const item of items) {
+        await this.deps.store.add({ item: { ...item, created: { by: 'sync-engine', from: 'sidecar', at } }, allowMerge: true, evacuationStart: at });
+        ids.push(item.id);
+      }
+      return { stage: 'start', result: 'recorded', ids };
+    } catch (e) {
+      return { stage: 'start', result: 'failed', error: `recording the start of ${items.length - ids.length} evacuation(s) failed: ${message(e)}` };
+    }
+  }
+
+  async push(diff: BlacklistDiff | undefined): Promise<PushOutcome> {
+    if (!diff) return { stage: 'push', result: 'nothing-to-push' };
+    const { proxy, metrics, logger } = this.deps;
+    const stop = metrics.pushLatency.startTimer();
+    try {
+      await proxy.updateBlacklist(diff, this.deps.owner);
+    } catch (e) {
+      metrics.pushes.inc({ result: 'failure' });
+      return { stage: 'push', result: 'failed', diff, error: `blacklist update (+[${diff.additions.join(',')}] -[${diff.removals.join(',')}]) failed: ${message(e)}` };
+    } finally {
+      stop();
+    }
+    metrics.pushes.inc({ result: 'success' });
+    logger.info(`blacklist updated: additions [${diff.additions.join(', ')}] removals [${diff.removals.join(', ')}]`);
+    return { stage: 'push', result: 'pushed', diff };
+  }
+
+  async release(batch: string[]): Promise<ReleaseOutcome> {
+    if (batch.length === 0) return { stage: 'release', result: 'nothing-to-release' };
+    const { proxy, metrics, logger } = this.deps;
+    try {
+      const res = await proxy.release(batch);
+      metrics.containersReleased.inc(res.released.length);
+      logger.info(`evacuation: released ${res.released.length} container(s)${res.unknown.length ? ` (${res.unknown.length} already gone)` : ''}: ${batch.join(', ')}`);
+      return { stage: 'release', result: 'released', batch, released: res.released, unknown: res.unknown };
+    } catch (e) {
+      return { stage: 'release', result: 'failed', batch, error: `releasing ${batch.length} container(s) failed: ${message(e)}` };
+    }
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * What the engine remembers between passes, as plain data, and the pure rules that change it.
+ * Everything here is a cache of facts outside the process or bookkeeping for log lines; none of it
+ * is a fact only this process knows, so a restart that starts from `emptyMemory()` is safe:
+ *  - `released`: across a restart the proxy is the record (a released container is no longer
+ *    listed as live), so nothing is released twice;
+ *  - `runningHighWater`: after a restart the cap's floor simply starts again;
+ *  - `repushAll` / `maybeOnYarn`: a restart re-reads YARN's blacklist anyway.
+ */
+import { EvacuationPhase } from './evacuation';
+import { BlacklistDiff } from './desired';
+import { ContainerIndex } from './watch-containers';
+
+export interface Memory {
+  /** Every desired host must be sent again: a new attempt's AMRMClient starts empty. */
+  repushAll: boolean;
+  /** Hosts YARN may still honour although the proxy does not list them: removed unless desired. */
+  maybeOnYarn: ReadonlySet<string>;
+  /** Containers this process asked the proxy to release: id → host. Never asked twice. */
+  released: ReadonlyMap<string, string>;
+  /** The most RUNNING nodes seen lately: the safety cap's remembered denominator. */
+  runningHighWater?: { count: number; at: number };
+  /** Items the cap deferred at the last pass (each deferral is logged once). */
+  deferred: ReadonlySet<string>;
+  /** Each evacuation's phase at the last pass (each phase change is logged once). */
+  phases: ReadonlyMap<string, EvacuationPhase>;
+}
+
+export function emptyMemory(): Memory {
+  return { repushAll: false, maybeOnYarn: new Set(), released: new Map(), deferred: new Set(), phases: new Map() };
+}
+
+/** How long the highest RUNNING count is remembered when the config does not say (5 min). */
+export const DEFAULT_CAP_NODE_COUNT_MEMORY_MS = 5 * 60_000;
+
+/**
+ * The cap's denominator never drops below the most RUNNING nodes seen within the memory window,
+ * so a dip in the RM's node list (an RM restart while NodeManagers re-register, a truncated
+ * answer) does not lift enforced blocks; a real shrink takes effect once the window has passed.
+ */
+export function rememberRunning(
+  highWater: Memory['runningHighWater'],
+  running: number,
+  now: number,
+  windowMs: number,
+): { floor: number; highWater: { count: number; at: number } } {
+  const keep = highWater !== undefined && running < highWater.count && now - highWater.at <= windowMs;
+  const next = keep ? highWater : { count: running, at: now };
+  return { floor: next.count, highWater: next };
+}
+
+/**
+ * A new application attempt: its client starts empty, so everything desired is sent again; the
+ * scheduler may carry the old attempt's list over while the new client reports none, so whatever
+ * the old attempt had is a candidate for an explicit removal.
+ */
+export function afterNewAttempt(m: Memory, previouslyOnYarn: Iterable<string>): Memory {
+  const maybe = new Set(m.maybeOnYarn);
+  for (const h of previouslyOnYarn) maybe.add(h);
+  return { ...m, repushAll: true, maybeOnYarn: maybe };
+}
+
+/**
+ * After the push stage: a push that went through (or was not needed) leaves YARN equal to desired,
+ * so nothing is "maybe" any more and the re-push is done. A failed push may still have reached the
+ * AM (the answer can be lost after the AM acted): its additions are "maybe on YARN" until a
+ * successful push, and the re-push stays pending.
+ */
+export function afterPush(m: Memory, push: { ok: true } | { ok: false; attempted: BlacklistDiff }): Memory {
+  if (push.ok) return { ...m, repushAll: false, maybeOnYarn: new Set() };
+  const maybe = new Set(m.maybeOnYarn);
+  for (const h of push.attempted.additions) maybe.add(h);
+  return { ...m, maybeOnYarn: maybe };
+}
+
+/** Released and unknown ids (unknown = already gone) are done: never asked again. */
+export function afterRelease(m: Memory, done: readonly string[], containers: ContainerIndex | undefined): Memory {
+  if (done.length === 0) return m;
+  const released = new Map(m.released);
+  for (const id of done) released.set(id, containers?.byId.get(id)?.host ?? '');
+  return { ...m, released };
+}
+
+/** A released id is kept while the proxy still lists it or an evacuation reports it; no longer. */
+export function pruneReleased(m: Memory, listed: ReadonlyMap<string, unknown>, reported: ReadonlySet<string>): Memory {
+  if (m.released.size === 0) return m;
+  let changed = false;
+  const released = new Map<string, string>();
+  for (const [id, host] of m.released) {
+    if (listed.has(id) || reported.has(id)) released.set(id, host);
+    else changed = true;
+  }
+  return changed ? { ...m, released } : m;
+}

@@ -1,0 +1,179 @@
+/**
+ * The reconcile rule, pure: from what was observed (YARN), what is desired (the store's items and
+ * the configured rules) and what the engine remembers, decide what to push, which containers to
+ * release, when to wake up next, and what the API should be able to show. No I/O and no clock:
+ * every rule of the pass is an input or an output here, and is unit-tested without any YARN
+ * (test/sync/reconcile.unit.test.ts).
+ */
+import { BlockedItem, EVACUATE } from '../model/item';
+import { appliesTo, isEffective, nextExpiry } from '../model/effective';
+import { BlacklistDiff, DesiredPlan, NodeView, diffBlacklist, isEmptyDiff, planDesired } from './desired';
+import { EvacuationDecision, EvacuationPhase, evaluateEvacuation } from './evacuation';
+import { Memory, rememberRunning } from './memory';
+import { ContainerIndex } from './watch-containers';
+
+/** The configured rules the decision depends on. */
+export interface Rules {
+  maxBlockedFraction: number;
+  /** Default evacuation timeout (ms) when an item has none; negative = forever. */
+  evacuationTimeoutMs: number;
+  /** Most containers released in one proxy call; one call per pass. */
+  releaseBatchSize: number;
+  /** How long the highest RUNNING-node count is remembered as the cap's floor. */
+  capNodeCountMemoryMs: number;
+}
+
+export interface Desired {
+  /** The store's items as last read (the last good snapshot while the store is unreachable). */
+  items: readonly BlockedItem[];
+  applicationId: string | undefined;
+  rules: Rules;
+}
+
+export interface Observed {
+  /** What the proxy lists (or what the last successful push left there). */
+  actual: ReadonlySet<string>;
+  /** Hosts other owners of the AM's blacklist hold (Flink's own blocklist, …): never removed. */
+  othersHold: ReadonlySet<string>;
+  /** Hosts only the RM's view of the attempt lists: removed explicitly unless desired. */
+  schedulerOnly: readonly string[];
+  /** The cluster's nodes (the cap's denominator). */
+  nodes: readonly NodeView[];
+  /** The app's containers; undefined when they could not be read (no evacuation is decided). */
+  containers: ContainerIndex | undefined;
+}
+
+/** Something worth one log line, said once when it happens. */
+export type SyncEvent =
+  | { kind: 'deferred'; id: string; capacity: number; runningNodes: number }
+  | { kind: 'undeferred'; id: string; enforced: boolean }
+  | { kind: 'phase'; id: string; from: EvacuationPhase | undefined; decision: EvacuationDecision };
+
+export interface Decision {
+  /** The blacklist change to send, absent when there is nothing to send. */
+  push?: BlacklistDiff;
+  /** Containers to release by this pass (one batch), and every one waiting (this batch first). */
+  releases: { batch: string[]; waiting: string[] };
+  /** When the desired state changes by itself: the next end of an item in scope, each evacuation's deadline. */
+  deadlines: Map<string, number>;
+  /** What the API shows: the plan and every evacuation (absent when the containers are unknown). */
+  view: { plan: DesiredPlan; pending: BlacklistDiff; evacuations?: Map<string, EvacuationDecision> };
+  /** Evacuating items whose start is not stored yet: it is now (stored once the push went through). */
+  starts: BlockedItem[];
+  /** The memory after this decision (the cap's high water, deferral and phase bookkeeping). */
+  memory: Memory;
+  events: SyncEvent[];
+}
+
+export function reconcile(observed: Observed, desired: Desired, memory: Memory, now: number): Decision {
+  const { rules, applicationId } = desired;
+  const running = countRunning(observed.nodes);
+  const cap = rememberRunning(memory.runningHighWater, running, now, rules.capNodeCountMemoryMs);
+  const plan = planDesired({ items: desired.items, applicationId, now, nodes: observed.nodes, maxBlockedFraction: rules.maxBlockedFraction, runningNodesFloor: cap.floor });
+  // Only what this sidecar may have put there is a removal candidate: a host another owner holds stays.
+  const maybe = [...memory.maybeOnYarn, ...observed.schedulerOnly].filter((h) => !observed.othersHold.has(h));
+  const pending = diffBlacklist(plan.blacklist, observed.actual, memory.repushAll, maybe);
+  const events = deferralEvents(memory.deferred, plan);
+  let next: Memory = { ...memory, runningHighWater: cap.highWater, deferred: new Set(plan.deferred.map((i) => i.id)) };
+  const deadlines = new Map<string, number>();
+  const end = nextExpiry(
+    desired.items.filter((i) => appliesTo(i, applicationId)),
+    now,
+  );
+  if (end !== undefined) deadlines.set('expiry', end);
+  const starts = evacuating(plan).filter((i) => i.evacuationSince === undefined);
+  const decision: Decision = { releases: { batch: [], waiting: [] }, deadlines, view: { plan, pending }, memory: next, events, starts };
+  if (!isEmptyDiff(pending)) decision.push = pending;
+  if (observed.containers) {
+    const evacuations = planEvacuations(evacuating(plan), observed.containers, next.released, rules.evacuationTimeoutMs, now);
+    const phases = phaseEvents(next.phases, evacuations);
+    events.push(...phases.events);
+    next = { ...next, phases: phases.phases };
+    for (const [id, d] of evacuations) if (d.wakeAt !== undefined) deadlines.set(`evacuation:${id}`, d.wakeAt);
+    decision.releases = releaseBatch(evacuations, rules.releaseBatchSize);
+    decision.view.evacuations = evacuations;
+    decision.memory = next;
+  }
+  return decision;
+}
+
+function countRunning(nodes: readonly NodeView[]): number {
+  let n = 0;
+  for (const x of nodes) if (x.state === 'RUNNING') n++;
+  return n;
+}
+
+/** Items that evacuate now: effective, in scope, EVACUATE, and not held back by the cap. */
+export function evacuating(plan: DesiredPlan): BlockedItem[] {
+  return [...plan.enforced, ...plan.taskManagers].filter((i) => i.action === EVACUATE);
+}
+
+/** Whether any item in scope asks for evacuation now (the pass then demands this pass's containers). */
+export function anyEvacuation(items: readonly BlockedItem[], applicationId: string | undefined, now: number): boolean {
+  return items.some((i) => i.action === EVACUATE && appliesTo(i, applicationId) && isEffective(i, now));
+}
+
+/** One decision per evacuating item, over the containers as last read. */
+export function planEvacuations(
+  items: readonly BlockedItem[],
+  containers: ContainerIndex,
+  released: ReadonlyMap<string, string>,
+  defaultTimeoutMs: number,
+  now: number,
+): Map<string, EvacuationDecision> {
+  const out = new Map<string, EvacuationDecision>();
+  for (const item of items) {
+    const c = item.kind === 'taskmanager' && item.containerId !== undefined ? containers.byId.get(item.containerId) : undefined;
+    // A task manager item names a node and a container: release only if the container runs there
+    // (a misnamed node must not release a healthy task manager somewhere else).
+    const elsewhere = c && c.host !== item.node ? c.host : undefined;
+    const onNode = item.kind === 'node' ? (containers.byHost.get(item.node) ?? []) : c && !elsewhere ? [c] : [];
+    const d = evaluateEvacuation({ item, containersOnNode: onNode, released, defaultTimeoutMs, now });
+    if (elsewhere) d.status.runsOn = elsewhere;
+    out.set(item.id, d);
+  }
+  return out;
+}
+
+/** Every container due for release, each once, in item order; the first `batchSize` go now. */
+export function releaseBatch(evacuations: ReadonlyMap<string, EvacuationDecision>, batchSize: number): { batch: string[]; waiting: string[] } {
+  const waiting: string[] = [];
+  const seen = new Set<string>();
+  for (const d of evacuations.values()) {
+    for (const c of d.toRelease) {
+      if (seen.has(c)) continue;
+      seen.add(c);
+      waiting.push(c);
+    }
+  }
+  return { batch: waiting.slice(0, batchSize), waiting };
+}
+
+/** A phase change per evacuation since the last pass; items no longer evacuating are forgotten. */
+export function phaseEvents(
+  before: ReadonlyMap<string, EvacuationPhase>,
+  evacuations: ReadonlyMap<string, EvacuationDecision>,
+): { phases: Map<string, EvacuationPhase>; events: SyncEvent[] } {
+  const phases = new Map<string, EvacuationPhase>();
+  const events: SyncEvent[] = [];
+  for (const [id, d] of evacuations) {
+    phases.set(id, d.status.phase);
+    const from = before.get(id);
+    if (from !== d.status.phase) events.push({ kind: 'phase', id, from, decision: d });
+  }
+  return { phases, events };
+}
+
+/** Each item the cap starts holding back, and each it lets go, once. */
+function deferralEvents(before: ReadonlySet<string>, plan: DesiredPlan): SyncEvent[] {
+  const events: SyncEvent[] = [];
+  const now = new Set<string>();
+  for (const item of plan.deferred) {
+    now.add(item.id);
+    if (!before.has(item.id)) events.push({ kind: 'deferred', id: item.id, capacity: plan.capacity, runningNodes: plan.runningNodes });
+  }
+  if (before.size === 0) return events;
+  const enforced = new Set(plan.enforced.map((i) => i.id));
+  for (const id of before) if (!now.has(id)) events.push({ kind: 'undeferred', id, enforced: enforced.has(id) });
+  return events;
+}

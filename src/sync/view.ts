@@ -1,0 +1,46 @@
+/**
+ * What the engine shows the API: data as of the last pass, never words. The API's status
+ * presenter (src/api/status-presenter.ts) turns it into the item and sidecar states of the REST
+ * API and the CLI.
+ */
+import { BlockedItem } from '../model/item';
+import { BlacklistDiff, DesiredPlan, NodeView } from './desired';
+import { EvacuationStatus } from './evacuation';
+
+/** The stage at which a pass failed. */
+export type PassStage = 'store' | 'attempt' | 'nodes' | 'blacklist-read' | 'push' | 'containers' | 'release';
+
+export interface SyncView {
+  /** cluster.resource-blocklist.enabled */
+  enabled: boolean;
+  /** A sync engine runs (false: API only, nothing is pushed, items carry no sync state). */
+  engine: boolean;
+  applicationId?: string;
+  appAttemptId?: string;
+  /** Epoch ms of the last pass that read a live store and actual and applied the difference. */
+  lastSuccessfulSync?: number;
+  /** The last failed pass, until a pass succeeds. */
+  lastFailure?: { stage: PassStage; error: string };
+  /** The store could not be read lately: `items` is the last good snapshot. */
+  storeError?: string;
+  /** The store's items as last read; absent before the first read. */
+  items?: readonly BlockedItem[];
+  /** The last decision's plan; absent before the first pass got that far. */
+  plan?: DesiredPlan;
+  maxBlockedFraction: number;
+  /** What YARN has, as last read or pushed; absent while unknown (being re-read). */
+  actual?: ReadonlySet<string>;
+  /** Each owner's hosts on the AM's blacklist as last read from the proxy. */
+  owners?: Readonly<Record<string, readonly string[]>>;
+  /** The cluster's nodes as last read, and when. */
+  nodes?: { readAt: number; list: readonly NodeView[] };
+  /** The difference still to push (empty once pushed). */
+  pending: BlacklistDiff;
+  pendingReleases: readonly string[];
+  /** Every evacuation as of the last pass, by item id. */
+  evacuations: ReadonlyMap<string, EvacuationStatus>;
+}
+
+export function emptyView(enabled: boolean, engine: boolean, maxBlockedFraction = 0): SyncView {
+  return { enabled, engine, maxBlockedFraction, pending: { additions: [], removals: [] }, pendingReleases: [], evacuations: new Map() };
+}

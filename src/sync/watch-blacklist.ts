@@ -1,0 +1,112 @@
+/**
+ * Watches what YARN has on this application's blacklist. The AM's one blacklist is shared by
+ * several owners (this sidecar, Flink's own blocklist, …): the proxy keeps each owner's set and
+ * sends YARN their union. This sidecar reconciles only its own owner's set (`actual`) and never
+ * removes a host another owner holds (`othersHold`).
+ *
+ * Read policy: the proxy's list is read on every pass and every poll tick (it is local and cheap),
+ * so a proxy or AM restart that lost the list is seen and repaired within a poll interval. The RM's
+ * own view of the attempt (AppAttemptInfo.blacklistedNodes on newer RMs, best effort) is read only
+ * when invalid — on start, on a new attempt, after a failed pass, on every full resync — because the
+ * RM is shared by every job. A host the scheduler still honours but no owner holds (a list inherited
+ * by a new attempt) is reported as `schedulerOnly`, so the pure rule can send it an explicit removal.
+ */
+import { Logger } from '../core/logger';
+import { Metrics } from '../metrics/metrics';
+import { AmrmProxy, BlacklistView as ProxyBlacklist, ResourceManagerReader } from '../yarn/types';
+import { Cached, READ_OK, ReadOutcome, message } from './cache';
+
+export interface BlacklistView {
+  /** This sidecar's own owner set on the proxy. */
+  actual: ReadonlySet<string>;
+  /** Hosts any other owner holds: never removed by this sidecar. */
+  othersHold: ReadonlySet<string>;
+  /** Hosts only the RM's view of the attempt lists (candidates for an explicit removal). */
+  schedulerOnly: readonly string[];
+  /** Each owner's hosts as the proxy last reported them. */
+  owners: Readonly<Record<string, readonly string[]>>;
+}
+
+/** This owner's set, the hosts others hold. A proxy that predates owners reports none: then the union is ours. */
+export function ownSet(read: ProxyBlacklist, owner: string): { own: Set<string>; others: Set<string> } {
+  const names = Object.keys(read.owners);
+  if (names.length === 0) return { own: new Set(read.blacklist), others: new Set() };
+  const others = new Set<string>();
+  for (const name of names) if (name !== owner) for (const h of read.owners[name]) others.add(h);
+  return { own: new Set(read.owners[owner] ?? []), others };
+}
+
+const sameSet = (a: ReadonlySet<string>, b: ReadonlySet<string>): boolean => a.size === b.size && [...a].every((h) => b.has(h));
+
+export class BlacklistWatcher {
+  readonly cache = new Cached<BlacklistView>("YARN's blacklist", { kind: 'every-pass' });
+  private readonly scheduler = new Cached<readonly string[]>("the RM's view of the app's blacklist", { kind: 'when-invalid' });
+
+  constructor(private readonly deps: { proxy: AmrmProxy; rm: ResourceManagerReader; logger: Logger; metrics: Metrics; owner: string }) {}
+
+  async refresh(now: number, applicationId: string | undefined, attemptId: string | undefined): Promise<ReadOutcome> {
+    let read: ProxyBlacklist;
+    try {
+      read = await this.deps.proxy.blacklist();
+    } catch (e) {
+      return { ok: false, error: message(e) };
+    }
+    if (this.scheduler.due(now)) this.scheduler.set(await this.schedulerView(applicationId, attemptId), now);
+    this.take(read, now);
+    return READ_OK;
+  }
+
+  /**
+   * The poll's question: does the proxy hold another set for this owner than the one believed
+   * (a restarted proxy or AM lost it, someone else wrote it)? An unreadable proxy means we no
+   * longer know what YARN has: the belief is dropped, and the first answer afterwards is a change.
+   */
+  async drifted(now: number): Promise<boolean> {
+    let read: ProxyBlacklist;
+    try {
+      read = await this.deps.proxy.blacklist();
+    } catch {
+      this.invalidate();
+      return false;
+    }
+    const before = this.cache.value;
+    this.take(read, now);
+    return before === undefined || !sameSet(before.actual, this.cache.value?.actual ?? new Set());
+  }
+
+  /** Forget what YARN has, the RM's view included: both are read again. */
+  invalidate(): void {
+    this.cache.invalidate();
+    this.scheduler.invalidate();
+  }
+
+  /** After a successful push this owner's set is exactly `hosts`; nothing is left only on the RM's side. */
+  wrote(hosts: readonly string[], now: number): void {
+    const prev = this.cache.value;
+    const owners = { ...(prev?.owners ?? {}), [this.deps.owner]: [...hosts] };
+    this.cache.set({ actual: new Set(hosts), othersHold: prev?.othersHold ?? new Set(), schedulerOnly: [], owners }, now);
+    this.scheduler.set([], now);
+    this.deps.metrics.blacklistHosts.set(hosts.length);
+  }
+
+  private take(read: ProxyBlacklist, now: number): void {
+    const { own, others } = ownSet(read, this.deps.owner);
+    const union = new Set(read.blacklist);
+    const schedulerOnly = (this.scheduler.value ?? []).filter((h) => !union.has(h) && !own.has(h));
+    this.cache.set({ actual: own, othersHold: others, schedulerOnly, owners: read.owners }, now);
+    this.deps.metrics.blacklistHosts.set(own.size);
+  }
+
+  /** Best effort: an older RM or an RM error just skips it. */
+  private async schedulerView(applicationId: string | undefined, attemptId: string | undefined): Promise<string[]> {
+    if (applicationId === undefined) return [];
+    try {
+      const attempts = await this.deps.rm.attempts(applicationId);
+      const current = attempts.find((a) => a.appAttemptId === attemptId) ?? attempts.at(-1);
+      return current?.blacklistedNodes ?? [];
+    } catch (e) {
+      this.deps.logger.debug(`reading the RM's view of the blacklist failed (skipped): ${message(e)}`);
+      return [];
+    }
+  }
+}

@@ -1,0 +1,40 @@
+/** The status presenter words the engine's data; pure, no engine needed. */
+import { strict as assert } from 'node:assert';
+import { EVACUATE } from '../../src/model/item';
+import { planDesired } from '../../src/sync/desired';
+import { emptyView, SyncView } from '../../src/sync/view';
+import { itemSyncStatus, sidecarStatus } from '../../src/api/status-presenter';
+import { APP, nodeItem, tmItem } from '../sync/items';
+
+const T0 = 1_652_313_600_000;
+
+function view(o: Partial<SyncView> = {}): SyncView {
+  const items = [nodeItem('h1', { start: T0 + 1 }), nodeItem('h2', { start: T0 + 2 }), tmItem('h3', 'container_e01_1652313600000_0001_01_000002', { action: EVACUATE })];
+  const plan = planDesired({ items, applicationId: APP, now: T0, nodes: [1, 2, 3, 4].map((i) => ({ host: `h${i}`, state: 'RUNNING' as const })), maxBlockedFraction: 0.25 });
+  return { ...emptyView(true, true, 0.25), applicationId: APP, items, plan, actual: new Set(['h1']), ...o };
+}
+
+describe('api/status-presenter', () => {
+  it("applied only for what YARN has; deferred says the cap's numbers; an EVACUATE task manager without a decision is pending", () => {
+    const v = view();
+    assert.equal(itemSyncStatus(v, 'h1', T0)?.state, 'applied');
+    assert.match(itemSyncStatus(v, 'h2', T0)?.detail ?? '', /at most 1 of 4 RUNNING nodes.*max-blocked-fraction 0.25/);
+    assert.equal(itemSyncStatus(view({ actual: new Set() }), 'h1', T0)?.state, 'pending');
+    assert.equal(itemSyncStatus(v, 'h3/container_e01_1652313600000_0001_01_000002', T0)?.state, 'pending');
+  });
+
+  it('no engine → no sync state; disabled → disabled; before the first pass → pending', () => {
+    assert.equal(itemSyncStatus(emptyView(true, false), 'h1', T0), undefined);
+    assert.equal(itemSyncStatus(emptyView(false, false), 'h1', T0)?.state, 'disabled');
+    assert.match(itemSyncStatus(emptyView(true, true), 'h1', T0)?.detail ?? '', /no reconcile pass/);
+  });
+
+  it('the sidecar status names a store outage before the last failure', () => {
+    const s = sidecarStatus(view({ storeError: 'down', lastFailure: { stage: 'push', error: 'x' } }), T0);
+    assert.equal(s.storeDegraded, true);
+    assert.match(s.lastError ?? '', /store unreachable.*down/);
+    assert.equal(sidecarStatus(view({ lastFailure: { stage: 'push', error: 'x' } }), T0).lastError, 'push: x');
+    assert.deepEqual(s.blacklist, { desired: ['h1'], actual: ['h1'] });
+    assert.deepEqual(s.deferred, ['h2']);
+  });
+});
