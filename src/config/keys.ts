@@ -133,7 +133,7 @@ export const KEYS = {
   'rest.listing.max-concurrent': int(32, 1, 10_000, 'Most full GET /blocklist responses being sent at once; beyond it 503 + Retry-After (paged requests, ?limit=&after=, do not count).'),
   'rest.console.enabled': bool(true, 'Serve the web console at /ui/ (GET / redirects there; docs/console.md). false: those paths answer 404; the REST API is unchanged.'),
   'rest.rate-limit.window': duration('10 s', 'Window of rest.rate-limit.max-mutations.', { min: 100 }),
-  // --- automatic detection (issue #16) ---
+  // --- automatic detection ---
   'cluster.resource-blocklist.detector.mode': oneOf(['off', 'shadow', 'enforce'] as const, 'off', 'off: no detector; shadow: detect, decide and show everything (GET /detector), block nothing; enforce: add automatic blocks.'),
   'cluster.resource-blocklist.detector.failures-per-host': int(3, 1, 1000, 'Incidents (one per host per job restart or container loss) within the window that block a host.'),
   'cluster.resource-blocklist.detector.window': duration('10 min', 'Incidents older than this no longer count.', { min: 1000 }),

@@ -282,7 +282,7 @@ export class Controller {
     return this.shown.lastSuccessfulSync !== undefined;
   }
 
-  /** The app's live task managers on one host, sorted (seed 000's `taskManagers`). */
+  /** The app's live task managers on one host, sorted (FLIP-224's `taskManagers`). */
   taskManagersOn(node: string): string[] {
     const list = this.watch.containers.cache.value?.byHost.get(node) ?? [];
     // A container released by this process is gone, even before the next read says so.

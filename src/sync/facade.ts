@@ -11,7 +11,7 @@ export type { SyncView } from './view';
 export interface SyncFacade {
   /** A mutation through this sidecar changed the store: reconcile now, not at the next poll. */
   kick(reason: string): void;
-  /** The app's task manager containers on one node (seed 000's `taskManagers`). */
+  /** The app's task manager containers on one node (FLIP-224's `taskManagers`). */
   taskManagersOn(node: string): string[];
   /** The engine's state as of its last pass. Cheap: the same object until the next pass. */
   view(): SyncView;

@@ -8,7 +8,7 @@ const spec = (over: Partial<BlockSpec> = {}): BlockSpec => ({
   id: 'node1', kind: 'node', node: 'node1', action: MARK_BLOCKED, end: { type: 'at', at: 2000 }, cause: 'a', scope: 'cluster', allowMerge: true, ...over,
 });
 
-describe('model/merge (FLIP-224 merge rules, C1.4–C1.9)', () => {
+describe('model/merge (FLIP-224 merge rules)', () => {
   it('joins causes by token, de-duplicated, first-seen order', () => {
     assert.equal(mergeCauses('a', 'b'), 'a,b');
     assert.equal(mergeCauses('a', 'a'), 'a');

@@ -34,7 +34,7 @@ describe('sync/engine: the blacklist follows the blocklist', () => {
     assert.deepEqual(r.blacklist(), [r.host(2)]);
   });
 
-  it('a merge that changes nothing, or changes only end/cause, pushes nothing (C3.30)', async () => {
+  it('a merge that changes nothing, or changes only end/cause, pushes nothing', async () => {
     const r = await rig();
     const h = r.host(1);
     const first = nodeItem(h, { end: T0 + 60_000, cause: 'disk' });
@@ -53,7 +53,7 @@ describe('sync/engine: the blacklist follows the blocklist', () => {
     assert.equal(r.proxy.updates.length, before);
   });
 
-  it('add-then-remove before a push nets to nothing (C3.31)', async () => {
+  it('add-then-remove before a push nets to nothing', async () => {
     const r = await rig();
     await r.store.put(nodeItem(r.host(3)));
     await r.store.remove(r.host(3));
@@ -71,7 +71,7 @@ describe('sync/engine: the blacklist follows the blocklist', () => {
     assert.deepEqual(r.blacklist(), [h1, h2, h3]);
     await r.step(1);
     assert.deepEqual(r.blacklist(), [h3]);
-    // Both expiries at one instant: one update carrying both removals (C2.23).
+    // Both expiries at one instant: one update carrying both removals.
     assert.deepEqual(r.proxy.updates.at(-1), { additions: [], removals: [h1, h2] });
     // Still in the store: the cron job would delete it; effectiveness did not wait for it.
     assert.ok(await r.store.get(h1));
@@ -101,7 +101,7 @@ describe('sync/engine: the blacklist follows the blocklist', () => {
 });
 
 describe('sync/engine: failures and restarts', () => {
-  it('proxy down → retried with backoff, converges when it returns, the change is not dropped (C3.32)', async () => {
+  it('proxy down → retried with backoff, converges when it returns, the change is not dropped', async () => {
     const r = await rig();
     const h = r.host(1);
     r.yarn.faults.set('amrm', { outage: 'unavailable' });
@@ -142,7 +142,7 @@ describe('sync/engine: failures and restarts', () => {
     assert.equal(r.proxy.updates.length, 0, 'the lost one is not recorded; the re-read found nothing to send');
   });
 
-  it('new attempt → everything re-pushed, even if the new client inherited the list (C3.33)', async () => {
+  it('new attempt → everything re-pushed, even if the new client inherited the list', async () => {
     const r = await rig();
     const [h1, h2] = [r.host(1), r.host(2)];
     await r.block(nodeItem(h1));
@@ -331,7 +331,7 @@ describe('sync/engine: evacuation', () => {
     assert.deepEqual(r.proxy.releaseCalls, []);
   });
 
-  it('a timeout changed mid-way does not restart the clock: 100 s → 50 s at 60 s releases at once (C5.43)', async () => {
+  it('a timeout changed mid-way does not restart the clock: 100 s → 50 s at 60 s releases at once', async () => {
     const r = await rig();
     const h = r.host(1);
     r.cluster.placeOn(h, 2);
@@ -383,7 +383,7 @@ describe('sync/engine: evacuation', () => {
     assert.equal(r.proxy.releaseCalls.length, 1);
   });
 
-  it('MARK_BLOCKED never releases anything (C3.36)', async () => {
+  it('MARK_BLOCKED never releases anything', async () => {
     const r = await rig();
     const h = r.host(1);
     r.cluster.placeOn(h, 3);

@@ -8,16 +8,16 @@ const T0 = 1_652_313_600_000;
 const c = (n: number, host = 'node1', state = 'RUNNING'): AppContainer => ({ containerId: containerOf(1, n), nodeId: `${host}:8041`, host, state });
 
 describe('sync/evacuation: phases (graceful decommission rules, C5)', () => {
-  it('WAIT_CONTAINER while waitTime < timeout; waitTime == timeout is TIMEOUT (C5.45)', () => {
+  it('WAIT_CONTAINER while waitTime < timeout; waitTime == timeout is TIMEOUT', () => {
     assert.equal(evacuationPhase(T0, 100_000, T0 + 99_999, 2), 'WAIT_CONTAINER');
     assert.equal(evacuationPhase(T0, 100_000, T0 + 100_000, 2), 'TIMEOUT');
     assert.equal(evacuationPhase(T0, 100_000, T0 + 500_000, 2), 'TIMEOUT');
   });
-  it('negative timeout never times out (C5.46)', () => {
+  it('negative timeout never times out', () => {
     assert.equal(evacuationPhase(T0, -1, T0 + 10 * 365 * 86_400_000, 1), 'WAIT_CONTAINER');
     assert.equal(remainingSeconds('WAIT_CONTAINER', T0, -1, T0 + 5), -1);
   });
-  it('timeout 0: TIMEOUT at once when containers remain, READY when none (C5.47), even if the clock reads before the start', () => {
+  it('timeout 0: TIMEOUT at once when containers remain, READY when none, even if the clock reads before the start', () => {
     assert.equal(evacuationPhase(T0, 0, T0, 3), 'TIMEOUT');
     assert.equal(evacuationPhase(T0, 0, T0 - 5000, 3), 'TIMEOUT');
     assert.equal(evacuationPhase(T0, 0, T0, 0), 'READY');
@@ -26,7 +26,7 @@ describe('sync/evacuation: phases (graceful decommission rules, C5)', () => {
     assert.equal(evacuationPhase(T0, 100_000, T0 + 1, 0), 'READY');
     assert.equal(evacuationPhase(T0, -1, T0 + 1, 0), 'READY');
   });
-  it('remaining seconds = max(0, floor(left/1000)); 0 when READY (C5.50)', () => {
+  it('remaining seconds = max(0, floor(left/1000)); 0 when READY', () => {
     assert.equal(remainingSeconds('WAIT_CONTAINER', T0, 100_000, T0 + 40_500), 59);
     assert.equal(remainingSeconds('TIMEOUT', T0, 100_000, T0 + 200_000), 0);
     assert.equal(remainingSeconds('READY', T0, -1, T0), 0);
@@ -55,7 +55,7 @@ describe('sync/evacuation: phases (graceful decommission rules, C5)', () => {
 describe('sync/evacuation: decisions', () => {
   const base = { released: new Map<string, string>(), defaultTimeoutMs: 0 };
 
-  it('a changed timeout does not reset the start: since 0, 100 s → 50 s at t=60 s is TIMEOUT at once (C5.43)', () => {
+  it('a changed timeout does not reset the start: since 0, 100 s → 50 s at t=60 s is TIMEOUT at once', () => {
     const before = nodeItem('node1', { action: EVACUATE, evacuationTimeout: 100, start: T0 });
     const d1 = evaluateEvacuation({ ...base, item: before, containersOnNode: [c(3)], now: T0 + 60_000 });
     assert.equal(d1.status.phase, 'WAIT_CONTAINER');
