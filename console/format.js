@@ -119,11 +119,13 @@ export function nodeStates(status, items) {
   const deferredIds = new Set(status.deferred ?? []);
   const deferredNodes = new Set(items.filter((i) => i.kind === 'node' && deferredIds.has(i.id)).map((i) => i.id));
   const evacuating = new Set((status.evacuations ?? []).filter((e) => e.phase !== 'READY').map((e) => e.node));
+  // A node block the engine has not applied yet (e.g. the proxy is down) is pending too.
+  const pendingNodes = new Set(items.filter((i) => i.kind === 'node' && i.sync?.state === 'pending').map((i) => i.id));
   for (const n of status.nodes?.list ?? []) {
     let state = 'ok';
     if (evacuating.has(n.host)) state = 'evacuating';
     else if (actual.has(n.host)) state = 'blocked';
-    else if (desired.has(n.host)) state = 'pending';
+    else if (desired.has(n.host) || pendingNodes.has(n.host)) state = 'pending';
     else if (deferredNodes.has(n.host)) state = 'deferred';
     else if (n.state !== 'RUNNING') state = 'unhealthy';
     out.set(n.host, state);

@@ -32,6 +32,8 @@ describe('console: in a browser', function () {
       'rest.auth.tokens-file': writeTokenFile(dir, TOKENS),
       'cluster.resource-blocklist.poll-interval': '100 ms',
       'cluster.resource-blocklist.expiry.cron': '*/2 * * * * *',
+      // A proxy outage in one scenario is retried within a second of its end.
+      'cluster.resource-blocklist.retry.max-backoff': '500 ms',
       // The detector decides and shows, blocks nothing: the other scenarios are not disturbed.
       'cluster.resource-blocklist.detector.mode': 'shadow',
       'cluster.resource-blocklist.detector.flink.rest-address': sim.url,
@@ -247,6 +249,27 @@ describe('console: in a browser', function () {
     await page.waitForSelector(`#blocklist tr[data-id="${host}"][data-state="evacuated"]`, WAIT);
     await page.close();
     for (const h of [host, other]) assert.equal((await admin('DELETE', `/blocklist/nodes/${h}`)).status, 200);
+  });
+
+  it('while the AMRM proxy is down a new block reads pending with the error; it is applied once the proxy is back', async () => {
+    const host = await idleHost();
+    const page = await open(VIEWER_TOKEN);
+    assert.equal((await http(c.sim.url, 'PUT', '/sim/v1/faults/amrm', { outage: 'unavailable' })).status, 200);
+    try {
+      assert.equal((await admin('PUT', `/blocklist/nodes/${host}`, { action: 'MARK_BLOCKED', cause: 'during the outage' })).status, 201, 'the store takes the block');
+      const row = `#blocklist tr[data-id="${host}"]`;
+      await page.waitForSelector(`${row}[data-state="pending"]`, WAIT);
+      await page.waitForSelector('#last-error', WAIT);
+      await page.waitForSelector(`#nodes .node[data-host="${host}"][data-state="pending"]`, WAIT);
+      assert.match(await page.locator(`${row} .sync-cell`).innerText(), /pending\s+not yet applied/);
+      await b.shot(page, 'proxy-outage');
+    } finally {
+      assert.equal((await http(c.sim.url, 'DELETE', '/sim/v1/faults/amrm')).status, 200);
+    }
+    await page.waitForSelector(`#blocklist tr[data-id="${host}"][data-state="applied"]`, WAIT);
+    await page.waitForSelector(`#blacklist-diff tr[data-host="${host}"][data-diff=""]`, WAIT);
+    await page.close();
+    assert.equal((await admin('DELETE', `/blocklist/nodes/${host}`)).status, 200);
   });
 
   it('an expired block leaves the page by itself', async () => {
