@@ -4,6 +4,24 @@
 # already holds everything; online (Maven Central) the first time. Quiet unless it fails.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+
+# Nothing changed since the last green build (sources, poms, JDK, Maven) and every jar on the
+# launchers' classpaths is still in ~/.m2: skip Maven (saves its ~20-60 s start-up on every run).
+stamp_file="$root/am-proxy/target/build-stamp"
+stamp="$( (cd "$root/am-proxy" && find . -path '*/target' -prune -o -type f -print | LC_ALL=C sort | xargs sha256sum; javac -version 2>&1; mvn -v 2>/dev/null | sed -n 1p) | sha256sum | cut -d' ' -f1)"
+outputs_present() {
+  local f
+  for f in interceptor/target/test-classpath.txt flink-launcher/target/runtime-classpath.txt flink-launcher-1.20/target/runtime-classpath.txt; do
+    [[ -f "$root/am-proxy/$f" ]] || return 1
+    tr ':' '\n' <"$root/am-proxy/$f" | while read -r jar; do [[ -e "$jar" ]] || exit 1; done || return 1
+  done
+  ls "$root"/am-proxy/interceptor/target/blocklist-amrm-interceptor-*.jar >/dev/null 2>&1
+}
+if [[ -f "$stamp_file" && "$(cat "$stamp_file")" == "$stamp" ]] && outputs_present; then
+  echo "build-am-proxy: up to date (nothing changed since the last green build)" >&2
+  exit 0
+fi
+
 log="$(mktemp -t am-proxy-build.XXXXXX.log)"
 trap 'rm -f "$log"' EXIT
 start=$(date +%s%N)
@@ -24,4 +42,5 @@ else
 fi
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 tests=$(grep -E "^\[INFO\] Tests run: [0-9]+, Failures" "$log" | tail -1 | sed 's/^\[INFO\] //')
+mkdir -p "$(dirname "$stamp_file")" && echo "$stamp" >"$stamp_file"
 echo "build-am-proxy: ok ($mode, ${ms} ms; java unit tests: ${tests:-none})" >&2

@@ -8,6 +8,7 @@ import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import YAML from 'yaml';
 import { ResourceManagerClient } from '../../src/yarn/rm-client';
 import { cliMain, repoRoot } from '../support/paths';
 import { AppState, RealYarn, appState, control, realYarn, requireRealYarn, waitForApp } from '../support/real-yarn';
@@ -157,6 +158,26 @@ describe('real YARN: the sidecar, the RM REST API and the AMRMProxy interceptor'
     await new Promise((r) => setTimeout(r, 1500));
     const s = await appState(y, 'main');
     assert.deepEqual(s.schedulerBlacklist, [y.amOwnHost]);
+  });
+
+  it('docs/amrm-proxy.openapi.yaml and the interceptor agree: every path is served, answers carry the required fields', async () => {
+    const doc = YAML.parse(fs.readFileSync(path.join(repoRoot, 'docs', 'amrm-proxy.openapi.yaml'), 'utf8')) as {
+      paths: Record<string, Record<string, { responses: Record<string, { content?: { 'application/json'?: { schema?: { $ref?: string; required?: string[] } } } }> }>>;
+      components: { schemas: Record<string, { required?: string[] }> };
+    };
+    for (const [p, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const schema = op.responses['200']?.content?.['application/json']?.schema;
+        const required = schema?.$ref ? doc.components.schemas[schema.$ref.split('/').pop()!].required : schema?.required;
+        // Writes that change nothing: an empty release, the sidecar's owner adding nothing.
+        const body = method !== 'post' ? undefined : p.endsWith('/release') ? { containerIds: [] } : { blacklistAdditions: [] };
+        const route = p.replace(/^\/amrm\/v1/, '');
+        const r = await proxyCall(main.proxy, secretOf(main), method.toUpperCase(), route, body);
+        assert.equal(r.status, 200, `${method} ${p}`);
+        for (const k of required ?? []) assert.ok(k in (r.body as Record<string, unknown>), `${method} ${p}: missing ${k}`);
+        assert.equal((await proxyCall(main.proxy, undefined, method.toUpperCase(), route, body)).status, 401, `${method} ${p} without the secret`);
+      }
+    }
   });
 
   it("'*' is refused by the sidecar (400, nothing stored), by the proxy (400) and by the real RM", async () => {
