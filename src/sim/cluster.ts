@@ -244,8 +244,10 @@ export class SimCluster {
     this.appNumber = opts.appNumber ?? 1;
     this.epoch = opts.epoch;
     this.applicationId = formatApplicationId({ clusterTimestamp: String(this.clusterTimestamp), id: this.appNumber });
-    this.newAttemptBlacklist = opts.newAttemptBlacklist ?? 'empty';
     this.keepContainersAcrossAttempts = opts.keepContainersAcrossAttempts ?? true;
+    // As a real RM does (Hadoop 3.5.0, test/real/yarn-sidecar.test.ts): with keep-containers the
+    // scheduler hands the new attempt the old blacklist while the new AM's client starts empty.
+    this.newAttemptBlacklist = opts.newAttemptBlacklist ?? (this.keepContainersAcrossAttempts ? 'scheduler-only' : 'empty');
     this.target = opts.containers;
     this.slotsPerNode = opts.slotsPerNode ?? Math.max(4, Math.ceil((2 * opts.containers) / opts.nodes));
     this.startedOn = this.clock.now();

@@ -97,7 +97,7 @@ describe('sim/cluster: placement honours the blacklist as YARN does', () => {
     assert.deepEqual(c.counters.releasedContainerIds, ids);
   });
 
-  it('new attempt: blacklist starts empty (default), or is inherited, or stays only in the scheduler', () => {
+  it('new attempt: blacklist starts empty, or is inherited, or stays only in the scheduler (the default with keep-containers, as a real RM does)', () => {
     const mk = (): SimCluster => {
       const c = new SimCluster({ nodes: 6, containers: 6, seed: 3 });
       c.updateBlacklist([host(1)], []);
@@ -106,9 +106,11 @@ describe('sim/cluster: placement honours the blacklist as YARN does', () => {
     };
     const tmsBefore = (c: SimCluster) => c.taskManagers().map((t) => t.id).sort();
 
+    assert.equal(mk().newAttemptBlacklist, 'scheduler-only');
+    assert.equal(new SimCluster({ nodes: 2, containers: 1, keepContainersAcrossAttempts: false }).newAttemptBlacklist, 'empty');
     const empty = mk();
     const kept = tmsBefore(empty);
-    const a2 = empty.newAttempt();
+    const a2 = empty.newAttempt('empty');
     assert.equal(a2.id, 'appattempt_1652313600000_0001_000002');
     assert.match(a2.amContainerId, /_02_000001$/);
     assert.deepEqual(empty.clientBlacklistView(), []);

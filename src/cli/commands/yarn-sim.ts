@@ -45,7 +45,7 @@ export function register(program: Command): void {
     .option('--tick <ms>', 'allocation round (AM heartbeat) interval in ms; 0 = only on POST /sim/v1/allocate', int('--tick', 0), DEFAULT_TICK_MS)
     .option('--slots <n>', 'task-manager containers per node (default: twice the even share, at least 4)', int('--slots', 1))
     .option('--epoch <n>', "RM epoch in container ids (container_e<NN>_…); default none", int('--epoch', 0))
-    .option('--new-attempt-blacklist <mode>', `blacklist of a new app attempt: ${NEW_ATTEMPT_BLACKLIST_MODES.join(' | ')}`, oneOf('--new-attempt-blacklist', NEW_ATTEMPT_BLACKLIST_MODES), 'empty')
+    .option('--new-attempt-blacklist <mode>', `blacklist of a new app attempt: ${NEW_ATTEMPT_BLACKLIST_MODES.join(' | ')}`, oneOf('--new-attempt-blacklist', NEW_ATTEMPT_BLACKLIST_MODES), 'scheduler-only')
     .option('--containers-shape <shape>', `JSON of the RM's attempt-containers endpoint: ${RM_CONTAINERS_SHAPES.join(' | ')}`, oneOf('--containers-shape', RM_CONTAINERS_SHAPES), 'real')
     .option('--log-format <fmt>', 'text | json', oneOf('--log-format', ['text', 'json'] as const), 'text')
     .action(async (f: SimFlags) => {
