@@ -111,6 +111,9 @@ describe('real YARN: the sidecar, the RM REST API and the AMRMProxy interceptor'
       await save('appattempts.json', `/ws/v1/cluster/apps/${y.applications.main}/appattempts`);
       await save('containers.json', `/ws/v1/cluster/apps/${y.applications.main}/appattempts/${main.appAttemptId}/containers`);
       await save('app-notfound.json', '/ws/v1/cluster/apps/application_1_0099');
+      // The neighbour runs only its AM: a one-container list (Jettison RMs wrote a bare object).
+      const other = await appState(y, 'other');
+      await save('containers-single.json', `/ws/v1/cluster/apps/${y.applications.other}/appattempts/${other.appAttemptId}/containers`);
     }
     const rm = new ResourceManagerClient({ addresses: y.rmWebapp });
     const info = await rm.clusterInfo();
