@@ -7,6 +7,7 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { parseExceptions as detectorExceptions, parseJobsOverview as detectorOverview } from '../../src/detect/flink-json';
 import { repoRoot } from '../support/paths';
 import { FLINK_LAUNCHERS, FlinkLine, RealFlink, realFlink, requireRealFlink } from '../support/real-flink';
 
@@ -103,6 +104,20 @@ for (const line of Object.keys(FLINK_LAUNCHERS) as FlinkLine[]) describe(`real F
     assert.equal(flaky.length, 2, 'subtask 1 failed in its first two attempts, then recovered');
     assert.ok(flaky.every((d) => /\(2\/3\)/.test(d.taskName)));
     assert.equal(new Set(flaky.map((d) => d.taskManagerId)).size, 1);
+  });
+
+  it("the detector's Flink parser (src/detect/flink-json.ts) reads the live answers: jobs, task failures with their task manager and host, the global failure as global", async () => {
+    const jobs = detectorOverview(await get('/jobs/overview'));
+    assert.ok(jobs.ok, jobs.ok ? '' : jobs.error);
+    assert.deepEqual(jobs.value.map((j) => j.name).sort(), ['doomed', 'flaky']);
+    const doomed = detectorExceptions(await get(`/jobs/${f.jobs.doomed}/exceptions`));
+    assert.ok(doomed.ok, doomed.ok ? '' : doomed.error);
+    const [newest] = doomed.value.entries;
+    assert.equal(newest.global, true, 'the newest entry is the restart strategy giving up (no task)');
+    assert.match(newest.message, /Recovery is suppressed/);
+    const tasks = doomed.value.entries.flatMap((e) => [e, ...e.concurrent]).filter((e) => e.taskManagerId !== undefined);
+    assert.ok(tasks.length >= 2);
+    assert.ok(tasks.every((t) => t.host === 'localhost' && t.exceptionName === 'java.lang.IllegalStateException' && /fails on purpose/.test(t.message)));
   });
 
   it('the saved fixtures parse with the same parser (real shapes, no JVM needed)', () => {
