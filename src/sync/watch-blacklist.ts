@@ -91,8 +91,10 @@ export class BlacklistWatcher {
 
   private take(read: ProxyBlacklist, now: number): void {
     const { own, others } = ownSet(read, this.deps.owner);
-    const union = new Set(read.blacklist);
-    const schedulerOnly = (this.scheduler.value ?? []).filter((h) => !union.has(h) && !own.has(h));
+    // Read on every pass: the union is built only when the RM's view has hosts to check against it.
+    const scheduler = this.scheduler.value ?? [];
+    const union = scheduler.length > 0 ? new Set(read.blacklist) : undefined;
+    const schedulerOnly = union ? scheduler.filter((h) => !union.has(h) && !own.has(h)) : [];
     this.cache.set({ actual: own, othersHold: others, schedulerOnly, owners: read.owners }, now);
     this.deps.metrics.blacklistHosts.set(own.size);
   }
