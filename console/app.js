@@ -22,7 +22,7 @@ function Login({ message, onToken }) {
         <h1>Blocklist console</h1>
         <p>This sidecar needs a bearer token (one of <code>rest.auth.tokens-file</code>). It is kept in this tab only.</p>
         ${message ? html`<p class="error" role="alert">${message}</p>` : null}
-        <label>Token <input id="token" type="password" autocomplete="off" value=${value} onInput=${(e) => setValue(e.target.value)} /></label>
+        <label>Token <input id="token" type="password" autocomplete="off" autoFocus value=${value} onInput=${(e) => setValue(e.target.value)} /></label>
         <button type="submit">Sign in</button>
       </form>
     </main>`;

@@ -172,7 +172,8 @@ export function NodeGrid({ status, items }) {
         <div class="rack-name">${r.rack}</div>
         <div class="grid">${r.nodes.map((n) => {
           const s = states.get(n.host) ?? 'ok';
-          return html`<span key=${n.host} class=${`node n-${s}`} data-host=${n.host} data-state=${s} title=${`${n.host}: ${STATE_LABEL[s]} (YARN ${n.state})`}></span>`;
+          const label = `${n.host}: ${STATE_LABEL[s]} (YARN ${n.state})`;
+          return html`<span key=${n.host} class=${`node n-${s}`} data-host=${n.host} data-state=${s} title=${label} role="img" aria-label=${label}></span>`;
         })}</div>
       </div>`)}
     </section>`;
