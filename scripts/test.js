@@ -85,7 +85,9 @@ if (mode !== 'unit') {
   // a JDK and Maven from Debian when missing (scripts/ensure-java.sh), then a Maven build. The real
   // suites (test/real/) skip when it is missing; in CI that fails the run.
   const ensureJava = path.join(root, 'scripts', 'ensure-java.sh');
-  if (fs.existsSync(ensureJava)) {
+  // Running named files: only when one of them is a real suite (the build takes a minute).
+  const wantJava = mode !== 'files' || named.some((f) => f.includes('test/real/'));
+  if (wantJava && fs.existsSync(ensureJava)) {
     let ok = run('bash', [ensureJava]).status === 0;
     if (ok) ok = run('bash', [path.join(root, 'scripts', 'build-am-proxy.sh')]).status === 0;
     if (!ok && ci) finish(passed, failed + 1, 'the Java module could not be built: JDK, Maven or a Java unit test');
