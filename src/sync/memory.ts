@@ -24,10 +24,17 @@ export interface Memory {
   deferred: ReadonlySet<string>;
   /** Each evacuation's phase at the last pass (each phase change is logged once). */
   phases: ReadonlyMap<string, EvacuationPhase>;
+  /** Hosts other owners held during this attempt, as seen by any read. */
+  othersSeen: ReadonlySet<string>;
+  /**
+   * Hosts other owners held in the previous attempt. The scheduler may carry them over while the
+   * new AM's proxy forgot who held them: they are never this sidecar's to remove.
+   */
+  inheritedOthers: ReadonlySet<string>;
 }
 
 export function emptyMemory(): Memory {
-  return { repushAll: false, maybeOnYarn: new Set(), released: new Map(), deferred: new Set(), phases: new Map() };
+  return { repushAll: false, maybeOnYarn: new Set(), released: new Map(), deferred: new Set(), phases: new Map(), othersSeen: new Set(), inheritedOthers: new Set() };
 }
 
 /** How long the highest RUNNING count is remembered when the config does not say (5 min). */
@@ -57,7 +64,7 @@ export function rememberRunning(
 export function afterNewAttempt(m: Memory, previouslyOnYarn: Iterable<string>): Memory {
   const maybe = new Set(m.maybeOnYarn);
   for (const h of previouslyOnYarn) maybe.add(h);
-  return { ...m, repushAll: true, maybeOnYarn: maybe };
+  return { ...m, repushAll: true, maybeOnYarn: maybe, inheritedOthers: m.othersSeen, othersSeen: new Set() };
 }
 
 /**

@@ -70,11 +70,13 @@ export function reconcile(observed: Observed, desired: Desired, memory: Memory, 
   const running = countRunning(observed.nodes);
   const cap = rememberRunning(memory.runningHighWater, running, now, rules.capNodeCountMemoryMs);
   const plan = planDesired({ items: desired.items, applicationId, now, nodes: observed.nodes, maxBlockedFraction: rules.maxBlockedFraction, runningNodesFloor: cap.floor });
-  // Only what this sidecar may have put there is a removal candidate: a host another owner holds stays.
-  const maybe = [...memory.maybeOnYarn, ...observed.schedulerOnly].filter((h) => !observed.othersHold.has(h));
+  // Only what this sidecar may have put there is a removal candidate: a host another owner holds,
+  // or held in this or the previous attempt (a new AM's proxy forgets who held what), stays.
+  const theirs = (h: string) => observed.othersHold.has(h) || memory.othersSeen.has(h) || memory.inheritedOthers.has(h);
+  const maybe = [...memory.maybeOnYarn, ...observed.schedulerOnly].filter((h) => !theirs(h));
   const pending = diffBlacklist(plan.blacklist, observed.actual, memory.repushAll, maybe);
   const events = deferralEvents(memory.deferred, plan);
-  let next: Memory = { ...memory, runningHighWater: cap.highWater, deferred: new Set(plan.deferred.map((i) => i.id)) };
+  let next: Memory = { ...memory, runningHighWater: cap.highWater, deferred: new Set(plan.deferred.map((i) => i.id)), othersSeen: seen(memory.othersSeen, observed.othersHold) };
   const deadlines = new Map<string, number>();
   const end = nextExpiry(
     desired.items.filter((i) => appliesTo(i, applicationId)),
@@ -95,6 +97,11 @@ export function reconcile(observed: Observed, desired: Desired, memory: Memory, 
     decision.memory = next;
   }
   return decision;
+}
+
+function seen(before: ReadonlySet<string>, now: ReadonlySet<string>): ReadonlySet<string> {
+  if ([...now].every((h) => before.has(h))) return before;
+  return new Set([...before, ...now]);
 }
 
 function countRunning(nodes: readonly NodeView[]): number {

@@ -362,4 +362,19 @@ describe('sync/engine over HTTP against the YARN simulator', function () {
     await r.step(1);
     assert.deepEqual([...r.sim.cluster.counters.releasedContainerIds].sort(), victims);
   });
+
+  it("ownership across an AM restart whose scheduler keeps the old list ('scheduler-only'): another owner's hosts stay on YARN", async () => {
+    const r = await simRig({ sim: { newAttemptBlacklist: 'scheduler-only' } });
+    const [theirs, ours] = [r.host(3), r.host(1)];
+    assert.equal((await http(r.sim.url, 'PUT', '/sim/v1/blacklist/owners/am', { hosts: [theirs] })).status, 200);
+    await r.block(nodeItem(ours));
+    r.heartbeat();
+    assert.deepEqual(r.sim.cluster.schedulerBlacklistView(), [ours, theirs].sort());
+    r.sim.cluster.newAttempt();
+    await r.unblock(ours);
+    await r.step(1000);
+    r.heartbeat();
+    assert.deepEqual(r.sim.cluster.schedulerBlacklistView(), [theirs], "the sidecar's own host is removed, the other owner's stays");
+    assert.ok(!r.proxy.updates.some((u) => u.removals.includes(theirs)));
+  });
 });

@@ -65,6 +65,14 @@ describe('sync/reconcile: what to push', () => {
     assert.deepEqual(d.push, { additions: [], removals: ['h1'] });
   });
 
+  it("ownership across a new attempt: hosts another owner held before are not removed when only the RM's inherited list still has them", () => {
+    const seenBefore = reconcile(observed({ actual: new Set(['h1']), othersHold: new Set(['h3']) }), desired([nodeItem('h1')]), emptyMemory(), T0);
+    const memory = afterNewAttempt(seenBefore.memory, ['h1']);
+    // The new AM's proxy lists nobody; the scheduler carried h1 and h3 over.
+    const d = reconcile(observed({ schedulerOnly: ['h1', 'h3'] }), desired([]), memory, T0 + 1000);
+    assert.deepEqual(d.push, { additions: [], removals: ['h1'] });
+  });
+
   it("ownership: this owner's set is its own entries; a proxy without owners reports the union as ours", () => {
     assert.deepEqual(ownSet({ blacklist: ['a', 'b', 'c'], owners: { blocklist: ['a'], am: ['b', 'a'], x: ['c'] } }, 'blocklist'), { own: new Set(['a']), others: new Set(['b', 'a', 'c']) });
     assert.deepEqual(ownSet({ blacklist: ['b'], owners: { am: ['b'] } }, 'blocklist'), { own: new Set(), others: new Set(['b']) });
