@@ -49,6 +49,8 @@ export interface ApiItem {
   cause: string;
   scope: string;
   evacuationTimeout?: number;
+  /** What created the block (e.g. exclude-file:/abs/path); absent = by hand. */
+  source?: string;
   taskManagers?: string[];
   createdBy?: string;
   createdFrom?: string;
@@ -78,6 +80,7 @@ export interface BlockBody {
   allowMerge?: boolean;
   evacuationTimeout?: number;
   scope?: string;
+  source?: string;
 }
 
 export type BatchItem = BlockBody & { id: string };

@@ -27,7 +27,7 @@ export function evacuationTimeoutText(it: Pick<ApiItem, 'action' | 'evacuationTi
 
 export function listTable(items: ApiItem[], now: number, p: Paint, wide: boolean): string {
   const header = wide
-    ? ['ID', 'KIND', 'ACTION', 'SCOPE', 'CAUSE', 'SINCE', 'ENDS', 'EVAC-TIMEOUT', 'TASK MANAGERS', 'SYNC', 'CREATED BY', 'DETAIL']
+    ? ['ID', 'KIND', 'ACTION', 'SCOPE', 'CAUSE', 'SINCE', 'ENDS', 'EVAC-TIMEOUT', 'TASK MANAGERS', 'SYNC', 'CREATED BY', 'SOURCE', 'DETAIL']
     : ['ID', 'KIND', 'ACTION', 'CAUSE', 'SINCE', 'ENDS', 'TMS', 'SYNC'];
   const rows = items.map((it) => {
     const action = it.action === 'MARK_BLOCKED_AND_EVACUATE_TASKS' ? p.yellow(shortAction(it.action)) : shortAction(it.action);
@@ -47,6 +47,7 @@ export function listTable(items: ApiItem[], now: number, p: Paint, wide: boolean
         tms.length ? tms.join(',') : '-',
         syncText(it.sync, p),
         it.createdBy ? `${it.createdBy}@${it.createdFrom ?? '?'}` : '-',
+        it.source ?? '-',
         it.sync?.detail ?? '',
       ];
     }
@@ -83,6 +84,7 @@ export function itemDetails(it: ApiItem, now: number, p: Paint): string {
   if (evacuationTimeout) rows.push(['Evacuation timeout', evacuationTimeout]);
   rows.push(['Task managers', it.taskManagers && it.taskManagers.length ? it.taskManagers.join(', ') : '-']);
   if (it.createdBy) rows.push(['Created', `by ${it.createdBy} from ${it.createdFrom ?? '?'} at ${isoTime(wireMs(it.createdAt))}`]);
+  rows.push(['Source', it.source ?? 'by hand']);
   if (it.updatedBy && it.updatedAt !== it.createdAt) rows.push(['Updated', `by ${it.updatedBy} from ${it.updatedFrom ?? '?'} at ${isoTime(wireMs(it.updatedAt))}`]);
   rows.push(['Sync', it.sync ? `${syncText(it.sync, p)}${it.sync.detail ? ` — ${it.sync.detail}` : ''}` : p.dim('unknown (no sync engine reports on it)')]);
   const ev = it.sync?.evacuation;

@@ -5,6 +5,11 @@
  * The CLI config file is $BLOCKLIST_CLI_CONFIG or ~/.config/blocklist/cli.yaml (XDG_CONFIG_HOME
  * respected), a YAML map with the keys server, token, token-file, store. It is separate from the
  * sidecar's conf/blocklist.yaml on purpose: an operator's laptop has no sidecar config.
+ *
+ * Stores: `sqlite:PATH`, or `zookeeper:host:port[,host:port…][/root]` (the root defaults to the
+ * sidecar's /flink-blocklist). ZooKeeper digest credentials come only from the environment
+ * (BLOCKLIST_ZOOKEEPER_AUTH, or the sidecar's own BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_STORE_ZOOKEEPER_AUTH),
+ * never from the command line, where every user of the machine can read them in `ps`.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -25,7 +30,40 @@ export interface ConnectionFlags {
 
 export type Target =
   | { kind: 'server'; url: string; token?: string; source: string }
-  | { kind: 'sqlite'; file: string; source: string };
+  | { kind: 'sqlite'; file: string; source: string }
+  | { kind: 'zookeeper'; quorum: string; root: string; auth?: string; source: string };
+
+/** The sidecar's default root znode (cluster.resource-blocklist.store.zookeeper.root). */
+export const DEFAULT_ZOOKEEPER_ROOT = '/flink-blocklist';
+export const ZOOKEEPER_AUTH_ENV = ['BLOCKLIST_ZOOKEEPER_AUTH', 'BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_STORE_ZOOKEEPER_AUTH'] as const;
+
+const STORE_FORMS = 'use sqlite:PATH (e.g. sqlite:data/blocklist.db) or zookeeper:host:port[,host:port]/root (e.g. zookeeper:zk1:2181,zk2:2181/flink-blocklist)';
+
+/** `zookeeper:hosts[/root]` → quorum and root; credentials are refused here (they belong in the environment). */
+export function parseZookeeperStore(spec: string, where: string, env: NodeJS.ProcessEnv): Extract<Target, { kind: 'zookeeper' }> {
+  const rest = spec.slice('zookeeper:'.length).trim();
+  if (rest.includes('@')) {
+    throw usage(`'zookeeper:…' (${where}) must not carry credentials: a command line is readable by every user of the machine; set ${ZOOKEEPER_AUTH_ENV[0]}=user:password instead`);
+  }
+  const slash = rest.indexOf('/');
+  const hosts = slash < 0 ? rest : rest.slice(0, slash);
+  const rawRoot = slash < 0 ? DEFAULT_ZOOKEEPER_ROOT : rest.slice(slash);
+  const bad = hosts.split(',').filter((h) => !/^[A-Za-z0-9.\-_]+:\d{1,5}$|^\[[0-9A-Fa-f:.]+\]:\d{1,5}$/.test(h.trim()));
+  if (!hosts || bad.length) throw usage(`'${spec}' (${where}): ${hosts ? `'${bad[0]}' is not host:port` : 'no host:port'}; ${STORE_FORMS}`);
+  const parts = rawRoot.replace(/\/+$/, '').split('/').slice(1);
+  if (rawRoot !== '/' && parts.some((x) => x === '' || x === '.' || x === '..' || x.includes(' '))) throw usage(`'${spec}' (${where}): the root '${rawRoot}' is not a znode path like /flink-blocklist`);
+  const root = rawRoot === '/' ? '/' : '/' + parts.join('/');
+  let auth: string | undefined;
+  for (const name of ZOOKEEPER_AUTH_ENV) {
+    const v = env[name];
+    if (v === undefined || v === '') continue;
+    const i = v.indexOf(':');
+    if (i <= 0 || i === v.length - 1) throw usage(`${name} must be 'user:password'`);
+    auth = v;
+    break;
+  }
+  return { kind: 'zookeeper', quorum: hosts.split(',').map((h) => h.trim()).join(','), root, ...(auth ? { auth } : {}), source: where };
+}
 
 const FILE_KEYS = ['server', 'token', 'token-file', 'store'] as const;
 type FileKey = (typeof FILE_KEYS)[number];
@@ -35,7 +73,7 @@ export function addConnectionOptions(cmd: Command): Command {
     .option('-s, --server <url>', `sidecar REST address (env BLOCKLIST_SERVER; default ${DEFAULT_SERVER})`)
     .option('--token <token>', 'bearer token (env BLOCKLIST_TOKEN); prefer --token-file, a flag shows in ps')
     .option('--token-file <file>', 'file holding the bearer token (env BLOCKLIST_TOKEN_FILE)')
-    .option('--store <sqlite:PATH>', 'work on an SQLite store file directly, without a sidecar (env BLOCKLIST_STORE)')
+    .option('--store <store>', 'work on a store directly, without a sidecar: sqlite:PATH or zookeeper:host:port[,host:port]/root (env BLOCKLIST_STORE; ZooKeeper credentials from env BLOCKLIST_ZOOKEEPER_AUTH)')
     .option('--cli-config <file>', 'CLI config file (env BLOCKLIST_CLI_CONFIG; default ~/.config/blocklist/cli.yaml)');
 }
 
@@ -112,8 +150,9 @@ export function resolveTarget(flags: ConnectionFlags, env: NodeJS.ProcessEnv = p
   // An explicit --server beats a store named only by env/file, and vice versa; two flags clash.
   if (flags.store !== undefined && flags.server !== undefined) throw usage('give either --server or --store, not both');
   if (store && !(server && server[1] === '--server')) {
+    if (store[0].startsWith('zookeeper:')) return parseZookeeperStore(store[0], store[1], env);
     const m = /^sqlite:(.+)$/.exec(store[0]);
-    if (!m) throw usage(`'${store[0]}' (${store[1]}) is not a store; use sqlite:PATH, e.g. --store sqlite:data/blocklist.db`);
+    if (!m) throw usage(`'${store[0]}' (${store[1]}) is not a store; ${STORE_FORMS}`);
     return { kind: 'sqlite', file: m[1], source: store[1] };
   }
 

@@ -52,6 +52,14 @@ export interface BlockedItem {
    * the ongoing decommissioning").
    */
   evacuationSince?: number;
+  /**
+   * What created the block, when a program did and wants to find its own blocks again, e.g.
+   * `exclude-file:/etc/hadoop/conf/yarn.exclude` for `blocklist import FILE`. Absent = made by
+   * hand. Set at creation and kept by every merge, like the start time: it names the creator, and
+   * `blocklist import --sync` lifts only the blocks its file created (a block an operator made by
+   * hand is never lifted by a file).
+   */
+  source?: string;
   created: Stamp;
   updated: Stamp;
 }
@@ -75,6 +83,7 @@ export interface WireItem {
   cause: string;
   scope: string;
   evacuationTimeout?: number;
+  source?: string;
   createdBy: string;
   createdFrom: string;
   createdAt: string;
@@ -100,6 +109,7 @@ export function toWire(item: BlockedItem): WireItem {
     updatedAt: formatTimestamp(item.updated.at),
   };
   if (item.evacuationTimeout !== undefined) w.evacuationTimeout = item.evacuationTimeout;
+  if (item.source !== undefined) w.source = item.source;
   return w;
 }
 
@@ -118,6 +128,7 @@ export function sameState(a: BlockedItem, b: BlockedItem): boolean {
     a.cause === b.cause &&
     a.scope === b.scope &&
     a.evacuationTimeout === b.evacuationTimeout &&
-    a.evacuationSince === b.evacuationSince
+    a.evacuationSince === b.evacuationSince &&
+    a.source === b.source
   );
 }

@@ -32,6 +32,7 @@ export function newItem(spec: BlockSpec, now: number, actor: Actor): BlockedItem
   };
   if (spec.containerId !== undefined) item.containerId = spec.containerId;
   if (spec.evacuationTimeout !== undefined) item.evacuationTimeout = spec.evacuationTimeout;
+  if (spec.source !== undefined) item.source = spec.source;
   return item;
 }
 
@@ -47,7 +48,8 @@ export type MergeResult =
  * - endTimestamp: max (permanent wins);
  * - cause: the stored text with the request's new tokens appended, bounded (cause.ts); a merge
  *   that would leave no cause at all is refused (`empty-cause`);
- * - startTimestamp and the creation stamp: the original's;
+ * - startTimestamp, the creation stamp and the source: the original's (the source names who
+ *   created the block; a merge adds to a block, it does not change who made it);
  * - evacuationTimeout: the newer value when given (the deadline still counts from evacuationSince);
  * - scope: the union of both (scope.ts): two jobs' blocks of one node become one block for both;
  *   cluster covers all.

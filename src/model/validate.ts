@@ -31,13 +31,36 @@ export interface BlockSpec extends ItemRef {
   cause: string;
   scope: Scope;
   evacuationTimeout?: number;
+  /** What created the block (model/item.ts BlockedItem.source); absent = by hand. */
+  source?: string;
   allowMerge: boolean;
 }
 
 export type Validated<T> = { ok: true; value: T } | { ok: false; errors: string[] };
 
 /** The body fields a block request may carry (besides `id` in a batch). */
-export const BLOCK_FIELDS = ['action', 'endTimestamp', 'timeout', 'cause', 'allowMerge', 'evacuationTimeout', 'scope'] as const;
+export const BLOCK_FIELDS = ['action', 'endTimestamp', 'timeout', 'cause', 'allowMerge', 'evacuationTimeout', 'scope', 'source'] as const;
+
+/** Longest `source`: room for `exclude-file:` and a Linux PATH_MAX path. */
+export const SOURCE_MAX = 4096 + 64;
+
+/**
+ * `source`: a label a program sets to find its own blocks again (`exclude-file:/abs/path`).
+ * Printable text without leading/trailing blanks; absent or null = made by hand.
+ */
+export function parseSource(v: unknown, errors: string[]): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') {
+    errors.push("source must be a string such as 'exclude-file:/etc/hadoop/conf/yarn.exclude'");
+    return undefined;
+  }
+  if (v.trim() === '') errors.push('source must not be empty; omit it for a block made by hand');
+  else if (v !== v.trim()) errors.push('source must not start or end with blanks');
+  else if (v.length > SOURCE_MAX) errors.push(`source is longer than ${SOURCE_MAX} characters`);
+  else if (/[\u0000-\u001f\u007f]/.test(v)) errors.push('source contains control characters');
+  else return v;
+  return undefined;
+}
 
 /**
  * Parses an item id. `kind` comes from the endpoint when there is one; in a batch it is taken from
@@ -225,10 +248,12 @@ export function parseBlockRequest(ref: ItemRef, body: unknown, now: number): Val
   }
 
   const scope = parseScope(b.scope, errors);
+  const source = parseSource(b.source, errors);
 
   if (errors.length || !action || !cause || !end || allowMerge === undefined || !scope) return { ok: false, errors };
   const spec: BlockSpec = { ...ref, action, end, cause, scope, allowMerge };
   if (evacuationTimeout !== undefined) spec.evacuationTimeout = evacuationTimeout;
+  if (source !== undefined) spec.source = source;
   return { ok: true, value: spec };
 }
 

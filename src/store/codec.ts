@@ -20,6 +20,7 @@ interface Encoded {
   scope: string;
   evacuationTimeout?: number;
   evacuationSince?: string;
+  source?: string;
   created: { by: string; from: string; at: string };
   updated: { by: string; from: string; at: string };
 }
@@ -43,6 +44,7 @@ export function encodeItem(item: BlockedItem): string {
   if (item.containerId !== undefined) e.containerId = item.containerId;
   if (item.evacuationTimeout !== undefined) e.evacuationTimeout = item.evacuationTimeout;
   if (item.evacuationSince !== undefined) e.evacuationSince = formatTimestamp(item.evacuationSince);
+  if (item.source !== undefined) e.source = item.source;
   return JSON.stringify(e);
 }
 
@@ -140,5 +142,7 @@ export function decodeItem(text: string): BlockedItem {
     item.evacuationTimeout = o.evacuationTimeout;
   }
   if (o.evacuationSince !== undefined) item.evacuationSince = ts(o.evacuationSince, 'evacuationSince');
+  // Rows written before the field existed have none: made by hand, as far as anyone knows.
+  if (o.source !== undefined) item.source = intern(str(o.source, 'source'));
   return item;
 }

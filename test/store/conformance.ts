@@ -38,6 +38,7 @@ export interface ItemOpts {
   evacuationTimeout?: number;
   at?: number;
   by?: string;
+  source?: string;
 }
 
 /** A node item (or task manager item when id has a '/') created at `at`. */
@@ -55,6 +56,7 @@ export function item(id: string, o: ItemOpts = {}): BlockedItem {
   };
   if (slash >= 0) spec.containerId = id.slice(slash + 1);
   if (o.evacuationTimeout !== undefined) spec.evacuationTimeout = o.evacuationTimeout;
+  if (o.source !== undefined) spec.source = o.source;
   return newItem(spec, o.at ?? T0, { by: o.by ?? actor.by, from: actor.from });
 }
 
@@ -163,6 +165,18 @@ export function describeStoreConformance(name: string, factory: HarnessFactory):
         assert.deepEqual(o.outcome === 'unchanged' && o.item, first);
         assert.deepEqual(await s.get('node1'), first, 'not even the updated stamp moves');
         assert.equal(await s.version(), v);
+      });
+
+      it('the source is stored, read back by a new instance, and kept by merges (from hand or another source)', async () => {
+        const src = 'exclude-file:/etc/hadoop/conf/yarn.exclude';
+        await s.add({ item: item('node1', { source: src }), allowMerge: false });
+        expectMerged(await s.add({ item: item('node1', { cause: 'by hand', at: T0 + 1, by: 'bob' }), allowMerge: true }));
+        expectMerged(await s.add({ item: item('node1', { cause: 'other file', at: T0 + 2, source: 'exclude-file:/tmp/other' }), allowMerge: true }));
+        assert.equal((await (await open()).get('node1'))?.source, src);
+        // A block made by hand stays made by hand when a file merges into it.
+        await s.add({ item: item('node2'), allowMerge: false });
+        expectMerged(await s.add({ item: item('node2', { cause: 'from file', at: T0 + 1, source: src }), allowMerge: true }));
+        assert.equal((await s.get('node2'))?.source, undefined);
       });
 
       it('two application scopes merge into one item for both; cluster absorbs an app scope', async () => {

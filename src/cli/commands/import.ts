@@ -15,6 +15,14 @@
  * there is no network: the batches are the API's largest (10,000 items, one SQLite transaction
  * each), so a file of up to 10,000 hosts is imported all or nothing.
  *
+ * Provenance: every item an exclude file creates carries `source: exclude-file:<absolute path>`
+ * (or --source NAME), and merges keep it. `--sync` makes the import act like `yarn rmadmin
+ * -refreshNodes` on that file: the file's hosts are blocked (merged into blocks that exist), and
+ * the blocks this file created earlier whose host is no longer in it are lifted. Blocks made by
+ * hand or by another file are never lifted, even when their host left the file; a block this file
+ * created is lifted even when someone merged into it since (the file created it, and a merge adds
+ * to a block without taking it over — the report names who changed it last).
+ *
  * Timeouts, as NodesListManager decides them: a host's own <timeout> beats -g, which beats the
  * sidecar's configured default (the item then carries no evacuationTimeout); negative = forever.
  */
@@ -22,16 +30,16 @@ import { scopeCovers } from '../../model/scope';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command, Option } from 'commander';
-import { ApiItem, BatchItem, BatchResult, BlocklistClient, DryRunEffect, SidecarStatus } from '../client';
+import { ApiItem, BatchItem, BatchResult, BlocklistClient, DryRunEffect, SidecarStatus, itemPath } from '../client';
 import { CapBasis, previewCap } from '../../sync/preview';
 import { CliError, runAction, usage } from '../errors';
 import { EXIT } from '../exit-codes';
 import { ExcludeFileError, formatOf, parseExcludeFile } from '../exclude-file';
-import { toJson, toYaml, wireMs } from '../format';
+import { isoTime, toJson, toYaml, wireMs } from '../format';
 import { effectLines, itemSummary } from '../render';
 import { parseBlockTimeout, parseEvacuationTimeout, parseUntil } from '../time-input';
 import { BlockedItem, EVACUATE, LONG_MAX_TEXT } from '../../model/item';
-import { parseBlockRequest, parseItemRef } from '../../model/validate';
+import { parseBlockRequest, parseItemRef, parseSource } from '../../model/validate';
 import { CommonFlags, addCommonOptions, note, painter, parseAction, withClient, write } from './common';
 
 type ImportFormat = 'auto' | 'yarn-xml' | 'text' | 'json';
@@ -46,6 +54,8 @@ interface ImportFlags extends CommonFlags {
   timeout?: string;
   until?: string;
   dryRun?: boolean;
+  sync?: boolean;
+  source?: string;
 }
 
 /** A batch item plus where it came from, for messages. */
@@ -63,6 +73,11 @@ function readInput(file: string): string {
   }
 }
 
+/** The `source` an exclude file's blocks carry: the file's absolute path (symlinks not resolved: the name the operator uses stays stable when a config tool swaps the target). */
+export function excludeFileSource(file: string, flags: Pick<ImportFlags, 'source'>): string {
+  return flags.source ?? `exclude-file:${path.resolve(file)}`;
+}
+
 function planExcludeFile(file: string, text: string, format: 'yarn-xml' | 'text', flags: ImportFlags): Planned[] {
   let entries;
   try {
@@ -74,8 +89,9 @@ function planExcludeFile(file: string, text: string, format: 'yarn-xml' | 'text'
   const g = flags.g !== undefined ? parseEvacuationTimeout(flags.g, '-g', true) : undefined;
   const action = flags.action ? parseAction(flags.action) : EVACUATE;
   const cause = flags.cause ?? `imported from ${path.basename(file)}`;
+  const source = excludeFileSource(file, flags);
   return entries.map((e) => {
-    const item: BatchItem = { id: e.host, action, cause };
+    const item: BatchItem = { id: e.host, action, cause, source };
     const t = e.timeout ?? g;
     if (t !== undefined) item.evacuationTimeout = t < 0 ? -1 : t;
     return { item, where: `line ${e.line}: host ${e.host}` };
@@ -99,6 +115,10 @@ function planJson(file: string, text: string, flags: ImportFlags, now: number): 
     const item: BatchItem = { id, action: flags.action ? parseAction(flags.action) : String(o.action ?? ''), cause: flags.cause ?? String(o.cause ?? '') };
     if (typeof o.scope === 'string' && o.scope !== 'cluster') item.scope = o.scope;
     if (typeof o.evacuationTimeout === 'number') item.evacuationTimeout = o.evacuationTimeout;
+    // An export keeps who created each block, so a later `import --sync` of the exclude file still
+    // finds its own blocks after a move to another store.
+    const source = flags.source ?? o.source;
+    if (typeof source === 'string') item.source = source;
     const end = typeof o.endTimestamp === 'string' || typeof o.endTimestamp === 'number' ? String(o.endTimestamp) : undefined;
     if (end !== undefined && end !== LONG_MAX_TEXT) {
       if (wireMs(end) <= now) {
@@ -187,6 +207,16 @@ async function batchCall(client: BlocklistClient, items: BatchItem[], dryRun: bo
   return res.body as { results: BatchResult[] };
 }
 
+/**
+ * `--sync`: the live blocks this source created whose host is not in the file (any kind: a file
+ * names hosts, so only node blocks carry an exclude file's source).
+ */
+export function toLift(current: Record<string, ApiItem>, source: string, inFile: ReadonlySet<string>): ApiItem[] {
+  return Object.values(current)
+    .filter((it) => it.source === source && !inFile.has(it.id))
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
 /** An item as the server sent it, in the model's shape (what the cap's plan reads). */
 function fromWire(it: ApiItem): BlockedItem {
   const slash = it.id.indexOf('/');
@@ -212,10 +242,11 @@ function fromWire(it: ApiItem): BlockedItem {
  * cap applied as the sidecar's engine last applied it (src/sync/preview.ts): what the cap would
  * hold back is `deferred`, not an addition, and an EVACUATE item held back releases nothing.
  */
-function importEffect(results: BatchResult[], current: Record<string, ApiItem>, app: string | undefined, cap: CapBasis | undefined, now: number): DryRunEffect {
+function importEffect(results: BatchResult[], current: Record<string, ApiItem>, app: string | undefined, cap: CapBasis | undefined, now: number, lifted: ApiItem[]): DryRunEffect {
   const before = Object.values(current).map(fromWire);
   const after = new Map(before.map((i) => [i.id, i]));
   for (const r of results) if (r.item) after.set(r.item.id, fromWire(r.item));
+  for (const it of lifted) after.delete(it.id);
   const p = previewCap(before, [...after.values()], app, now, cap);
   const releases = new Set<string>();
   for (const r of results) {
@@ -233,11 +264,20 @@ function capOf(s: SidecarStatus): CapBasis | undefined {
   return { nodes: s.nodes.list, runningNodesFloor: s.safetyCap.runningNodes, maxBlockedFraction: s.safetyCap.maxBlockedFraction };
 }
 
-async function runImport(client: BlocklistClient, planned: Planned[], flags: ImportFlags) {
+interface ImportOutcome {
+  results: BatchResult[];
+  effect?: DryRunEffect;
+  /** --sync: the blocks lifted (or, in a dry run, that would be). */
+  lifted?: ApiItem[];
+}
+
+async function runImport(client: BlocklistClient, planned: Planned[], flags: ImportFlags, sync: { source: string } | undefined): Promise<ImportOutcome> {
   const items = planned.map((p) => p.item);
+  const inFile = new Set(items.map((i) => i.id));
   if (flags.dryRun) {
-    const dry = await batchInChunks(client, items, true);
+    const dry = items.length ? await batchInChunks(client, items, true) : [];
     const current = await client.list();
+    const lifted = sync ? toLift(current, sync.source, inFile) : undefined;
     let app: string | undefined;
     let cap: CapBasis | undefined;
     if (!client.transport.direct) {
@@ -245,7 +285,23 @@ async function runImport(client: BlocklistClient, planned: Planned[], flags: Imp
       app = s.applicationId;
       cap = capOf(s);
     }
-    return { results: dry, effect: importEffect(dry, current, app, cap, Date.now()) };
+    return { results: dry, effect: importEffect(dry, current, app, cap, Date.now(), lifted ?? []), ...(lifted ? { lifted } : {}) };
+  }
+  if (sync) {
+    // Blocks first, then lifts: a host is never left unblocked between the two steps.
+    const results = items.length ? await importChunks(client, items) : [];
+    const lifted: ApiItem[] = [];
+    for (const it of toLift(await client.list(), sync.source, inFile)) {
+      const res = await client.transport.request('DELETE', itemPath(it.id));
+      // 404: gone meanwhile (unblocked or ended), which is what the sync wanted.
+      if (res.status === 404) continue;
+      if (res.status < 200 || res.status > 299) {
+        const done = lifted.length ? ` (lifted before it: ${lifted.map((l) => l.id).join(', ')})` : '';
+        client.fail(res, `the file's hosts were imported, but lifting '${it.id}' failed${done}; re-run the sync`);
+      }
+      lifted.push(it);
+    }
+    return { results, lifted };
   }
   if (!flags.merge) {
     const check = await batchInChunks(client, items, true);
@@ -258,8 +314,13 @@ async function runImport(client: BlocklistClient, planned: Planned[], flags: Imp
       );
     }
   }
+  return { results: await importChunks(client, items) };
+}
+
+/** The real write, with a partial failure explained. */
+async function importChunks(client: BlocklistClient, items: BatchItem[]): Promise<BatchResult[]> {
   try {
-    return { results: await batchInChunks(client, items, false), effect: undefined };
+    return await batchInChunks(client, items, false);
   } catch (e) {
     if (!(e instanceof PartialImport)) throw e;
     const n = e.imported.length;
@@ -285,6 +346,8 @@ export function register(program: Command): void {
     .option('--until <time>', 'every imported block ends at this instant')
     .option('--scope <scope>', "'cluster' (default) or one application id")
     .option('--merge', 'merge into hosts already blocked instead of refusing the import (exit 3)')
+    .option('--sync', "like 'yarn rmadmin -refreshNodes': also lift the blocks this file created earlier whose host is no longer in it (blocks made by hand are never lifted); implies --merge")
+    .option('--source <name>', 'record the blocks as made by NAME instead of exclude-file:<absolute path> (keep one name when the file moves)')
     .option('--dry-run', 'show what would be imported and change nothing');
   addCommonOptions(cmd).action(
     runAction(async (file: string, rawFlags: ImportFlags & { gracefulTimeout?: string }) => {
@@ -293,7 +356,15 @@ export function register(program: Command): void {
       const text = readInput(file);
       const now = Date.now();
       const fmt = flags.format && flags.format !== 'auto' ? flags.format : file.toLowerCase().endsWith('.json') ? 'json' : formatOf(file);
+      if (flags.sync && fmt === 'json') throw usage('--sync applies to exclude files (YARN XML or plain text), not to a JSON export');
+      if (flags.source !== undefined) {
+        const errs: string[] = [];
+        parseSource(flags.source, errs);
+        if (errs.length) throw usage(`--source: ${errs[0]}`);
+      }
       const planned = fmt === 'json' ? planJson(file, text, flags, now) : planExcludeFile(file, text, fmt, flags);
+      const sync = flags.sync ? { source: excludeFileSource(file, flags) } : undefined;
+      if (sync) flags.merge = true;
       for (const p of planned) {
         if (flags.scope !== undefined) p.item.scope = flags.scope;
         if (flags.timeout !== undefined) {
@@ -314,17 +385,17 @@ export function register(program: Command): void {
         }
       }
       if (problems.length) throw usage(`${file}: ${problems.length} problem(s); nothing was imported`, problems);
-      if (!planned.length) {
+      if (!planned.length && !sync) {
         note(`${file} names no hosts; nothing to import`);
         return;
       }
 
-      const { results, effect } = await withClient(flags, (c) => runImport(c, planned, flags), { create: true, dryRun: !!flags.dryRun });
+      const { results, effect, lifted } = await withClient(flags, (c) => runImport(c, planned, flags, sync), { create: true, dryRun: !!flags.dryRun });
       const counts = new Map<string, number>();
       for (const r of results) counts.set(r.outcome, (counts.get(r.outcome) ?? 0) + 1);
       const summary = [...counts].map(([k, n]) => `${n} ${k}`).join(', ');
       if (flags.output === 'json' || flags.output === 'yaml') {
-        const doc = { file, format: fmt, dryRun: !!flags.dryRun, results, ...(effect ? { effect } : {}) };
+        const doc = { file, format: fmt, dryRun: !!flags.dryRun, results, ...(sync ? { source: sync.source, lifted: lifted ?? [] } : {}), ...(effect ? { effect } : {}) };
         write(flags.output === 'json' ? toJson(doc) : toYaml(doc));
       } else {
         const p = painter(flags);
@@ -333,6 +404,14 @@ export function register(program: Command): void {
         for (const r of results) {
           const out = r.outcome.padEnd(9);
           write(r.item ? `  ${out} ${itemSummary(r.item, now)}\n` : `  ${out} ${r.id}: ${(r.errors ?? []).join('; ')}\n`);
+        }
+        if (sync) {
+          const l = lifted ?? [];
+          write(`${flags.dryRun ? 'would lift' : 'lifted'} ${l.length} block(s) ${sync.source} created whose host is no longer in the file${l.length ? ':' : ''}\n`);
+          for (const it of l) {
+            const changed = it.updatedAt && it.updatedAt !== it.createdAt ? ` (last changed by ${it.updatedBy ?? '?'} at ${isoTime(wireMs(it.updatedAt))})` : '';
+            write(`  ${'lift'.padEnd(9)} ${itemSummary(it, now)}${changed}\n`);
+          }
         }
         if (effect) write(effectLines(effect, p) + 'nothing was changed\n');
       }
