@@ -89,6 +89,8 @@ export interface ListFilter {
   kind?: string;
   scope?: string;
   action?: string;
+  /** Every item that applies to this application now: its own, cluster-wide and shared blocks. */
+  appliesTo?: string;
 }
 
 // ---- HTTP transport ----

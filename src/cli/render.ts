@@ -25,10 +25,16 @@ export function evacuationTimeoutText(it: Pick<ApiItem, 'action' | 'evacuationTi
   return it.evacuationTimeout === undefined ? undefined : `${timeoutText(it.evacuationTimeout)} (if evacuated)`;
 }
 
+/** A scope in the narrow table: `cluster`, one application id, or the first one and how many more. */
+export function scopeText(scope: string): string {
+  const apps = scope.split(',');
+  return apps.length > 1 ? `${apps[0]},+${apps.length - 1}` : scope;
+}
+
 export function listTable(items: ApiItem[], now: number, p: Paint, wide: boolean): string {
   const header = wide
     ? ['ID', 'KIND', 'ACTION', 'SCOPE', 'CAUSE', 'SINCE', 'ENDS', 'EVAC-TIMEOUT', 'TASK MANAGERS', 'SYNC', 'CREATED BY', 'SOURCE', 'DETAIL']
-    : ['ID', 'KIND', 'ACTION', 'CAUSE', 'SINCE', 'ENDS', 'TMS', 'SYNC'];
+    : ['ID', 'KIND', 'ACTION', 'SCOPE', 'CAUSE', 'SINCE', 'ENDS', 'TMS', 'SYNC'];
   const rows = items.map((it) => {
     const action = it.action === 'MARK_BLOCKED_AND_EVACUATE_TASKS' ? p.yellow(shortAction(it.action)) : shortAction(it.action);
     const since = age(wireMs(it.startTimestamp), now);
@@ -51,7 +57,7 @@ export function listTable(items: ApiItem[], now: number, p: Paint, wide: boolean
         it.sync?.detail ?? '',
       ];
     }
-    return [clip(it.id, 48), it.kind === 'taskmanager' ? 'tm' : 'node', action, clip(it.cause, 32), since, ends, String(tms.length), syncText(it.sync, p)];
+    return [clip(it.id, 48), it.kind === 'taskmanager' ? 'tm' : it.kind, action, scopeText(it.scope), clip(it.cause, 32), since, ends, String(tms.length), syncText(it.sync, p)];
   });
   return table(header, rows, p);
 }

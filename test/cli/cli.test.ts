@@ -80,7 +80,7 @@ describe('cli: the blocklist executable against a real sidecar', function () {
     assert.equal((YAML.parse(yaml.stdout) as Record<string, Item>).node4.endTimestamp, LONG_MAX, 'YAML keeps Long.MAX as the exact string');
     assert.equal(expectCode(names, 0, 'name').stdout, ['node1', 'node2', TM, 'node4', 'node5'].join('\n') + '\n');
     const lines = expectCode(table, 0, 'table').stdout.trimEnd().split('\n');
-    assert.match(lines[0], /^ID\s+KIND\s+ACTION\s+CAUSE\s+SINCE\s+ENDS\s+TMS\s+SYNC$/);
+    assert.match(lines[0], /^ID\s+KIND\s+ACTION\s+SCOPE\s+CAUSE\s+SINCE\s+ENDS\s+TMS\s+SYNC$/);
     assert.equal(lines.length, 6);
     assert.ok(!table.stdout.includes('\x1b['), 'no colour codes when stdout is not a terminal');
     const col = lines[0].indexOf('ENDS');

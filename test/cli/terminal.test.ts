@@ -67,11 +67,11 @@ describe('cli in a terminal (tmux): the table and the --wait progress render cle
     const lines = s.split('\n');
     const h = lines.findIndex((l) => l.startsWith('ID'));
     assert.ok(h >= 0, `table header on screen:\n${s}`);
-    assert.match(lines[h], /^ID\s+KIND\s+ACTION\s+CAUSE\s+SINCE\s+ENDS\s+TMS\s+SYNC$/);
+    assert.match(lines[h], /^ID\s+KIND\s+ACTION\s+SCOPE\s+CAUSE\s+SINCE\s+ENDS\s+TMS\s+SYNC$/);
     const rows = lines.slice(h + 1, h + 3);
-    assert.match(rows[0], new RegExp(`^${busy[3].replace(/\./g, '\\.')}\\s+node\\s+BLOCK\\s+No space left on device\\s+\\d+s\\s+in (1h 59m|2h)\\s+\\d+\\s+(applied|pending)`));
-    assert.match(rows[1], /^other-node\.example\s+node\s+BLOCK\s+flaky NIC\s+\d+s\s+never\s+0\s+\S+/);
-    for (const col of ['KIND', 'ACTION', 'CAUSE', 'ENDS', 'SYNC']) {
+    assert.match(rows[0], new RegExp(`^${busy[3].replace(/\./g, '\\.')}\\s+node\\s+BLOCK\\s+cluster\\s+No space left on device\\s+\\d+s\\s+in (1h 59m|2h)\\s+\\d+\\s+(applied|pending)`));
+    assert.match(rows[1], /^other-node\.example\s+node\s+BLOCK\s+cluster\s+flaky NIC\s+\d+s\s+never\s+0\s+\S+/);
+    for (const col of ['KIND', 'ACTION', 'SCOPE', 'CAUSE', 'ENDS', 'SYNC']) {
       const at = lines[h].indexOf(col);
       assert.ok(rows.every((r) => r[at - 1] === ' ' && r[at] !== ' '), `column ${col} aligned:\n${lines.slice(h, h + 3).join('\n')}`);
     }
