@@ -12,7 +12,7 @@ import { BlockedItem, ItemKind, WireItem, toWire } from '../model/item';
 import { newItem } from '../model/merge';
 import { decide } from '../model/decide';
 import { isExpired } from '../model/effective';
-import { scopeMatches } from '../model/scope';
+import { scopeCovers, scopeMatches } from '../model/scope';
 import { BlockSpec, ItemRef, parseBlockRequest, parseItemRef } from '../model/validate';
 import { AuditSink } from '../model/audit';
 import { Clock } from '../core/clock';
@@ -42,6 +42,8 @@ export interface ListFilter {
   kind?: ItemKind;
   scope?: string;
   action?: string;
+  /** An application id: every item that applies to it now (its own, cluster-wide and shared blocks). */
+  appliesTo?: string;
 }
 
 export interface ServiceDeps {
@@ -118,7 +120,7 @@ export class BlocklistService {
   async list(q: ListFilter = {}): Promise<BlockedItem[]> {
     const now = this.d.clock.now();
     return (await this.d.store.list()).filter(
-      (item) => !isExpired(item, now) && (!q.kind || item.kind === q.kind) && (!q.scope || scopeMatches(item.scope, q.scope)) && (!q.action || item.action === q.action),
+      (item) => !isExpired(item, now) && (!q.kind || item.kind === q.kind) && (!q.scope || scopeMatches(item.scope, q.scope)) && (!q.action || item.action === q.action) && (!q.appliesTo || scopeCovers(item.scope, q.appliesTo)),
     );
   }
 

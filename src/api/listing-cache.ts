@@ -21,7 +21,7 @@
 import { Readable } from 'node:stream';
 import { BlockedItem, toWire } from '../model/item';
 import { isExpired } from '../model/effective';
-import { scopeMatches } from '../model/scope';
+import { scopeCovers, scopeMatches } from '../model/scope';
 
 /** A full listing with more entries than this is streamed in slices; below it one buffer is faster. */
 export const STREAM_ABOVE = 2_000;
@@ -58,6 +58,8 @@ export interface ListingFilter {
   kind?: string;
   scope?: string;
   action?: string;
+  /** An application id: the items that apply to it (model/scope.ts scopeCovers). */
+  appliesTo?: string;
 }
 
 export interface ListingSource {
@@ -174,7 +176,7 @@ interface SharedListing {
 
 /** Does item i count for this request (not expired, matches the filter)? */
 function keep(item: BlockedItem, now: number, f: ListingFilter): boolean {
-  return !isExpired(item, now) && (!f.kind || item.kind === f.kind) && (!f.scope || scopeMatches(item.scope, f.scope)) && (!f.action || item.action === f.action);
+  return !isExpired(item, now) && (!f.kind || item.kind === f.kind) && (!f.scope || scopeMatches(item.scope, f.scope)) && (!f.action || item.action === f.action) && (!f.appliesTo || scopeCovers(item.scope, f.appliesTo));
 }
 
 /** First index whose id is > after (items are sorted by id). */
@@ -235,7 +237,7 @@ export function listingPage(cache: ListingCache, e: ListingEntries, o: { now: nu
  */
 export function fullListing(cache: ListingCache, e: ListingEntries, o: { now: number; filter: ListingFilter; live: Live }): Buffer | Readable {
   if (e.items.length <= STREAM_ABOVE) return listingPage(cache, e, { ...o, limit: Number.MAX_SAFE_INTEGER }).body;
-  const shared = !o.filter.kind && !o.filter.scope && !o.filter.action ? cache.share(e, o.now) : undefined;
+  const shared = !o.filter.kind && !o.filter.scope && !o.filter.action && !o.filter.appliesTo ? cache.share(e, o.now) : undefined;
   const count = Math.ceil(e.items.length / SLICE);
   const build = (k: number): Buffer => {
     const m = members(cache, e, k * SLICE, Math.min(e.items.length, (k + 1) * SLICE), shared ? shared.now : o.now, o.filter, o.live);

@@ -10,7 +10,7 @@
 import { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { ACTIONS } from '../model/item';
-import { CAUSE_MAX } from '../model/validate';
+import { CAUSE_MAX, SOURCE_MAX } from '../model/validate';
 
 const longish = { anyOf: [{ type: 'integer' }, { type: 'string', maxLength: 40 }] } as const;
 const booleanish = { anyOf: [{ type: 'boolean' }, { type: 'string', enum: ['true', 'false'] }] } as const;
@@ -28,6 +28,8 @@ export const blockBodySchema = {
     evacuationTimeout: longish,
     // Up to 64 application ids joined with ',' (model/scope.ts), as GET answers a merged scope.
     scope: { type: 'string', maxLength: 64 * 41 },
+    // What created the block (exclude-file:<path>, set by `blocklist import`); absent = by hand.
+    source: { type: 'string', maxLength: SOURCE_MAX },
   },
 } as const;
 
@@ -55,6 +57,8 @@ export const listQuerySchema = {
     kind: { type: 'string', enum: ['node', 'taskmanager'] },
     scope: { type: 'string', maxLength: 64 },
     action: { type: 'string', enum: [...ACTIONS] },
+    // Every item that applies to this application now (its own, cluster-wide, shared): model/scope.ts scopeCovers.
+    appliesTo: { type: 'string', maxLength: 64 },
     // Paging (query values are strings; no coercion): the route checks the range.
     limit: { type: 'string', pattern: '^[0-9]{1,6}$' },
     after: { type: 'string', minLength: 1, maxLength: 1024 },
@@ -95,6 +99,7 @@ export const itemSchema = {
     taskManagers: { type: 'array', items: { type: 'string' } },
     scope: { type: 'string' },
     evacuationTimeout: { type: 'integer' },
+    source: { type: 'string' },
     createdBy: { type: 'string' },
     createdFrom: { type: 'string' },
     createdAt: { type: 'string' },

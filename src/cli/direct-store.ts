@@ -16,6 +16,17 @@ import { ItemKind, toWire } from '../model/item';
 import { silentLogger } from '../core/logger';
 import { systemClock } from '../core/clock';
 import { SqliteStore } from '../store/sqlite-store';
+import { ZookeeperStore } from '../store/zookeeper-store';
+import { BlocklistStore } from '../store/store';
+import { Target, ZOOKEEPER_AUTH_ENV } from './settings';
+
+type StoreTarget = Exclude<Target, { kind: 'server' }>;
+
+/** ZooKeeper refused for want of credentials: say where the CLI takes them from. */
+function authHint(message: string, auth: string | undefined): string {
+  if (auth !== undefined || !/not authori[sz]ed|NO_AUTH|NoAuth/i.test(message)) return message;
+  return `${message}; the CLI takes the digest credentials from ${ZOOKEEPER_AUTH_ENV[0]}=user:password (never from the command line)`;
+}
 import { StoreUnavailableError } from '../store/store';
 import { CorruptItemError } from '../store/codec';
 import { NoSync } from '../sync/facade';
@@ -31,7 +42,7 @@ export class DirectStoreTransport implements Transport {
 
   private constructor(
     readonly description: string,
-    readonly store: SqliteStore,
+    readonly store: BlocklistStore,
     private readonly service: BlocklistService,
     private readonly sync: NoSync,
     private readonly audit: AuditSink,
@@ -43,6 +54,27 @@ export class DirectStoreTransport implements Transport {
    * in-memory store so that it writes nothing, not even a new file.
    */
   static async open(file: string, missing: 'error' | 'create' | 'empty'): Promise<DirectStoreTransport> {
+    return DirectStoreTransport.openTarget({ kind: 'sqlite', file, source: '--store' }, missing);
+  }
+
+  /**
+   * A store named by --store. ZooKeeper is the shared store the sidecars of a cluster use: there is
+   * no file to create or preview against, so `missing` does not apply (the root znodes are made if
+   * absent, as a sidecar makes them) and a dry run reads the real store and writes nothing.
+   */
+  static async openTarget(target: StoreTarget, missing: 'error' | 'create' | 'empty'): Promise<DirectStoreTransport> {
+    if (target.kind === 'zookeeper') {
+      const description = `zookeeper:${target.quorum}${target.root}`;
+      let store: BlocklistStore;
+      try {
+        // Short bounds: an operator at a terminal wants an answer, not a 30 s session wait.
+        store = await ZookeeperStore.open({ quorum: target.quorum, root: target.root, sessionTimeoutMs: 10_000, operationTimeoutMs: 5_000, connectTimeoutMs: 5_000, ...(target.auth ? { auth: target.auth } : {}), logger: silentLogger });
+      } catch (e) {
+        throw new CliError(`cannot open the store ${description}: ${authHint((e as Error).message, target.auth)}`, EXIT.UNREACHABLE);
+      }
+      return DirectStoreTransport.around(store, description, target.auth === undefined);
+    }
+    const file = target.file;
     const exists = fs.existsSync(file);
     if (!exists && missing === 'error') {
       throw new CliError(`no store file at ${file}; check the path given to --store (a block or import creates it)`, EXIT.NOT_FOUND);
@@ -55,12 +87,21 @@ export class DirectStoreTransport implements Transport {
       throw new CliError(`cannot open the store ${file}: ${msg}`, EXIT.UNREACHABLE);
     }
     // The audit trail of direct changes goes where the sidecar would put it, if configured.
+    return DirectStoreTransport.around(store, `sqlite:${file}`, false);
+  }
+
+  private static around(store: BlocklistStore, description: string, zookeeperWithoutAuth: boolean): DirectStoreTransport {
     const auditFile = process.env.BLOCKLIST_LOG_AUDIT_FILE || undefined;
     const audit = createAuditSink(silentLogger, auditFile);
     const sync = new NoSync(true);
     const service = new BlocklistService({ store, sync, clock: systemClock, audit, enabled: true });
-    return new DirectStoreTransport(`sqlite:${file}`, store, service, sync, audit);
+    const t = new DirectStoreTransport(description, store, service, sync, audit);
+    t.zookeeperWithoutAuth = zookeeperWithoutAuth;
+    return t;
   }
+
+  /** A ZooKeeper store opened without digest credentials: a refusal says where they go. */
+  private zookeeperWithoutAuth = false;
 
   /** Who the audit trail names for a direct change: the operating-system user, on this host. */
   private readonly caller: Caller = { name: os.userInfo().username || 'cli', from: `${os.hostname()} (--store)` };
@@ -70,7 +111,7 @@ export class DirectStoreTransport implements Transport {
       return await this.answer(method, path, opts);
     } catch (e) {
       if (e instanceof ApiError) return { status: e.status, body: { errors: e.errors } };
-      if (e instanceof StoreUnavailableError) return { status: 503, body: { errors: [`blocklist store unavailable: ${e.message}`] } };
+      if (e instanceof StoreUnavailableError) return { status: 503, body: { errors: [`blocklist store unavailable: ${this.zookeeperWithoutAuth ? authHint(e.message, undefined) : e.message}`] } };
       if (e instanceof CorruptItemError) return { status: 409, body: { errors: [`${e.message}; it is quarantined (not enforced): unblock it to remove it, then block again`], code: 'quarantined' } };
       throw e;
     }
@@ -89,7 +130,7 @@ export class DirectStoreTransport implements Transport {
     }
     if (path === '/blocklist' && method === 'GET') {
       const q = opts.query ?? {};
-      const items = await svc.list({ ...(q.kind ? { kind: q.kind as ItemKind } : {}), ...(q.scope ? { scope: q.scope } : {}), ...(q.action ? { action: q.action } : {}) });
+      const items = await svc.list({ ...(q.kind ? { kind: q.kind as ItemKind } : {}), ...(q.scope ? { scope: q.scope } : {}), ...(q.action ? { action: q.action } : {}), ...(q.appliesTo ? { appliesTo: q.appliesTo } : {}) });
       return { status: 200, body: Object.fromEntries(items.map((i) => [i.id, svc.present(i)])) };
     }
     if (path === '/blocklist' && method === 'POST') {

@@ -14,6 +14,7 @@
 import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BlockedItem, ItemKind } from '../../model/item';
 import { BlockSpec, ItemRef } from '../../model/validate';
+import { parseApplicationId } from '../../model/ids';
 import { Answer, BlocklistService, Caller, ListFilter } from '../blocklist-service';
 import { origin } from '../principal';
 import { badRequest, sendErrors } from '../errors';
@@ -74,7 +75,11 @@ function listRoute(app: FastifyInstance, svc: BlocklistService, listing: Listing
   // The 200 schema documents the shape; the body is a prepared string, which Fastify sends as is.
   app.get<{ Querystring: ListQuery }>('/blocklist', { schema: { querystring: listQuerySchema, response: { 200: listResponseSchema, ...errorResponses } } }, async (req, reply) => {
     const q = req.query;
-    const filter: ListingFilter = { kind: q.kind, scope: q.scope, action: q.action };
+    if (q.appliesTo !== undefined) {
+      const app = parseApplicationId(q.appliesTo);
+      if (!app.ok) throw badRequest([`appliesTo: ${app.error}`]);
+    }
+    const filter: ListingFilter = { kind: q.kind, scope: q.scope, action: q.action, appliesTo: q.appliesTo };
     if (q.limit !== undefined || q.after !== undefined) return page(q, reply, filter);
     if (fullInFlight >= maxFull) {
       reply.header('retry-after', '1');

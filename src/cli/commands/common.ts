@@ -33,9 +33,7 @@ export async function withClient<T>(flags: CommonFlags, fn: (c: BlocklistClient)
   const transport =
     target.kind === 'server'
       ? new HttpTransport(target.url, target.token)
-      : target.kind === 'sqlite'
-        ? await (await import('../direct-store.js')).DirectStoreTransport.open(target.file, opts.dryRun ? 'empty' : opts.create ? 'create' : 'error')
-        : unsupportedYet(target.quorum);
+      : await (await import('../direct-store.js')).DirectStoreTransport.openTarget(target, opts.dryRun ? 'empty' : opts.create ? 'create' : 'error');
   const client = new BlocklistClient(transport);
   try {
     return await fn(client);
@@ -65,8 +63,4 @@ export function write(text: string): void {
 
 export function note(text: string): void {
   process.stderr.write(text.endsWith('\n') ? text : text + '\n');
-}
-
-function unsupportedYet(q: string): never {
-  throw usage(`zookeeper:${q}: not wired yet`);
 }
