@@ -18,6 +18,7 @@ import { installLosslessJson } from './json-body';
 import { mutationGuard } from './mutations';
 import { mutationRateLimit } from './rate-limit';
 import { sharedSchemas } from './schemas';
+import { openApi } from './openapi';
 import { BlocklistService } from './blocklist-service';
 import { blocklistRoutes } from './routes/blocklist';
 import { ListingCache } from './listing-cache';
@@ -50,6 +51,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   else await app.register(loopbackHostGuard, { logger: deps.logger });
   await app.register(mutationGuard, { enabled: deps.enabled });
   if (deps.rateLimit) await app.register(mutationRateLimit, { settings: deps.rateLimit, logger: deps.logger });
+  // Before the schemas and routes: it learns each route as it is added (GET /openapi.json).
+  await app.register(openApi, { auth: deps.auth !== undefined });
   await app.register(sharedSchemas);
 
   await app.register(blocklistRoutes, { service: blocklistService(deps), listing: new ListingCache(deps.store), maxConcurrentListings: deps.maxConcurrentListings ?? 32 });
