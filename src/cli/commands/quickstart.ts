@@ -64,6 +64,7 @@ export function register(program: Command): void {
           '',
           'flink-yarn-blocklist is running',
           `  sidecar REST API  ${api}   (FLIP-224 blocklist API, /status, /metrics)`,
+          `  web console       ${api}/ui/   (open it in a browser)`,
           `  YARN simulator    ${sim.url}   (${hosts.length} nodes, ${sim.cluster.taskManagerCount} task managers of ${sim.cluster.applicationId})`,
           `  store             ${sidecar.store.description}`,
           '',
