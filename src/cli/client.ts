@@ -4,6 +4,7 @@
  * Two transports: HTTP to a sidecar (axios, here) and in-process on an SQLite file
  * (direct-store.ts), so every command behaves the same in both modes.
  */
+import type { DetectorView } from '../detect/detector';
 import axios, { AxiosInstance } from 'axios';
 import type { ConfigEntry } from '../config/config';
 import { CliError } from './errors';
@@ -238,6 +239,11 @@ export class BlocklistClient {
   /** The running sidecar's effective configuration (secrets masked). */
   async config(): Promise<ConfigEntry[]> {
     return (await this.ok<{ config: ConfigEntry[] }>('GET', '/config', "cannot read the sidecar's configuration")).body.config;
+  }
+
+  /** The failure detector's view (GET /detector): `{mode:"off"}` when it does not run. */
+  async detector(): Promise<DetectorView | { mode: 'off'; why?: string }> {
+    return (await this.ok<DetectorView | { mode: 'off'; why?: string }>('GET', '/detector', "cannot read the detector's state")).body;
   }
 
   /** GET /status; `nodes` adds the cluster's nodes as last read (the cap's basis). */

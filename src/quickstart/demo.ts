@@ -6,6 +6,8 @@
  *   2. a broken node is blocked with evacuation (containers move off, replacements land elsewhere)
  *   3. the broken node is unblocked
  *   4. the hot node's block expires on time
+ *   5. the failure detector (enforce mode) blocks a host whose task managers keep failing, and says why
+ *   6. a bug in the job fails it on many hosts: the detector blames nobody
  */
 import * as path from 'node:path';
 import * as os from 'node:os';
@@ -36,7 +38,17 @@ async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeou
 
 export async function runDemo(out: Out = (l) => process.stdout.write(l + '\n'), opts: { hotTimeoutMs?: number } = {}): Promise<boolean> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-demo-'));
-  const local = await startLocalCluster({ restPort: 0, simPort: 0, sqlitePath: path.join(dir, 'demo.db'), nodes: 8, containers: 12, tickMs: 200, seed: 3 });
+  const local = await startLocalCluster({
+    restPort: 0,
+    simPort: 0,
+    sqlitePath: path.join(dir, 'demo.db'),
+    nodes: 8,
+    containers: 12,
+    tickMs: 200,
+    seed: 3,
+    // 8 nodes: the default cap (0.1 of RUNNING nodes) would allow no automatic block at all.
+    define: { 'cluster.resource-blocklist.detector.mode': 'enforce', 'cluster.resource-blocklist.detector.poll-interval': '300 ms', 'cluster.resource-blocklist.detector.max-blocked-fraction': '0.25' },
+  });
   const { sim, sidecar } = local;
   const api = sidecar.url;
   const blacklist = async () => ((await json(`${sim.url}/amrm/v1/blacklist`)).body as { blacklist: string[] }).blacklist;
@@ -93,7 +105,41 @@ export async function runDemo(out: Out = (l) => process.stdout.write(l + '\n'), 
     say(`GET /blocklist → ${JSON.stringify(list)}`);
     const metric = (await (await fetch(`${api}/metrics`)).text()).split('\n').find((l) => l.startsWith('numBlockedNodes '));
     say(`metrics: ${metric}`);
-    out('\nThe story is complete: block, evacuate, unblock and expire all reached YARN.');
+
+    step(5, 'The failure detector: a host whose task managers keep failing is blocked automatically');
+    const flinkFail = (body: unknown) => json(`${sim.url}/sim/v1/flink/failures`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const busyNow = () => sim.cluster.nodes.filter((n) => containersOn(n.host).length > 0 && n.host !== sim.cluster.currentAttempt.amHost).map((n) => n.host);
+    const sick = busyNow()[0];
+    if (!sick) throw new DemoFailure('no busy node for the detector story');
+    for (let i = 0; i < 3; i++) {
+      const f = await flinkFail({ host: sick, exception: 'java.io.IOException: No space left on device' });
+      if (f.status !== 200) throw new DemoFailure(`failure injection answered ${f.status}`);
+      say(`Flink restarts the job: java.io.IOException: No space left on device on ${sick} (${(f.body as { containers: string[] }).containers.length} task manager(s))`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const auto = await waitFor('the detector blocks the host', async () => {
+      const it = (await json(`${api}/blocklist/nodes/${sick}`)).body as { cause?: string; createdBy?: string } | undefined;
+      return it?.createdBy === 'detector' ? it : undefined;
+    });
+    say(`blocked by '${auto.createdBy}', cause: ${auto.cause}`);
+    await waitFor('YARN blacklist holds it', async () => ((await blacklist()).includes(sick) ? true : undefined));
+    say(`YARN's blacklist for the job: ${JSON.stringify(await blacklist())}`);
+
+    step(6, 'A bug in the job: the same exception on three hosts blames none of them');
+    const others = busyNow().filter((h) => h !== sick).slice(0, 3);
+    if (others.length < 3) throw new DemoFailure('too few busy nodes for the job-wide story');
+    for (let i = 0; i < 3; i++) await flinkFail({ hosts: others, exception: 'java.lang.NullPointerException: Cannot invoke "String.length()" because "key" is null' });
+    say(`Flink restarts the job three times: NullPointerException on ${others.join(', ')}`);
+    type View = { report?: { hosts: { host: string; decision: string; why: string }[] } };
+    const judged = await waitFor('the detector judges them', async () => {
+      const v = (await json(`${api}/detector`)).body as View;
+      const rows = (v.report?.hosts ?? []).filter((h) => others.includes(h.host));
+      return rows.length === 3 && rows.every((h) => h.decision === 'job-fault') ? rows : undefined;
+    });
+    for (const h of judged) say(`${h.host}: not blocked — ${h.why}`);
+    if ((await blacklist()).some((h) => others.includes(h))) throw new DemoFailure('a host was blamed for the job\'s bug');
+    say(`YARN's blacklist for the job is unchanged: ${JSON.stringify(await blacklist())}   (see it all: npx blocklist detector --server ${api})`);
+    out('\nThe story is complete: block, evacuate, unblock and expire all reached YARN; the detector blocked a failing host and blamed nobody for a bug.');
     return true;
   } catch (e) {
     out(`\nDEMO FAILED: ${(e as Error).message}`);

@@ -67,6 +67,11 @@ export async function startLocalCluster(o: LocalClusterOptions): Promise<LocalCl
       'rest.port': String(o.restPort),
       'cluster.resource-blocklist.poll-interval': '500 ms',
       'cluster.resource-blocklist.expiry.cron': '*/2 * * * * *',
+      // The failure detector watches the simulated Flink job and YARN, and shows what it would
+      // block (GET /detector, `blocklist detector`) without blocking anything.
+      'cluster.resource-blocklist.detector.mode': 'shadow',
+      'cluster.resource-blocklist.detector.flink.rest-address': sim.url,
+      'cluster.resource-blocklist.detector.poll-interval': '1 s',
       ...o.define,
     });
     const sidecar = await startSidecar({ config, logger: o.logger ?? silentLogger, env: {} });

@@ -86,7 +86,7 @@ export class SimFlink {
     if (!node) return { ok: false, error: `no node ${f.host}` };
     const tms = this.cluster.taskManagers().filter((c) => c.host === f.host);
     if (tms.length === 0) return { ok: false, error: `no task manager runs on ${f.host}` };
-    const now = this.clock.now();
+    const now = this.nextTimestamp();
     const excs = tms.map((c, i): SimException => {
       const text = f.exception ?? (f.exitStatus !== undefined ? `java.lang.Exception: Container ${c.id} marked as failed.\n Exit code:${f.exitStatus}.` : 'java.lang.RuntimeException: simulated task failure');
       const { name, stacktrace } = splitException(text);
@@ -101,7 +101,7 @@ export class SimFlink {
   /** One exception on one task manager of each of these hosts, in one restart: the job's own bug. */
   failJobWide(hosts: string[], exception: string): InjectResult {
     const excs: SimException[] = [];
-    const now = this.clock.now();
+    const now = this.nextTimestamp();
     const { name, stacktrace } = splitException(exception);
     for (const h of hosts) {
       const tm = this.cluster.taskManagers().find((c) => c.host === h);
@@ -117,7 +117,7 @@ export class SimFlink {
   /** A failure with no task manager (e.g. too many failed checkpoints). */
   failGlobal(exception: string): InjectResult {
     const { name, stacktrace } = splitException(exception);
-    const entry: SimHistoryEntry = { exceptionName: name, stacktrace, timestamp: this.clock.now(), concurrent: [] };
+    const entry: SimHistoryEntry = { exceptionName: name, stacktrace, timestamp: this.nextTimestamp(), concurrent: [] };
     this.record(entry);
     return { ok: true, entry, containers: [] };
   }
@@ -131,6 +131,13 @@ export class SimFlink {
   failover(): void {
     this.job.history = [];
     this.job.lastModification = this.clock.now();
+  }
+
+  /** Failure handlings are sequential in a JobManager: each restart gets a later timestamp than the last. */
+  private nextTimestamp(): number {
+    const last = this.job.history[0];
+    const floor = last ? Math.max(last.timestamp, ...last.concurrent.map((c) => c.timestamp)) + 1 : 0;
+    return Math.max(this.clock.now(), floor);
   }
 
   private taskName(): string {

@@ -16,6 +16,7 @@ import * as config from './config';
 import * as quickstart from './quickstart';
 import * as demo from './demo';
 import * as yarnSim from './yarn-sim';
+import * as detector from './detector';
 
 type Register = (program: Command) => void;
 
@@ -33,6 +34,7 @@ const modules: Register[] = [
   exportCmd.register,
   expire.register,
   status.register,
+  detector.register,
   completion.register,
   // sidecar, yarn-sim and admin commands add themselves here
 ];

@@ -77,6 +77,8 @@ export function register(program: Command): void {
           `  npx blocklist block ${busy} --cause "No space left on device" --evacuate --wait`,
           `  curl -s ${api}/status                          # sync state, evacuations`,
           `  npx blocklist unblock ${hosts[0]} ${busy}`,
+          `  curl -s -XPOST ${sim.url}/sim/v1/flink/failures ${json} -d '{"host":"${busy}","exception":"java.io.IOException: No space left on device"}'`,
+          `  npx blocklist detector                           # the failure detector (shadow mode): what it would block, and why`,
           '  npm run demo                                     # a scripted story, start to end',
           '',
           'Other ports: npm start -- --port 8190 --sim-port 8188.   Empty blocklist: npm start -- --fresh.',
