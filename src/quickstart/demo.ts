@@ -46,8 +46,9 @@ export async function runDemo(out: Out = (l) => process.stdout.write(l + '\n'), 
     containers: 12,
     tickMs: 200,
     seed: 3,
+    detector: 'enforce',
     // 8 nodes: the default cap (0.1 of RUNNING nodes) would allow no automatic block at all.
-    define: { 'cluster.resource-blocklist.detector.mode': 'enforce', 'cluster.resource-blocklist.detector.poll-interval': '300 ms', 'cluster.resource-blocklist.detector.max-blocked-fraction': '0.25' },
+    define: { 'cluster.resource-blocklist.detector.poll-interval': '300 ms', 'cluster.resource-blocklist.detector.max-blocked-fraction': '0.25' },
   });
   const { sim, sidecar } = local;
   const api = sidecar.url;

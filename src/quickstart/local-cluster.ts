@@ -19,6 +19,8 @@ export interface LocalClusterOptions {
   logger?: Logger;
   /** Extra -D style overrides. */
   define?: Record<string, string>;
+  /** Runs the failure detector against the simulator's Flink and YARN faces in this mode. */
+  detector?: 'shadow' | 'enforce';
 }
 
 /** A port the quickstart needs is taken; names which part wanted it and the flag that moves it. */
@@ -67,11 +69,14 @@ export async function startLocalCluster(o: LocalClusterOptions): Promise<LocalCl
       'rest.port': String(o.restPort),
       'cluster.resource-blocklist.poll-interval': '500 ms',
       'cluster.resource-blocklist.expiry.cron': '*/2 * * * * *',
-      // The failure detector watches the simulated Flink job and YARN, and shows what it would
-      // block (GET /detector, `blocklist detector`) without blocking anything.
-      'cluster.resource-blocklist.detector.mode': 'shadow',
-      'cluster.resource-blocklist.detector.flink.rest-address': sim.url,
-      'cluster.resource-blocklist.detector.poll-interval': '1 s',
+      ...(o.detector
+        ? {
+            // The failure detector watches the simulated Flink job and YARN.
+            'cluster.resource-blocklist.detector.mode': o.detector,
+            'cluster.resource-blocklist.detector.flink.rest-address': sim.url,
+            'cluster.resource-blocklist.detector.poll-interval': '1 s',
+          }
+        : {}),
       ...o.define,
     });
     const sidecar = await startSidecar({ config, logger: o.logger ?? silentLogger, env: {} });

@@ -15,7 +15,7 @@ describe('cli: blocklist detector', function () {
   let dir: string;
   before(async () => {
     dir = tempDir();
-    local = await startLocalCluster({ restPort: 0, simPort: 0, sqlitePath: path.join(dir, 'q.db'), nodes: 6, containers: 12, tickMs: 0, seed: 2, define: { 'cluster.resource-blocklist.detector.poll-interval': '1 h', 'cluster.resource-blocklist.detector.max-blocked-fraction': '0.5' } });
+    local = await startLocalCluster({ restPort: 0, simPort: 0, sqlitePath: path.join(dir, 'q.db'), nodes: 6, containers: 12, tickMs: 0, seed: 2, detector: 'shadow', define: { 'cluster.resource-blocklist.detector.poll-interval': '1 h', 'cluster.resource-blocklist.detector.max-blocked-fraction': '0.5' } });
   });
   after(async () => {
     await local.close();

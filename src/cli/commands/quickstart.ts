@@ -48,7 +48,7 @@ export function register(program: Command): void {
       let local;
       try {
         if (f.fresh) removeStoreFile(f.store);
-        local = await (await import('../../quickstart/local-cluster.js')).startLocalCluster({ restPort: f.port, simPort: f.simPort, sqlitePath: f.store, nodes: f.nodes, containers: f.containers, tickMs: 500, logger });
+        local = await (await import('../../quickstart/local-cluster.js')).startLocalCluster({ restPort: f.port, simPort: f.simPort, sqlitePath: f.store, nodes: f.nodes, containers: f.containers, tickMs: 500, logger, detector: 'shadow' });
       } catch (e) {
         process.stderr.write(`blocklist quickstart: cannot start: ${(e as Error).message}\n`);
         process.exitCode = EXIT.ERROR;
