@@ -94,49 +94,12 @@ export class FlinkRestSource implements DetectorSource {
         cur.newest = Math.max(cur.newest, newest);
       }
       for (const entry of entries) {
-        const r = this.attribute(job.jid, entry, ctx);
+        const r = attributeEntry(job.jid, entry, ctx);
         failures.push(...r.failures);
         unattributed += r.unattributed;
       }
     }
     return { failures, unattributed, cursor: { jobs: after as unknown as JsonValue } };
-  }
-
-  private attribute(jid: string, entry: FlinkHistoryEntry, ctx: SourceContext): { failures: Failure[]; unattributed: number } {
-    if (entry.global) return { failures: [], unattributed: 1 };
-    const failures: Failure[] = [];
-    let unattributed = 0;
-    const group = `flink:${jid}:${entry.timestamp}`;
-    for (const e of [entry, ...entry.concurrent]) {
-      const host = this.hostOf(e, ctx);
-      if (host === undefined) {
-        unattributed++;
-        continue;
-      }
-      const f: Failure = {
-        key: `flink:${jid}:${e.timestamp}:${e.exceptionName}:${e.taskManagerId ?? e.host ?? ''}:${e.taskName ?? ''}`,
-        source: this.name,
-        host,
-        at: e.timestamp,
-        group,
-        signature: signatureOf(e.exceptionName, e.message),
-        summary: e.message.length > 160 ? `${e.message.slice(0, 159)}…` : e.message,
-        job: jid,
-      };
-      if (e.taskManagerId !== undefined && parseContainerId(e.taskManagerId).ok) f.containerId = e.taskManagerId;
-      failures.push(f);
-    }
-    return { failures, unattributed };
-  }
-
-  /** taskManagerId → the container's node; else endpoint/location's host if the RM knows it. */
-  private hostOf(e: FlinkException, ctx: SourceContext): string | undefined {
-    if (e.taskManagerId !== undefined) {
-      const h = ctx.hostOfContainer(e.taskManagerId);
-      if (h !== undefined) return h;
-    }
-    if (e.host !== undefined && ctx.isKnownHost(e.host)) return e.host;
-    return undefined;
   }
 
   private async get(path: string): Promise<unknown> {
@@ -154,4 +117,46 @@ export class FlinkRestSource implements DetectorSource {
     }
     return body;
   }
+}
+
+/**
+ * The failures of one history entry (one failure handling): the root and its concurrent exceptions,
+ * each on the host of its task manager. A global root (no task manager: checkpointing, or Flink's
+ * final "Recovery is suppressed") is never attributed, but the task failures it carries as
+ * concurrent exceptions are.
+ */
+export function attributeEntry(jid: string, entry: FlinkHistoryEntry, ctx: Pick<SourceContext, 'hostOfContainer' | 'isKnownHost'>): { failures: Failure[]; unattributed: number } {
+  const failures: Failure[] = [];
+  let unattributed = entry.global ? 1 : 0;
+  const group = `flink:${jid}:${entry.timestamp}`;
+  for (const e of entry.global ? entry.concurrent : [entry, ...entry.concurrent]) {
+    const host = hostOf(e, ctx);
+    if (host === undefined) {
+      unattributed++;
+      continue;
+    }
+    const f: Failure = {
+      key: `flink:${jid}:${e.timestamp}:${e.exceptionName}:${e.taskManagerId ?? e.host ?? ''}:${e.taskName ?? ''}`,
+      source: 'flink',
+      host,
+      at: e.timestamp,
+      group,
+      signature: signatureOf(e.exceptionName, e.message),
+      summary: e.message.length > 160 ? `${e.message.slice(0, 159)}…` : e.message,
+      job: jid,
+    };
+    if (e.taskManagerId !== undefined && parseContainerId(e.taskManagerId).ok) f.containerId = e.taskManagerId;
+    failures.push(f);
+  }
+  return { failures, unattributed };
+}
+
+/** taskManagerId → the container's node; else endpoint/location's host if the RM knows it. */
+function hostOf(e: FlinkException, ctx: Pick<SourceContext, 'hostOfContainer' | 'isKnownHost'>): string | undefined {
+  if (e.taskManagerId !== undefined) {
+    const h = ctx.hostOfContainer(e.taskManagerId);
+    if (h !== undefined) return h;
+  }
+  if (e.host !== undefined && ctx.isKnownHost(e.host)) return e.host;
+  return undefined;
 }
