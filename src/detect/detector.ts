@@ -8,10 +8,9 @@
  */
 import { Clock } from '../core/clock';
 import { Logger } from '../core/logger';
-import { BlockedItem } from '../model/item';
 import { effectiveItems } from '../model/effective';
-import { newItem } from '../model/merge';
-import { AddOutcome, BlocklistStore } from '../store/store';
+import { BlockSpec } from '../model/validate';
+import { BlocklistStore } from '../store/store';
 import { AmrmProxy, ClusterNode } from '../yarn/types';
 import { DETECTOR_PRINCIPAL, DecideSettings, DetectorReport, EffectiveBlock, decide, ingest, observeBlocks, recordBlock, recordHealth } from './decide';
 import { DetectorMetrics } from './metrics';
@@ -23,8 +22,11 @@ export interface DetectorSettings extends DecideSettings {
   pollIntervalMs: number;
 }
 
-/** Adds one item as the REST API would (validation, merge rules, audit, a sync kick). */
-export type AddItem = (item: BlockedItem) => Promise<AddOutcome>;
+/** What adding an automatic block came to. */
+export type AddResult = { outcome: 'created' | 'merged' | 'unchanged' } | { outcome: 'conflict'; reason: string };
+
+/** Adds one item exactly as a REST block would (the blocklist service: merge rules, audit, a sync kick). */
+export type AddItem = (spec: BlockSpec, principal: string) => Promise<AddResult>;
 
 export interface DetectorDeps {
   settings: DetectorSettings;
@@ -236,11 +238,10 @@ export class Detector {
         logger.info(`detector (shadow): would block ${b.host} — ${b.cause}`);
         continue;
       }
-      const spec = { id: b.host, kind: 'node' as const, node: b.host, action: b.action, end: { type: 'at' as const, at: b.end }, cause: b.cause, scope: appId, allowMerge: false };
-      const item = newItem(spec, now, { by: DETECTOR_PRINCIPAL, from: 'detector' });
-      let o: AddOutcome;
+      const spec: BlockSpec = { id: b.host, kind: 'node', node: b.host, action: b.action, end: { type: 'at', at: b.end }, cause: b.cause, scope: appId, allowMerge: false };
+      let o: AddResult;
       try {
-        o = await this.deps.addItem(item);
+        o = await this.deps.addItem(spec, DETECTOR_PRINCIPAL);
       } catch (e) {
         logger.warn(`detector: blocking ${b.host} failed: ${(e as Error).message}`);
         const hr = report.hosts.find((x) => x.host === b.host);
@@ -248,7 +249,7 @@ export class Detector {
         continue;
       }
       if (o.outcome === 'conflict') {
-        logger.info(`detector: ${b.host} was blocked meanwhile (${o.conflict.message}); not adding an automatic block`);
+        logger.info(`detector: ${b.host} was blocked meanwhile (${o.reason}); not adding an automatic block`);
         continue;
       }
       if (b.capped) recordBlock(this.state, b, 'enforce', now);

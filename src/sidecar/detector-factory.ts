@@ -14,7 +14,7 @@ import { DetectorSource } from '../detect/source';
 import { FlinkRestSource } from '../detect/sources/flink-rest';
 import { YarnCompletedContainersSource } from '../detect/sources/yarn-containers';
 import { NodeHealthSource, NodeHealthReader } from '../detect/sources/node-health';
-import { DETECTOR_PRINCIPAL } from '../detect/decide';
+import { BlocklistService } from '../api/blocklist-service';
 import { ConfigValues } from '../config/keys';
 import { createYarnHttpsAgent } from '../security/tls';
 import { SyncHandle } from './sync-factory';
@@ -67,6 +67,8 @@ export function createDetector(deps: DetectorFactoryDeps): Detector | undefined 
   }
   sources.push(...(deps.extraSources ?? []));
   const { store, audit, sync } = deps;
+  // The path a REST block takes: validation already done (the spec), merge rules, audit, a sync kick.
+  const service = new BlocklistService({ store, sync, clock: deps.clock, audit, enabled: true });
   return new Detector({
     settings,
     clock: deps.clock,
@@ -77,14 +79,12 @@ export function createDetector(deps: DetectorFactoryDeps): Detector | undefined 
     nodes: () => yarn.rm.nodes(),
     sources,
     applicationId: () => sync.view().applicationId,
-    async addItem(item) {
-      const o = await store.add({ item, allowMerge: false });
-      if (o.outcome === 'created') audit.record({ op: 'block', id: item.id, who: DETECTOR_PRINCIPAL, from: 'detector', outcome: 'created', after: o.item });
-      else if (o.outcome === 'merged') audit.record({ op: 'block', id: item.id, who: DETECTOR_PRINCIPAL, from: 'detector', outcome: 'merged', before: o.previous, after: o.item });
-      else if (o.outcome === 'unchanged') audit.record({ op: 'block', id: item.id, who: DETECTOR_PRINCIPAL, from: 'detector', outcome: 'unchanged' });
-      else audit.record({ op: 'block', id: item.id, who: DETECTOR_PRINCIPAL, from: 'detector', outcome: 'conflict', before: o.existing, detail: `${o.conflict.code}: ${o.conflict.message}` });
-      if (o.outcome === 'created' || o.outcome === 'merged') sync.kick(`detector blocked ${item.id}`);
-      return o;
+    async addItem(spec, principal) {
+      const a = await service.put(spec, { name: principal, from: 'detector' }, false);
+      if (a.status === 201) return { outcome: 'created' };
+      if (a.status === 202) return { outcome: 'merged' };
+      const errors = (a.body as { errors?: unknown }).errors;
+      return { outcome: 'conflict', reason: Array.isArray(errors) ? errors.join('; ') : `answered ${a.status}` };
     },
   });
 }
