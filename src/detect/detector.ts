@@ -238,7 +238,7 @@ export class Detector {
         logger.info(`detector (shadow): would block ${b.host} — ${b.cause}`);
         continue;
       }
-      const spec: BlockSpec = { id: b.host, kind: 'node', node: b.host, action: b.action, end: { type: 'at', at: b.end }, cause: b.cause, scope: appId, allowMerge: false };
+      const spec: BlockSpec = { id: b.host, kind: 'node', node: b.host, action: b.action, end: { type: 'after', ms: b.durationMs }, cause: b.cause, scope: appId, allowMerge: false };
       let o: AddResult;
       try {
         o = await this.deps.addItem(spec, DETECTOR_PRINCIPAL);
