@@ -17,7 +17,7 @@
  */
 import { Clock } from '../core/clock';
 import { Logger } from '../core/logger';
-import { ZkSession } from '../store/zookeeper-session';
+import { ZK, ZkSession, hasCode } from '../store/zookeeper-session';
 import { ZkLeaderElection } from '../store/zookeeper-election';
 import { SharedReading, ZkSharedReading } from '../store/zookeeper-shared-reading';
 import { ClusterMetrics, ClusterNode, NODE_STATES, NodeState, ResourceManagerReader } from '../yarn/types';
@@ -93,6 +93,7 @@ export class SharedClusterState {
   private cancelTimer: (() => void) | undefined;
   private running = false;
   private ticking = false;
+  private readonly wantedPath: string;
   /** The reader the engine uses: shared answers when fresh, the RM otherwise. */
   readonly reader: ResourceManagerReader;
 
@@ -110,10 +111,12 @@ export class SharedClusterState {
       containers: (id, attempt) => rm.containers(id, attempt),
       clusterMetrics: () => this.metrics(),
       // A filtered read asks something specific (a few states): it goes to the RM as asked.
-      nodes: (states) => (states && states.length ? rm.nodes(states) : this.nodes()),
+      nodes: (states, need) => (states && states.length ? rm.nodes(states) : this.nodes(need?.hosts ?? [])),
     };
+    this.wantedPath = `${base}/nodes-wanted`;
     this.election.on('role', (role) => {
       if (role === 'leader') {
+        this.watchWanted();
         this.published.metrics = 0;
         this.published.nodes = 0;
         this.last.metrics = undefined;
@@ -148,28 +151,87 @@ export class SharedClusterState {
   }
 
   private async metrics(): Promise<ClusterMetrics> {
-    return this.shared('metrics', this.metricsZ, this.opts.metricsIntervalMs, () => this.opts.rm.clusterMetrics());
+    return (await this.shared('metrics', this.metricsZ, this.opts.metricsIntervalMs, () => this.opts.rm.clusterMetrics())).value;
   }
 
-  private async nodes(): Promise<ClusterNode[]> {
-    return this.shared('nodes', this.nodesZ, this.opts.nodesIntervalMs, () => this.opts.rm.nodes());
+  /**
+   * The node list. When it lacks a host the caller needs (a new block on a host not seen yet), a
+   * fresher list is fetched — unless this one was read within yarn.refresh-interval, which already
+   * says the RM does not know the host. A follower asks the leader for it (one RM read for every
+   * sidecar of the cluster, however many need the host) and reads the RM itself only when no new
+   * reading comes within the operation timeout.
+   */
+  private async nodes(needHosts: readonly string[]): Promise<ClusterNode[]> {
+    const got = await this.shared('nodes', this.nodesZ, this.opts.nodesIntervalMs, () => this.opts.rm.nodes());
+    if (needHosts.length === 0 || this.opts.clock.now() - got.readAt < this.opts.metricsIntervalMs) return got.value;
+    const hosts = new Set(got.value.map((n) => n.host));
+    if (needHosts.every((h) => hosts.has(h))) return got.value;
+    if (this.election.isLeader) return (await this.readAndPublish('nodes', this.nodesZ, () => this.opts.rm.nodes())).value;
+    const asked = this.opts.clock.now();
+    try {
+      await this.requestNodes(asked);
+      const deadline = asked + this.opts.operationTimeoutMs;
+      while (this.opts.clock.now() < deadline) {
+        const r = await this.nodesZ.latest();
+        if (r && r.readAt >= asked) {
+          this.counts.sharedAnswers.nodes++;
+          return r.value;
+        }
+        await new Promise<void>((resolve) => this.opts.clock.setTimer(100, resolve));
+      }
+    } catch (e) {
+      this.opts.logger.debug(`shared cluster state: asking the leader for a fresh node list failed (${(e as Error).message})`);
+    }
+    return (await this.readAndPublish('nodes', this.nodesZ, () => this.opts.rm.nodes())).value;
   }
 
-  private async shared<T>(kind: Kind, z: ZkSharedReading<T>, intervalMs: number, read: () => Promise<T>): Promise<T> {
+  /** A follower's request for a fresh node list: the leader watches this znode. */
+  private async requestNodes(at: number): Promise<void> {
+    const data = Buffer.from(JSON.stringify({ by: this.opts.member, at }));
+    const t = this.opts.operationTimeoutMs;
+    try {
+      await this.opts.session.multi([{ op: 'set', path: this.wantedPath, data, version: -1 }], t);
+    } catch (e) {
+      if (!hasCode(e, ZK.NO_NODE)) throw e;
+      await this.opts.session.create(this.wantedPath, data, t).catch((e2: unknown) => {
+        if (!hasCode(e2, ZK.NODE_EXISTS)) throw e2;
+      });
+    }
+  }
+
+  /** While leading: a follower's request re-reads the node list (at most once per refresh-interval). */
+  private watchWanted(): void {
+    if (!this.running || !this.election.isLeader) return;
+    this.opts.session
+      .exists(this.wantedPath, this.opts.operationTimeoutMs, () => {
+        this.watchWanted();
+        const last = this.published.nodes;
+        if (this.election.isLeader && this.opts.clock.now() - last >= this.opts.metricsIntervalMs) {
+          this.readAndPublish('nodes', this.nodesZ, () => this.opts.rm.nodes()).catch((e: unknown) =>
+            this.opts.logger.warn(`shared cluster state: node list asked for by a follower: ${(e as Error).message}`),
+          );
+        }
+      })
+      .catch(() => {
+        // ZooKeeper unreachable: the next leadership (or session) arms it again; followers fall back.
+      });
+  }
+
+  private async shared<T>(kind: Kind, z: ZkSharedReading<T>, intervalMs: number, read: () => Promise<T>): Promise<SharedReading<T>> {
     if (this.election.isLeader) {
       // The leader answers from its own last reading while it is younger than the interval: its
       // engine asking more often than that costs the RM nothing more.
       const mine = this.last[kind] as SharedReading<T> | undefined;
       if (mine && this.opts.clock.now() - mine.readAt < intervalMs) {
         this.counts.sharedAnswers[kind]++;
-        return mine.value;
+        return mine;
       }
     } else {
       try {
         const r = await z.latest();
         if (this.fresh(r, intervalMs)) {
           this.counts.sharedAnswers[kind]++;
-          return r.value;
+          return r;
         }
       } catch (e) {
         this.opts.logger.debug(`shared cluster state: cannot read ${z.path} (${(e as Error).message}); reading the RM`);
@@ -178,7 +240,7 @@ export class SharedClusterState {
     return this.readAndPublish(kind, z, read);
   }
 
-  private async readAndPublish<T>(kind: Kind, z: ZkSharedReading<T>, read: () => Promise<T>): Promise<T> {
+  private async readAndPublish<T>(kind: Kind, z: ZkSharedReading<T>, read: () => Promise<T>): Promise<SharedReading<T>> {
     const readAt = this.opts.clock.now();
     const value = await read();
     this.counts.rmReads[kind]++;
@@ -192,7 +254,7 @@ export class SharedClusterState {
         this.last[kind] = { value, readAt, by: this.opts.member } as SharedReading<ClusterMetrics> & SharedReading<ClusterNode[]>;
       }
     }
-    return value;
+    return { value, readAt, by: this.opts.member };
   }
 
   private arm(): void {

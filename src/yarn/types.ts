@@ -93,8 +93,12 @@ export interface ResourceManagerReader {
   clusterInfo(): Promise<ClusterInfo>;
   /** Node counts by state: the cheap read for the safety cap's denominator. */
   clusterMetrics(): Promise<ClusterMetrics>;
-  /** The node list; `states` narrows it on the RM side (RMWebServices' `states` filter). */
-  nodes(states?: readonly NodeState[]): Promise<ClusterNode[]>;
+  /**
+   * The node list; `states` narrows it on the RM side (RMWebServices' `states` filter). `need.hosts`
+   * names hosts the caller has not seen yet: a reader that answers from a shared or cached reading
+   * (the shared cluster state) must not answer with one that lacks them if a fresher one can be had.
+   */
+  nodes(states?: readonly NodeState[], need?: { hosts: readonly string[] }): Promise<ClusterNode[]>;
   application(appId: string): Promise<ApplicationInfo>;
   attempts(appId: string): Promise<AttemptSummary[]>;
   containers(appId: string, attemptId: string): Promise<AppContainer[]>;

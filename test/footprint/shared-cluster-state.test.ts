@@ -26,6 +26,8 @@ const SESSION_MS = 2000;
 class CountingRm implements ResourceManagerReader {
   metricsCalls = 0;
   nodesCalls = 0;
+  /** Hosts left out of node lists: a node that has not joined the cluster yet. */
+  readonly hidden = new Set<string>();
   constructor(private readonly rm: ResourceManagerClient) {}
   clusterInfo = () => this.rm.clusterInfo();
   clusterMetrics = (): Promise<ClusterMetrics> => {
@@ -34,7 +36,7 @@ class CountingRm implements ResourceManagerReader {
   };
   nodes = (states?: readonly NodeState[]): Promise<ClusterNode[]> => {
     this.nodesCalls++;
-    return this.rm.nodes(states);
+    return this.rm.nodes(states).then((l) => l.filter((n) => !this.hidden.has(n.host)));
   };
   application = (id: string) => this.rm.application(id);
   attempts = (id: string) => this.rm.attempts(id);
@@ -66,7 +68,7 @@ describe('shared cluster state: one elected sidecar reads the RM for all (real Z
   let base = '';
   let seq = 0;
 
-  const member = (name: string): Member => {
+  const member = (name: string, nodesIntervalMs = 400): Member => {
     if (!cluster || !sim) throw new Error('not started');
     const session = new ZkSession({ hosts: cluster.connectString(), sessionTimeoutMs: SESSION_MS, operationTimeoutMs: 2000 });
     const rm = new CountingRm(new ResourceManagerClient({ addresses: sim.rmUrl }));
@@ -79,7 +81,7 @@ describe('shared cluster state: one elected sidecar reads the RM for all (real Z
       logger: silentLogger,
       operationTimeoutMs: 2000,
       metricsIntervalMs: 200,
-      nodesIntervalMs: 400,
+      nodesIntervalMs,
     });
     share.start();
     const m = { name, session, rm, share };
@@ -111,7 +113,7 @@ describe('shared cluster state: one elected sidecar reads the RM for all (real Z
   });
 
   it('elects exactly one leader; only it reads the RM, the others answer from its znodes', async () => {
-    const ms = ['a', 'b', 'c'].map(member);
+    const ms = ['a', 'b', 'c'].map((n) => member(n));
     await until('a leader', () => leaders().length === 1 && members.every((m) => m.share.election.role !== 'candidate'), 10_000);
     const leader = leaders()[0];
     await until('the leader published both readings', () => leader.share.stats().rmReads.metrics > 0 && leader.share.stats().rmReads.nodes > 0, 5000);
@@ -131,8 +133,32 @@ describe('shared cluster state: one elected sidecar reads the RM for all (real Z
     assert.ok(leader.rm.metricsCalls >= 4, `leader read metrics ${leader.rm.metricsCalls} times in ~1.2 s at a 200 ms interval`);
   });
 
+  it('a follower that needs a host missing from the shared list gets a fresh one from the leader (one RM read for all)', async () => {
+    // A node list interval of a minute: only a request can make the leader read it again here.
+    const ms = ['a', 'b', 'c'].map((n) => member(n, 60_000));
+    const newHost = sim!.cluster.nodes[5].host;
+    for (const m of ms) m.rm.hidden.add(newHost);
+    await until('a leader', () => leaders().length === 1 && members.every((m) => m.share.election.role !== 'candidate'), 10_000);
+    const leader = leaders()[0];
+    const [b, c] = ms.filter((m) => m !== leader);
+    await until('a shared node list', () => leader.share.stats().rmReads.nodes > 0, 5000);
+    assert.equal((await b.share.reader.nodes()).length, 39);
+    // The host joins the cluster; the shared list does not have it yet.
+    for (const m of ms) m.rm.hidden.delete(newHost);
+    await sleep(250); // older than the 200 ms refresh interval: worth a fresh read
+    const readsBefore = leader.rm.nodesCalls;
+    const got = await b.share.reader.nodes(undefined, { hosts: [newHost] });
+    assert.ok(got.some((n) => n.host === newHost), 'the fresh list has the new host');
+    assert.equal(b.rm.nodesCalls, 0, 'the follower did not read the RM itself');
+    assert.ok(leader.rm.nodesCalls > readsBefore, 'the leader read the list for it');
+    const readsAfter = leader.rm.nodesCalls;
+    assert.ok((await c.share.reader.nodes(undefined, { hosts: [newHost] })).some((n) => n.host === newHost));
+    assert.equal(c.rm.nodesCalls, 0);
+    assert.equal(leader.rm.nodesCalls, readsAfter, 'the second follower took the same reading');
+  });
+
   it("a leader whose session is killed is replaced at once; it rejoins as a follower", async () => {
-    ['a', 'b', 'c'].map(member);
+    ['a', 'b', 'c'].map((n) => member(n));
     await until('a leader', () => leaders().length === 1, 10_000);
     const old = leaders()[0];
     // Kill the leader's session from outside: attach to it (id + password) and close it. The
@@ -182,7 +208,7 @@ describe('shared cluster state: one elected sidecar reads the RM for all (real Z
   });
 
   it('with ZooKeeper gone, every member reads the RM itself once the shared reading is too old', async () => {
-    const ms = ['a', 'b'].map(member);
+    const ms = ['a', 'b'].map((n) => member(n));
     await until('a leader', () => leaders().length === 1 && members.every((m) => m.share.election.role !== 'candidate'), 10_000);
     const follower = ms.find((m) => !m.share.election.isLeader) as Member;
     await until('a shared reading', () => leaders()[0].share.stats().rmReads.metrics > 0, 5000);
