@@ -1,0 +1,80 @@
+/**
+ * When the engine reads what from YARN: pure rules, one per observed cache, unit-tested on a fake
+ * clock. The RM is shared by every job of the cluster, so a read happens only when its answer is
+ * needed (an idle sidecar with nothing blocked costs the RM next to nothing):
+ *
+ *  - node counts (/ws/v1/cluster/metrics, ~1 KB): the safety cap's denominator. Every
+ *    yarn.refresh-interval while node items are in force; otherwise only every
+ *    yarn.nodes.refresh-interval (for /status);
+ *  - node list (/ws/v1/cluster/nodes, megabytes at 10,000 nodes): which blocked hosts are RUNNING.
+ *    Read only while node items are in force: first when one appears, again when an item names a
+ *    host the last list did not have (at most once per yarn.refresh-interval: a list read since
+ *    that lacks the host already says the RM does not know it), and every yarn.nodes.refresh-interval;
+ *  - the application's containers (from the AMRM proxy, local to the AM): every pass while an
+ *    evacuation is in progress, every yarn.refresh-interval while any node or task manager item is in
+ *    force (GET /blocklist shows their task managers), never when nothing is blocked.
+ */
+
+export type ReadReason = 'first' | 'unseen-host' | 'refresh' | 'evacuating' | 'idle-refresh';
+
+export type ReadDecision = { due: false } | { due: true; reason: ReadReason };
+
+const NOT_DUE: ReadDecision = { due: false };
+const due = (reason: ReadReason): ReadDecision => ({ due: true, reason });
+
+export interface ReadIntervals {
+  /** yarn.refresh-interval (default 10 s). */
+  refreshMs: number;
+  /** yarn.nodes.refresh-interval (default 10 min). */
+  nodesRefreshMs: number;
+}
+
+/** The node counts: the cap needs them fresh only while node items are in force. */
+export function countsDue(readAt: number | undefined, now: number, nodeItemsInForce: boolean, p: ReadIntervals): ReadDecision {
+  if (readAt === undefined) return due('first');
+  if (nodeItemsInForce) return now - readAt >= p.refreshMs ? due('refresh') : NOT_DUE;
+  return now - readAt >= p.nodesRefreshMs ? due('idle-refresh') : NOT_DUE;
+}
+
+export interface NodeListState {
+  /** When the cached list was read (undefined: never). */
+  readAt: number | undefined;
+  /** Hosts on the cached list. */
+  hosts: ReadonlySet<string>;
+}
+
+/**
+ * The node list. `needed` are the hosts of node items in force now. Returns the hosts missing from
+ * the list too, so the caller can pass them to the reader (a shared reading lacking them is not good
+ * enough).
+ */
+export function nodeListDue(s: NodeListState, needed: Iterable<string>, now: number, p: ReadIntervals): ReadDecision & { unseen: string[] } {
+  const unseen: string[] = [];
+  let any = false;
+  for (const h of needed) {
+    any = true;
+    if (!s.hosts.has(h)) unseen.push(h);
+  }
+  if (!any) return { due: false, unseen };
+  if (s.readAt === undefined) return { due: true, reason: 'first', unseen };
+  const age = now - s.readAt;
+  if (unseen.length > 0 && age >= p.refreshMs) return { due: true, reason: 'unseen-host', unseen };
+  if (age >= p.nodesRefreshMs) return { due: true, reason: 'refresh', unseen };
+  return { due: false, unseen };
+}
+
+/** The application's containers, from the proxy. */
+export function containersDue(readAt: number | undefined, now: number, w: { evacuating: boolean; itemsInForce: boolean }, p: ReadIntervals): ReadDecision {
+  if (w.evacuating) return due('evacuating');
+  if (!w.itemsInForce) return NOT_DUE;
+  if (readAt === undefined) return due('first');
+  return now - readAt >= p.refreshMs ? due('refresh') : NOT_DUE;
+}
+
+/**
+ * The RM's view of the application's attempts (its scheduler-side blacklist, for a new attempt's
+ * explicit removals): at start and when the proxy serves another attempt, never on a timer.
+ */
+export function rmAttemptsDue(lastReadForAttempt: string | undefined, currentAttempt: string | undefined): boolean {
+  return currentAttempt !== undefined ? lastReadForAttempt !== currentAttempt : lastReadForAttempt === undefined;
+}
