@@ -21,6 +21,10 @@ import { StoreWatcher } from './watch-store';
 import { AttemptWatcher } from './watch-attempt';
 import { BlacklistWatcher } from './watch-blacklist';
 import { NodesWatcher } from './watch-nodes';
+import { needs } from './read-policy';
+
+/** yarn.nodes.refresh-interval's default: the node list is megabytes at 10,000 nodes. */
+export const DEFAULT_NODES_REFRESH_MS = 10 * 60_000;
 import { ContainersWatcher } from './watch-containers';
 import { PassStage, SyncView } from './view';
 
@@ -34,6 +38,8 @@ export interface ControllerSettings {
   refreshIntervalMs: number;
   /** How long the highest RUNNING-node count is remembered as the cap's floor (default 5 min). */
   capNodeCountMemoryMs?: number;
+  /** How often the node list is re-read while node items are in force (yarn.nodes.refresh-interval, default 10 min). */
+  nodesRefreshIntervalMs?: number;
   /** The owner set this sidecar writes on the proxy's shared blacklist (default `blocklist`). */
   proxyOwner?: string;
 }
@@ -104,13 +110,13 @@ export class Controller {
   constructor(private readonly deps: ControllerDeps) {
     this.owner = deps.settings.proxyOwner ?? SIDECAR_BLACKLIST_OWNER;
     const { store, rm, proxy, logger, metrics, settings } = deps;
-    const refresh = { kind: 'max-age', ms: settings.refreshIntervalMs } as const;
+    const intervals = { refreshMs: settings.refreshIntervalMs, nodesRefreshMs: settings.nodesRefreshIntervalMs ?? DEFAULT_NODES_REFRESH_MS };
     this.watch = {
       store: new StoreWatcher({ store, logger, metrics }),
       attempt: new AttemptWatcher({ proxy, logger, ...(deps.applicationId !== undefined ? { applicationId: deps.applicationId } : {}) }),
       blacklist: new BlacklistWatcher({ proxy, rm, logger, metrics, owner: this.owner }),
-      nodes: new NodesWatcher({ rm, logger }, refresh),
-      containers: new ContainersWatcher({ proxy }, refresh),
+      nodes: new NodesWatcher({ rm, logger }, intervals),
+      containers: new ContainersWatcher({ proxy }, intervals),
     };
     this.executor = new Executor({ proxy, store, metrics, logger, owner: this.owner });
     this.rules = {
@@ -125,11 +131,13 @@ export class Controller {
     return this.watch.attempt.applicationId;
   }
 
-  /** Forget what YARN has, the nodes and the containers: the next pass re-reads them (full resync). */
+  /**
+   * Forget what YARN has and the containers: the next pass re-reads them (full resync). The node
+   * list and counts keep their own read policies: they come from the RM, which every job shares.
+   */
   requestFullResync(): void {
     this.viewCache = undefined;
     this.watch.blacklist.invalidate();
-    this.watch.nodes.cache.invalidate();
     this.watch.containers.cache.invalidate();
   }
 
@@ -174,16 +182,17 @@ export class Controller {
     const attempt = await this.watch.attempt.refresh(now);
     if (!attempt.ok) return failed('attempt', attempt.error);
     if (attempt.newAttempt) this.onNewAttempt();
-    const nodes = await this.watch.nodes.refresh(now);
+    const need = needs(snapshot.items, this.watch.attempt.applicationId, now);
+    const nodes = await this.watch.nodes.refresh(now, need.nodeHosts);
     if (!nodes.ok) return failed('nodes', nodes.error);
     const appId = this.watch.attempt.applicationId;
     const bl = await this.watch.blacklist.refresh(now, appId, this.watch.attempt.attemptId);
     if (!bl.ok) return failed('blacklist-read', bl.error);
-    const containers = await this.watch.containers.refresh(now, anyEvacuation(snapshot.items, appId, now));
+    const containers = await this.watch.containers.refresh(now, { evacuating: anyEvacuation(snapshot.items, appId, now), itemsInForce: need.any });
     const view = this.watch.blacklist.cache.value ?? { actual: new Set<string>(), othersHold: new Set<string>(), schedulerOnly: [] };
     return {
       ok: true,
-      observed: { actual: view.actual, othersHold: view.othersHold, schedulerOnly: view.schedulerOnly, nodes: this.watch.nodes.cache.value ?? [], containers: containers.ok ? this.watch.containers.cache.value : undefined },
+      observed: { actual: view.actual, othersHold: view.othersHold, schedulerOnly: view.schedulerOnly, nodes: this.watch.nodes.cache.value ?? [], ...(this.watch.nodes.runningNodes !== undefined ? { runningNodes: this.watch.nodes.runningNodes } : {}), containers: containers.ok ? this.watch.containers.cache.value : undefined },
       desired: { items: snapshot.items, applicationId: appId, rules: this.rules },
       ...(containers.ok ? {} : { containersError: containers.error }),
     };
@@ -269,7 +278,10 @@ export class Controller {
     if (await this.watch.blacklist.drifted(this.deps.clock.now())) return 'blacklist-drift';
     for (const d of this.shown.evacuations.values()) if (d.status.phase !== 'READY') return 'evacuating';
     const now = this.deps.clock.now();
-    if (this.watch.containers.cache.stale(now) || this.watch.nodes.cache.stale(now)) return 'refresh';
+    const items = this.watch.store.cache.value?.items ?? [];
+    const appId = this.watch.attempt.applicationId;
+    const need = needs(items, appId, now);
+    if (this.watch.containers.stale(now, { evacuating: false, itemsInForce: need.any }) || this.watch.nodes.stale(now, need.nodeHosts)) return 'refresh';
     return undefined;
   }
 

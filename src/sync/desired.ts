@@ -29,6 +29,12 @@ export interface DesiredInput {
    * cap and lift blocks that were rightly enforced a moment ago.
    */
   runningNodesFloor?: number;
+  /**
+   * RUNNING nodes as the RM counts them (/ws/v1/cluster/metrics activeNodes, ~1 KB), fresher than
+   * the node list, which is read rarely; absent = the RUNNING nodes of `nodes`. The list still says
+   * which blocked hosts are RUNNING (a host not on it takes no slot).
+   */
+  runningNodes?: number;
 }
 
 export interface DesiredPlan {
@@ -72,7 +78,8 @@ export function planDesired(input: DesiredInput): DesiredPlan {
   const effective = effectiveItems(input.items, input.applicationId, input.now);
   const running = new Set<string>();
   for (const n of input.nodes) if (n.state === 'RUNNING') running.add(n.host);
-  const capNodes = Math.max(running.size, input.runningNodesFloor ?? 0);
+  const runningNow = input.runningNodes ?? running.size;
+  const capNodes = Math.max(runningNow, input.runningNodesFloor ?? 0);
   const capacity = blockCapacity(input.maxBlockedFraction, capNodes);
 
   const enforced: BlockedItem[] = [];
@@ -91,7 +98,7 @@ export function planDesired(input: DesiredInput): DesiredPlan {
     } else deferred.push(item);
   }
   const blacklist = [...new Set(enforced.map((i) => i.node))].sort();
-  return { effective, enforced, deferred, taskManagers, blacklist, runningNodes: running.size, capacity, capNodes, capUsed: used };
+  return { effective, enforced, deferred, taskManagers, blacklist, runningNodes: runningNow, capacity, capNodes, capUsed: used };
 }
 
 export interface BlacklistDiff {

@@ -14,6 +14,8 @@
  *    evacuation is in progress, every yarn.refresh-interval while any node or task manager item is in
  *    force (GET /blocklist shows their task managers), never when nothing is blocked.
  */
+import { BlockedItem } from '../model/item';
+import { appliesTo, isEffective } from '../model/effective';
 
 export type ReadReason = 'first' | 'unseen-host' | 'refresh' | 'evacuating' | 'idle-refresh';
 
@@ -41,6 +43,12 @@ export interface NodeListState {
   readAt: number | undefined;
   /** Hosts on the cached list. */
   hosts: ReadonlySet<string>;
+  /**
+   * Hosts that were needed when the list was read and were not on it: the RM did not know them
+   * then. They are looked up again only at the rare refresh (a blocked host that does not exist
+   * must not make every refresh-interval a node-list read).
+   */
+  missing?: ReadonlySet<string>;
 }
 
 /**
@@ -53,7 +61,7 @@ export function nodeListDue(s: NodeListState, needed: Iterable<string>, now: num
   let any = false;
   for (const h of needed) {
     any = true;
-    if (!s.hosts.has(h)) unseen.push(h);
+    if (!s.hosts.has(h) && !s.missing?.has(h)) unseen.push(h);
   }
   if (!any) return { due: false, unseen };
   if (s.readAt === undefined) return { due: true, reason: 'first', unseen };
@@ -77,4 +85,16 @@ export function containersDue(readAt: number | undefined, now: number, w: { evac
  */
 export function rmAttemptsDue(lastReadForAttempt: string | undefined, currentAttempt: string | undefined): boolean {
   return currentAttempt !== undefined ? lastReadForAttempt !== currentAttempt : lastReadForAttempt === undefined;
+}
+
+/** What the items in force for this application need read: the hosts of node items, and whether any item counts. */
+export function needs(items: Iterable<BlockedItem>, applicationId: string | undefined, now: number): { nodeHosts: string[]; any: boolean } {
+  const hosts = new Set<string>();
+  let any = false;
+  for (const i of items) {
+    if (!appliesTo(i, applicationId) || !isEffective(i, now)) continue;
+    any = true;
+    if (i.kind === 'node') hosts.add(i.node);
+  }
+  return { nodeHosts: [...hosts], any };
 }

@@ -37,8 +37,10 @@ export interface Observed {
   othersHold: ReadonlySet<string>;
   /** Hosts only the RM's view of the attempt lists: removed explicitly unless desired. */
   schedulerOnly: readonly string[];
-  /** The cluster's nodes (the cap's denominator). */
+  /** The cluster's nodes as last read (which blocked hosts are RUNNING). */
   nodes: readonly NodeView[];
+  /** RUNNING nodes as the RM counts them now (the cap's denominator); absent = counted from `nodes`. */
+  runningNodes?: number;
   /** The app's containers; undefined when they could not be read (no evacuation is decided). */
   containers: ContainerIndex | undefined;
 }
@@ -67,9 +69,9 @@ export interface Decision {
 
 export function reconcile(observed: Observed, desired: Desired, memory: Memory, now: number): Decision {
   const { rules, applicationId } = desired;
-  const running = countRunning(observed.nodes);
+  const running = observed.runningNodes ?? countRunning(observed.nodes);
   const cap = rememberRunning(memory.runningHighWater, running, now, rules.capNodeCountMemoryMs);
-  const plan = planDesired({ items: desired.items, applicationId, now, nodes: observed.nodes, maxBlockedFraction: rules.maxBlockedFraction, runningNodesFloor: cap.floor });
+  const plan = planDesired({ items: desired.items, applicationId, now, nodes: observed.nodes, maxBlockedFraction: rules.maxBlockedFraction, runningNodesFloor: cap.floor, runningNodes: running });
   // Only what this sidecar may have put there is a removal candidate: a host another owner holds,
   // or held in this or the previous attempt (a new AM's proxy forgets who held what), stays.
   const theirs = (h: string) => observed.othersHold.has(h) || memory.othersSeen.has(h) || memory.inheritedOthers.has(h);

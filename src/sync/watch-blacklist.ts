@@ -15,6 +15,7 @@ import { Logger } from '../core/logger';
 import { Metrics } from '../metrics/metrics';
 import { AmrmProxy, BlacklistView as ProxyBlacklist, ResourceManagerReader } from '../yarn/types';
 import { Cached, READ_OK, ReadOutcome, message } from './cache';
+import { rmAttemptsDue } from './read-policy';
 
 export interface BlacklistView {
   /** This sidecar's own owner set on the proxy. */
@@ -40,7 +41,9 @@ const sameSet = (a: ReadonlySet<string>, b: ReadonlySet<string>): boolean => a.s
 
 export class BlacklistWatcher {
   readonly cache = new Cached<BlacklistView>("YARN's blacklist", { kind: 'every-pass' });
-  private readonly scheduler = new Cached<readonly string[]>("the RM's view of the app's blacklist", { kind: 'when-invalid' });
+  private readonly scheduler = new Cached<readonly string[]>("the RM's view of the app's blacklist", { kind: 'on-demand' });
+  /** The attempt the RM's view was last read for ('' = read before the attempt was known). */
+  private schedulerReadFor: string | undefined;
 
   constructor(private readonly deps: { proxy: AmrmProxy; rm: ResourceManagerReader; logger: Logger; metrics: Metrics; owner: string }) {}
 
@@ -51,7 +54,12 @@ export class BlacklistWatcher {
     } catch (e) {
       return { ok: false, error: message(e) };
     }
-    if (this.scheduler.due(now)) this.scheduler.set(await this.schedulerView(applicationId, attemptId), now);
+    // The RM's view of the attempt (an RM call, shared by every job): at start and when the
+    // attempt changes, never on a timer or after a failure (read-policy.ts rmAttemptsDue).
+    if (rmAttemptsDue(this.schedulerReadFor, attemptId)) {
+      this.scheduler.set(await this.schedulerView(applicationId, attemptId), now);
+      this.schedulerReadFor = attemptId ?? '';
+    }
     this.take(read, now);
     return READ_OK;
   }
@@ -74,10 +82,9 @@ export class BlacklistWatcher {
     return before === undefined || !sameSet(before.actual, this.cache.value?.actual ?? new Set());
   }
 
-  /** Forget what YARN has, the RM's view included: both are read again. */
+  /** Forget what the proxy has: read again by the next pass (the RM's view only for a new attempt). */
   invalidate(): void {
     this.cache.invalidate();
-    this.scheduler.invalidate();
   }
 
   /** After a successful push this owner's set is exactly `hosts`; nothing is left only on the RM's side. */

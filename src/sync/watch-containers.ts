@@ -1,11 +1,13 @@
 /**
  * Watches the application's containers through the proxy: the targets of evacuations and the
- * `taskManagers` of the API. Read policy `max-age` (`yarn.refresh-interval`), and demanded by the
- * pass while an evacuation is in progress (a release must act on this pass's list). The list is
+ * `taskManagers` of the API. Read every pass while an evacuation is in progress (a release must act
+ * on this pass's list), every `yarn.refresh-interval` while items are in force, never when nothing
+ * is blocked (read-policy.ts). The list is
  * indexed once per read: a pass and GET /blocklist look containers up many times.
  */
 import { AmrmProxy, AppContainer } from '../yarn/types';
-import { Cached, READ_OK, ReadOutcome, ReadPolicy, message } from './cache';
+import { Cached, READ_OK, ReadOutcome, message } from './cache';
+import { ReadIntervals, containersDue } from './read-policy';
 
 export interface ContainerIndex {
   list: readonly AppContainer[];
@@ -27,17 +29,20 @@ export function indexContainers(list: readonly AppContainer[]): ContainerIndex {
 }
 
 export class ContainersWatcher {
-  readonly cache: Cached<ContainerIndex>;
+  /** The policy lives in read-policy.ts (containersDue); the cache holds the value and its age. */
+  readonly cache = new Cached<ContainerIndex>("the application's containers", { kind: 'on-demand' });
 
   constructor(
     private readonly deps: { proxy: AmrmProxy },
-    policy: ReadPolicy,
-  ) {
-    this.cache = new Cached<ContainerIndex>("the application's containers", policy);
+    private readonly intervals: ReadIntervals,
+  ) {}
+
+  stale(now: number, w: { evacuating: boolean; itemsInForce: boolean }): boolean {
+    return containersDue(this.cache.readAt, now, w, this.intervals).due;
   }
 
-  async refresh(now: number, demanded: boolean): Promise<ReadOutcome> {
-    if (!this.cache.due(now, demanded)) return READ_OK;
+  async refresh(now: number, w: { evacuating: boolean; itemsInForce: boolean }): Promise<ReadOutcome> {
+    if (!containersDue(this.cache.readAt, now, w, this.intervals).due) return READ_OK;
     try {
       this.cache.set(indexContainers(await this.deps.proxy.containers()), now);
       return READ_OK;

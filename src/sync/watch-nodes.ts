@@ -1,38 +1,77 @@
 /**
- * Watches the cluster's nodes: the safety cap's denominator (RUNNING nodes). Read policy
- * `max-age` (`yarn.refresh-interval`): the node list is the RM's heaviest answer, so it is read
- * rarely. A stale list beats none: a failed read keeps the old list with a warning; only a
- * sidecar that has never read one fails the pass.
+ * Watches the cluster as the RM reports it, in two caches with their own read policies
+ * (read-policy.ts), because the RM is shared by every job and its node list is its heaviest answer
+ * (megabytes at 10,000 nodes):
+ *
+ *  - the node counts (/ws/v1/cluster/metrics, ~1 KB): the safety cap's denominator (activeNodes);
+ *  - the node list: which blocked hosts are RUNNING (and the console's node picture), read only
+ *    while node items are in force — at the first one, for a host the last list lacked, and every
+ *    yarn.nodes.refresh-interval.
+ *
+ * A stale value beats none: a failed read keeps the old one with a warning; only a sidecar that
+ * needs the list (node items in force) and has never read one fails the pass.
  */
 import { Logger } from '../core/logger';
-import { ResourceManagerReader } from '../yarn/types';
+import { ClusterMetrics, ResourceManagerReader } from '../yarn/types';
 import { NodeView } from './desired';
-import { Cached, READ_OK, ReadOutcome, ReadPolicy, message } from './cache';
+import { Cached, READ_OK, ReadOutcome, message } from './cache';
+import { ReadIntervals, countsDue, nodeListDue } from './read-policy';
 
 export class NodesWatcher {
-  readonly cache: Cached<NodeView[]>;
+  /** The policy lives in read-policy.ts; the cache only holds the value and its age. */
+  readonly cache = new Cached<NodeView[]>("the cluster's nodes", { kind: 'on-demand' });
+  readonly counts = new Cached<ClusterMetrics>("the cluster's node counts", { kind: 'on-demand' });
+  private hosts: ReadonlySet<string> = new Set();
+  private missing: ReadonlySet<string> = new Set();
+  /** Reads done, by what (for tests and the bench). */
+  readonly reads = { nodes: 0, counts: 0 };
 
   constructor(
     private readonly deps: { rm: ResourceManagerReader; logger: Logger },
-    policy: ReadPolicy,
-  ) {
-    this.cache = new Cached<NodeView[]>("the cluster's nodes", policy);
+    private readonly intervals: ReadIntervals,
+  ) {}
+
+  /** RUNNING nodes as last counted by the RM, when known. */
+  get runningNodes(): number | undefined {
+    return this.counts.value?.activeNodes;
   }
 
-  async refresh(now: number): Promise<ReadOutcome> {
-    if (!this.cache.due(now)) return READ_OK;
-    try {
-      const list = await this.deps.rm.nodes();
-      this.cache.set(
-        list.map((n) => ({ host: n.host, state: n.state, rack: n.rack })),
-        now,
-      );
-      return READ_OK;
-    } catch (e) {
-      const readAt = this.cache.readAt;
-      if (readAt === undefined) return { ok: false, error: `cannot read the cluster's nodes for the safety cap: ${message(e)}` };
-      this.deps.logger.warn(`reading the cluster's nodes failed, using the list from ${new Date(readAt).toISOString()}: ${message(e)}`);
-      return READ_OK;
+  /** Whether a poll tick should ask for a pass to refresh either cache. */
+  stale(now: number, neededHosts: readonly string[]): boolean {
+    return countsDue(this.counts.readAt, now, neededHosts.length > 0, this.intervals).due || nodeListDue({ readAt: this.cache.readAt, hosts: this.hosts, missing: this.missing }, neededHosts, now, this.intervals).due;
+  }
+
+  /** `neededHosts`: hosts of the node items in force now (empty: nothing needs the list). */
+  async refresh(now: number, neededHosts: readonly string[]): Promise<ReadOutcome> {
+    const inForce = neededHosts.length > 0;
+    const list = nodeListDue({ readAt: this.cache.readAt, hosts: this.hosts, missing: this.missing }, neededHosts, now, this.intervals);
+    if (list.due) {
+      try {
+        const read = await this.deps.rm.nodes(undefined, list.unseen.length ? { hosts: list.unseen } : undefined);
+        this.reads.nodes++;
+        this.cache.set(
+          read.map((n) => ({ host: n.host, state: n.state, rack: n.rack })),
+          now,
+        );
+        this.hosts = new Set(read.map((n) => n.host));
+        this.missing = new Set(neededHosts.filter((h) => !this.hosts.has(h)));
+      } catch (e) {
+        const readAt = this.cache.readAt;
+        if (readAt === undefined) return { ok: false, error: `cannot read the cluster's nodes for the safety cap: ${message(e)}` };
+        this.deps.logger.warn(`reading the cluster's nodes failed, using the list from ${new Date(readAt).toISOString()}: ${message(e)}`);
+      }
     }
+    if (countsDue(this.counts.readAt, now, inForce, this.intervals).due) {
+      try {
+        this.counts.set(await this.deps.rm.clusterMetrics(), now);
+        this.reads.counts++;
+      } catch (e) {
+        const readAt = this.counts.readAt;
+        // Without counts the cap counts the RUNNING nodes of the list (when there is one).
+        if (readAt !== undefined || !inForce) this.deps.logger.warn(`reading the cluster's node counts failed${readAt !== undefined ? `, using those from ${new Date(readAt).toISOString()}` : ''}: ${message(e)}`);
+        else if (this.cache.readAt === undefined) return { ok: false, error: `cannot read the cluster's node counts for the safety cap: ${message(e)}` };
+      }
+    }
+    return READ_OK;
   }
 }

@@ -70,3 +70,14 @@ describe('read policies (RM footprint)', () => {
     assert.equal(rmAttemptsDue('appattempt_1_0001_000001', 'appattempt_1_0001_000002'), true);
   });
 });
+
+describe('read policies: a blocked host the RM does not know', () => {
+  it('is looked up once, then only at the rare refresh', () => {
+    const c = new FakeClock();
+    const s = { readAt: c.now(), hosts: new Set(['h1']), missing: new Set(['ghost']) };
+    c.advance(60_000);
+    assert.equal(nodeListDue(s, ['h1', 'ghost'], c.now(), p).due, false);
+    c.advance(540_000);
+    assert.deepEqual(nodeListDue(s, ['h1', 'ghost'], c.now(), p), { due: true, reason: 'refresh', unseen: [] });
+  });
+});

@@ -130,7 +130,9 @@ describe('sync/engine over HTTP against the YARN simulator', function () {
     assert.deepEqual(r.proxyBlacklist(), []);
     r.heartbeat();
     assert.deepEqual(r.sim.cluster.schedulerBlacklistView(), []);
-    // taskManagers is at most yarn.refresh-interval old.
+    // With an item in force (only then: nothing blocked, nothing to show, nothing read), taskManagers is at most yarn.refresh-interval old.
+    await r.block(nodeItem(r.host(5)));
+    r.heartbeat();
     await r.step(SETTINGS.refreshIntervalMs);
     assert.deepEqual(r.engine.taskManagersOn(busyHost(r)), r.tmsOn(busyHost(r)));
   });
