@@ -44,15 +44,59 @@ interface Scenario {
   busy: boolean;
 }
 
-async function measure(s: Scenario, sizes: RmFootprintSizes): Promise<{ rps: number; bps: number; detail: string }> {
+/** The default yarn.nodes.refresh-interval, to which the node list's bytes are scaled. */
+const DEFAULT_NODES_REFRESH_S = 600;
+
+/** Waits until the tap has seen no RM call for `quietMs` (start-up reads done), bounded. */
+async function settle(tap: RmTap, quietMs: number, maxMs: number): Promise<void> {
+  const until = Date.now() + maxMs;
+  let last = tap.total().requests;
+  let quietSince = Date.now();
+  while (Date.now() < until) {
+    await sleep(100);
+    const n = tap.total().requests;
+    if (n !== last) {
+      last = n;
+      quietSince = Date.now();
+    } else if (Date.now() - quietSince >= quietMs) return;
+  }
+}
+
+interface Measured {
+  rps: number;
+  /** Bytes/s with the node list's share scaled to the default 10-minute refresh. */
+  bps: number;
+  detail: string;
+}
+
+/**
+ * Counts one window. The node list is re-read every yarn.nodes.refresh-interval (10 min by
+ * default), longer than any window: the bench sets that interval to half the window so the reads
+ * show up, and scales their bytes back to the default (× interval / 600 s). Everything else is
+ * counted as it comes.
+ */
+function countWindow(tap: RmTap, seconds: number, nodesRefreshS: number): Measured {
+  const total = tap.total();
+  const list = tap.counts.get('nodes') ?? { requests: 0, bytes: 0 };
+  const scaled = (total.bytes - list.bytes + (list.bytes * nodesRefreshS) / DEFAULT_NODES_REFRESH_S) / seconds;
+  const detail = [...tap.counts.entries()]
+    .sort((a, b) => b[1].bytes - a[1].bytes)
+    .map(([k, c]) => `${k} ${c.requests}× ${(c.bytes / 1024).toFixed(1)} KB`)
+    .join(', ');
+  return { rps: total.requests / seconds, bps: scaled, detail: detail || 'no RM calls' };
+}
+
+async function measure(s: Scenario, sizes: RmFootprintSizes): Promise<Measured> {
   const sim = await startSimChild({ nodes: s.nodes, containers: sizes.containers, tickMs: 500 });
   const tap = new RmTap(sim.url);
   await tap.start();
   const dir = benchDir('rm-footprint');
+  const nodesRefreshS = Math.max(1, Math.round(sizes.windowMs / 2000));
   const config = sidecarConfigForSimulator(sim.url, path.join(dir, 'b.db'), {
     ...BENCH_DEFINES,
     'yarn.resourcemanager.webapp.address': tap.url.replace(/^http:\/\//, ''),
     'cluster.resource-blocklist.max-blocked-fraction': '0.5',
+    'cluster.resource-blocklist.yarn.nodes.refresh-interval': `${nodesRefreshS} s`,
   });
   const sidecar = await startSidecar({ config, logger: silentLogger, env: {} });
   try {
@@ -62,16 +106,11 @@ async function measure(s: Scenario, sizes: RmFootprintSizes): Promise<{ rps: num
       await putNode(sidecar.url, 'node0011.sim.local', { action: 'MARK_BLOCKED_AND_EVACUATE_TASKS', cause: 'bench', evacuationTimeout: 3600 });
     }
     await sleep(sizes.warmupMs);
+    await settle(tap, 1000, 60_000);
     tap.reset();
     const t0 = Date.now();
     await sleep(sizes.windowMs);
-    const seconds = (Date.now() - t0) / 1000;
-    const total = tap.total();
-    const detail = [...tap.counts.entries()]
-      .sort((a, b) => b[1].bytes - a[1].bytes)
-      .map(([k, c]) => `${k} ${c.requests}× ${(c.bytes / 1024).toFixed(1)} KB`)
-      .join(', ');
-    return { rps: total.requests / seconds, bps: total.bytes / seconds, detail: detail || 'no RM calls' };
+    return countWindow(tap, (Date.now() - t0) / 1000, nodesRefreshS);
   } finally {
     await sidecar.close();
     await tap.close();
@@ -81,32 +120,34 @@ async function measure(s: Scenario, sizes: RmFootprintSizes): Promise<{ rps: num
 
 /**
  * The event loop while the sidecar reads a big node list: the worst delay the loop saw (the
- * monitor's max, 1 ms resolution) during `reads` reads through the RM client, against the time the
- * same body takes to parse inline (JSON.parse + validation), which is how long the loop would be
- * held in one piece without the worker.
+ * monitor's max, 1 ms resolution) during reads through the RM client (parsed in a worker), against
+ * the same monitor during the same number of reads parsed inline (fetch, JSON.parse, validation:
+ * what the client did before), interleaved so both see the same machine load.
  */
-export async function measureLoopDelay(nodes: number, reads: number): Promise<{ maxMs: number; p99Ms: number; inlineMs: number; bytes: number }> {
+export async function measureLoopDelay(nodes: number, reads: number): Promise<{ maxMs: number; p99Ms: number; inlineMaxMs: number; inlineP99Ms: number; bytes: number }> {
   const sim = await startSimChild({ nodes, containers: 10, tickMs: 0 });
   try {
-    const text = await (await fetch(`${sim.url}/ws/v1/cluster/nodes`)).text();
-    const inline: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      const t0 = performance.now();
-      parseNodes(JSON.parse(text));
-      inline.push(performance.now() - t0);
-      await sleep(20);
-    }
-    inline.sort((a, b) => a - b);
     const rm = new ResourceManagerClient({ addresses: sim.url });
     await rm.nodes(); // starts the worker; its start-up is paid once per process
-    const h = monitorEventLoopDelay({ resolution: 1 });
-    h.enable();
+    const worker = monitorEventLoopDelay({ resolution: 1 });
+    const inline = monitorEventLoopDelay({ resolution: 1 });
+    let bytes = 0;
     for (let i = 0; i < reads; i++) {
+      inline.enable();
+      const text = await (await fetch(`${sim.url}/ws/v1/cluster/nodes`)).text();
+      bytes = text.length;
+      parseNodes(JSON.parse(text));
+      await sleep(5);
+      inline.disable();
+      await sleep(20);
+      worker.enable();
       const got = await rm.nodes();
+      await sleep(5);
+      worker.disable();
       if (got.length !== nodes) throw new Error(`read ${got.length} nodes, expected ${nodes}`);
+      await sleep(20);
     }
-    h.disable();
-    return { maxMs: h.max / 1e6, p99Ms: h.percentile(99) / 1e6, inlineMs: inline[1], bytes: text.length };
+    return { maxMs: worker.max / 1e6, p99Ms: worker.percentile(99) / 1e6, inlineMaxMs: inline.max / 1e6, inlineP99Ms: inline.percentile(99) / 1e6, bytes };
   } finally {
     await stopParsingWorker();
     await sim.close();
@@ -114,16 +155,18 @@ export async function measureLoopDelay(nodes: number, reads: number): Promise<{ 
 }
 
 /**
- * n idle sidecars (n jobs) on one ZooKeeper store, all reading the RM through the tap: what the RM
- * pays for the whole group. With yarn.cluster-state.shared one of them reads the cluster state and
- * the others take it from ZooKeeper.
+ * n sidecars (n jobs) on one ZooKeeper store, all reading the RM through the tap, with 10 nodes
+ * blocked for the whole cluster (so every one of them needs the node states): what the RM pays for
+ * the whole group. With yarn.cluster-state.shared one of them reads the cluster state and the
+ * others take it from ZooKeeper.
  */
-async function measureMany(n: number, nodes: number, sizes: RmFootprintSizes, zk: ZkCluster): Promise<{ rps: number; bps: number; detail: string }> {
+async function measureMany(n: number, nodes: number, sizes: RmFootprintSizes, zk: ZkCluster): Promise<Measured> {
   const sim = await startSimChild({ nodes, containers: sizes.containers, tickMs: 500 });
   const tap = new RmTap(sim.url);
   await tap.start();
   const dir = benchDir('rm-footprint-many');
   const root = `/bench-many-${process.pid}-${n}-${Date.now()}`;
+  const nodesRefreshS = Math.max(1, Math.round(sizes.windowMs / 2000));
   const sidecars: Sidecar[] = [];
   try {
     for (let i = 0; i < n; i++) {
@@ -132,21 +175,19 @@ async function measureMany(n: number, nodes: number, sizes: RmFootprintSizes, zk
         'cluster.resource-blocklist.store.type': 'zookeeper',
         'cluster.resource-blocklist.store.zookeeper.quorum': zk.connectString(),
         'cluster.resource-blocklist.store.zookeeper.root': root,
+        'cluster.resource-blocklist.max-blocked-fraction': '0.5',
+        'cluster.resource-blocklist.yarn.nodes.refresh-interval': `${nodesRefreshS} s`,
         'yarn.resourcemanager.webapp.address': tap.url.replace(/^http:\/\//, ''),
       });
       sidecars.push(await startSidecar({ config, logger: silentLogger, env: {} }));
     }
+    for (let i = 1; i <= 10; i++) await putNode(sidecars[0].url, `node${String(i).padStart(4, '0')}.sim.local`, { action: 'MARK_BLOCKED', cause: 'bench' });
     await sleep(sizes.warmupMs);
+    await settle(tap, 1000, 60_000);
     tap.reset();
     const t0 = Date.now();
     await sleep(sizes.windowMs);
-    const seconds = (Date.now() - t0) / 1000;
-    const total = tap.total();
-    const detail = [...tap.counts.entries()]
-      .sort((a, b) => b[1].bytes - a[1].bytes)
-      .map(([k, c]) => `${k} ${c.requests}× ${(c.bytes / 1024).toFixed(1)} KB`)
-      .join(', ');
-    return { rps: total.requests / seconds, bps: total.bytes / seconds, detail: detail || 'no RM calls' };
+    return countWindow(tap, (Date.now() - t0) / 1000, nodesRefreshS);
   } finally {
     for (const s of sidecars) await s.close();
     await tap.close();
@@ -172,7 +213,7 @@ async function benchMany(sizes: RmFootprintSizes, out: SectionResult): Promise<v
       const projected = one.bps + 999 * slope;
       out.rows.push({
         section: 'rm-footprint',
-        figure: `RM bytes/s, ${n} idle sidecars on one ZooKeeper store, ${nodes.toLocaleString('en')} nodes (all of them)`,
+        figure: `RM bytes/s, ${n} sidecars on one ZooKeeper store, 10 nodes blocked cluster-wide, ${nodes.toLocaleString('en')} nodes (all of them)`,
         value: r.bps,
         unit: 'B/s',
         limit: GOAL_BYTES_PER_S * n,
@@ -211,13 +252,13 @@ export async function benchRmFootprint(sizes: RmFootprintSizes): Promise<Section
     figure: `event-loop delay, max during 5 reads of ${maxNodes.toLocaleString('en')} nodes (${(loop.bytes / 1e6).toFixed(1)} MB; parsed in a worker)`,
     value: loop.maxMs,
     unit: 'ms',
-    limit: loop.inlineMs,
+    limit: loop.inlineMaxMs,
     limitUnit: 'ms',
-    limitWhat: 'the same body parsed inline: JSON.parse + validation, the loop held in one piece',
-    ratio: loop.maxMs / loop.inlineMs,
+    limitWhat: 'the same reads parsed inline (fetch + JSON.parse + validation), interleaved',
+    ratio: loop.maxMs / loop.inlineMaxMs,
     goal: '≤ 0.5×',
-    met: loop.maxMs <= 0.5 * loop.inlineMs,
-    note: `p99 of the loop's delay ${loop.p99Ms.toFixed(1)} ms (monitorEventLoopDelay, 1 ms resolution)`,
+    met: loop.maxMs <= 0.5 * loop.inlineMaxMs,
+    note: `p99 of the loop's delay ${loop.p99Ms.toFixed(1)} ms vs ${loop.inlineP99Ms.toFixed(1)} ms inline (monitorEventLoopDelay, 1 ms resolution)`,
   });
   const scenarios: Scenario[] = [
     ...sizes.nodeCounts.map((n) => ({ name: `idle, ${n.toLocaleString('en')} nodes`, nodes: n, busy: false })),
@@ -242,6 +283,9 @@ export async function benchRmFootprint(sizes: RmFootprintSizes): Promise<Section
     out.rows.push(row);
   }
   if (sizes.sidecarCounts.length) await benchMany(sizes, out);
+  out.notes.push(
+    `rm-footprint: after the start-up reads settle (no RM call for 1 s), one window is counted; the node list's refresh (yarn.nodes.refresh-interval, 10 min by default) is set to half the window (${Math.max(1, Math.round(sizes.windowMs / 2000))} s) so its reads show, and its bytes are scaled back to the 10-minute default; every other call is counted as it comes. Projection to 1,000 jobs: total(1 sidecar) + 999 × (total(N) − total(1)) / (N − 1).`,
+  );
   out.notes.push(`rm-footprint: window ${sizes.windowMs / 1000} s after a ${sizes.warmupMs / 1000} s warm-up; the simulator in its own process; counted at a proxy in front of the RM face only.`);
   return out;
 }

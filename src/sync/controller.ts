@@ -192,7 +192,7 @@ export class Controller {
     const view = this.watch.blacklist.cache.value ?? { actual: new Set<string>(), othersHold: new Set<string>(), schedulerOnly: [] };
     return {
       ok: true,
-      observed: { actual: view.actual, othersHold: view.othersHold, schedulerOnly: view.schedulerOnly, nodes: this.watch.nodes.cache.value ?? [], ...(this.watch.nodes.runningNodes !== undefined ? { runningNodes: this.watch.nodes.runningNodes } : {}), containers: containers.ok ? this.watch.containers.cache.value : undefined },
+      observed: { actual: view.actual, othersHold: view.othersHold, schedulerOnly: view.schedulerOnly, nodes: this.watch.nodes.cache.value ?? [], ...(this.watch.nodes.runningNodes !== undefined ? { runningNodes: this.watch.nodes.runningNodes } : {}), ...(need.nodeHosts.length && !this.watch.nodes.listKnown ? { nodesUnknown: true } : {}), containers: containers.ok ? this.watch.containers.cache.value : undefined },
       desired: { items: snapshot.items, applicationId: appId, rules: this.rules },
       ...(containers.ok ? {} : { containersError: containers.error }),
     };

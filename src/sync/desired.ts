@@ -35,6 +35,8 @@ export interface DesiredInput {
    * which blocked hosts are RUNNING (a host not on it takes no slot).
    */
   runningNodes?: number;
+  /** No node list yet (an RM outage): every blocked host counts as RUNNING, so the cap still holds. */
+  assumeRunning?: boolean;
 }
 
 export interface DesiredPlan {
@@ -91,7 +93,7 @@ export function planDesired(input: DesiredInput): DesiredPlan {
       taskManagers.push(item);
       continue;
     }
-    if (!running.has(item.node)) enforced.push(item);
+    if (!input.assumeRunning && !running.has(item.node)) enforced.push(item);
     else if (used < capacity) {
       enforced.push(item);
       used++;

@@ -41,6 +41,8 @@ export interface Observed {
   nodes: readonly NodeView[];
   /** RUNNING nodes as the RM counts them now (the cap's denominator); absent = counted from `nodes`. */
   runningNodes?: number;
+  /** No node list read yet: every blocked host takes a slot of the cap. */
+  nodesUnknown?: boolean;
   /** The app's containers; undefined when they could not be read (no evacuation is decided). */
   containers: ContainerIndex | undefined;
 }
@@ -71,7 +73,7 @@ export function reconcile(observed: Observed, desired: Desired, memory: Memory, 
   const { rules, applicationId } = desired;
   const running = observed.runningNodes ?? countRunning(observed.nodes);
   const cap = rememberRunning(memory.runningHighWater, running, now, rules.capNodeCountMemoryMs);
-  const plan = planDesired({ items: desired.items, applicationId, now, nodes: observed.nodes, maxBlockedFraction: rules.maxBlockedFraction, runningNodesFloor: cap.floor, runningNodes: running });
+  const plan = planDesired({ items: desired.items, applicationId, now, nodes: observed.nodes, maxBlockedFraction: rules.maxBlockedFraction, runningNodesFloor: cap.floor, runningNodes: running, assumeRunning: observed.nodesUnknown === true });
   // Only what this sidecar may have put there is a removal candidate: a host another owner holds,
   // or held in this or the previous attempt (a new AM's proxy forgets who held what), stays.
   const theirs = (h: string) => observed.othersHold.has(h) || memory.othersSeen.has(h) || memory.inheritedOthers.has(h);

@@ -31,6 +31,11 @@ export class NodesWatcher {
     private readonly intervals: ReadIntervals,
   ) {}
 
+  /** Whether a node list was ever read (without one, every blocked host counts as RUNNING). */
+  get listKnown(): boolean {
+    return this.cache.readAt !== undefined;
+  }
+
   /** RUNNING nodes as last counted by the RM, when known. */
   get runningNodes(): number | undefined {
     return this.counts.value?.activeNodes;
@@ -57,8 +62,12 @@ export class NodesWatcher {
         this.missing = new Set(neededHosts.filter((h) => !this.hosts.has(h)));
       } catch (e) {
         const readAt = this.cache.readAt;
-        if (readAt === undefined) return { ok: false, error: `cannot read the cluster's nodes for the safety cap: ${message(e)}` };
-        this.deps.logger.warn(`reading the cluster's nodes failed, using the list from ${new Date(readAt).toISOString()}: ${message(e)}`);
+        if (readAt !== undefined) this.deps.logger.warn(`reading the cluster's nodes failed, using the list from ${new Date(readAt).toISOString()}: ${message(e)}`);
+        else if (this.counts.readAt === undefined) return { ok: false, error: `cannot read the cluster's nodes for the safety cap: ${message(e)}` };
+        // Counts known, list never read (an RM outage began while nothing was blocked): every
+        // blocked host takes a slot of the cap until the list can be read — never more blocked
+        // than the cap allows.
+        else this.deps.logger.warn(`cannot read the cluster's nodes (${message(e)}): every blocked host counts as RUNNING for the safety cap until the list can be read`);
       }
     }
     if (countsDue(this.counts.readAt, now, inForce, this.intervals).due) {
@@ -67,9 +76,9 @@ export class NodesWatcher {
         this.reads.counts++;
       } catch (e) {
         const readAt = this.counts.readAt;
-        // Without counts the cap counts the RUNNING nodes of the list (when there is one).
-        if (readAt !== undefined || !inForce) this.deps.logger.warn(`reading the cluster's node counts failed${readAt !== undefined ? `, using those from ${new Date(readAt).toISOString()}` : ''}: ${message(e)}`);
-        else if (this.cache.readAt === undefined) return { ok: false, error: `cannot read the cluster's node counts for the safety cap: ${message(e)}` };
+        // The RM must have answered once before anything is pushed: no counts and no list → fail.
+        if (readAt === undefined && this.cache.readAt === undefined) return { ok: false, error: `cannot read the cluster's nodes for the safety cap: ${message(e)}` };
+        this.deps.logger.warn(`reading the cluster's node counts failed${readAt !== undefined ? `, using those from ${new Date(readAt).toISOString()}` : ', counting the RUNNING nodes of the list'}: ${message(e)}`);
       }
     }
     return READ_OK;

@@ -12,7 +12,7 @@ import { SimCluster } from '../../src/sim/cluster';
 import { inProcessYarn } from '../../src/sim/in-process';
 import { SyncEngine } from '../../src/sync/engine';
 import { EVACUATE } from '../../src/model/item';
-import { ResourceManagerReader } from '../../src/yarn/types';
+import { ResourceManagerReader, YarnCallError } from '../../src/yarn/types';
 import { FlakyStore, TEST_SETTINGS } from '../sync/fakes';
 import { nodeItem } from '../sync/items';
 
@@ -20,6 +20,8 @@ const T0 = 1_652_313_600_000;
 const MIN = 60_000;
 
 interface Counts {
+  /** While true every RM call fails (an RM outage). */
+  down?: boolean;
   metrics: number;
   nodes: number;
   attempts: number;
@@ -27,13 +29,14 @@ interface Counts {
 }
 
 function counting(rm: ResourceManagerReader, c: Counts): ResourceManagerReader {
+  const up = <T>(f: () => Promise<T>): Promise<T> => (c.down ? Promise.reject(new YarnCallError('RM down (test)')) : f());
   return {
-    clusterInfo: () => (c.other++, rm.clusterInfo()),
-    clusterMetrics: () => (c.metrics++, rm.clusterMetrics()),
-    nodes: (states, need) => (c.nodes++, rm.nodes(states, need)),
-    application: (id) => (c.other++, rm.application(id)),
-    attempts: (id) => (c.attempts++, rm.attempts(id)),
-    containers: (id, a) => (c.other++, rm.containers(id, a)),
+    clusterInfo: () => (c.other++, up(() => rm.clusterInfo())),
+    clusterMetrics: () => (c.metrics++, up(() => rm.clusterMetrics())),
+    nodes: (states, need) => (c.nodes++, up(() => rm.nodes(states, need))),
+    application: (id) => (c.other++, up(() => rm.application(id))),
+    attempts: (id) => (c.attempts++, up(() => rm.attempts(id))),
+    containers: (id, a) => (c.other++, up(() => rm.containers(id, a))),
   };
 }
 
@@ -133,6 +136,22 @@ describe('engine reads from the RM (RM footprint)', () => {
       await s.step(2 * MIN, 5000);
       assert.equal(s.cluster.clientBlacklistView().length, 2, 'then the counts (8 RUNNING) shrink the cap');
       assert.equal(s.reads.nodes, listReads, 'from the counts, without reading the node list');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('RM down after a first sync with nothing blocked: new blocks are pushed, each taking a slot of the cap (no list yet)', async () => {
+    const s = await setup({ nodes: 10, maxBlockedFraction: 0.2 });
+    try {
+      s.reads.down = true;
+      const hosts = s.cluster.nodes.slice(0, 3).map((n) => n.host);
+      for (const h of hosts) await s.block(h);
+      assert.equal(s.reads.nodes, 3, 'the list was tried for each pass');
+      assert.equal(s.cluster.clientBlacklistView().length, 2, 'floor(0.2 × 10) = 2: the third is deferred');
+      s.reads.down = false;
+      await s.step(11_000);
+      assert.equal(s.cluster.clientBlacklistView().length, 2);
     } finally {
       await s.close();
     }
