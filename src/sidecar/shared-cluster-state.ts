@@ -159,7 +159,7 @@ export class SharedClusterState {
    * fresher list is fetched — unless this one was read within yarn.refresh-interval, which already
    * says the RM does not know the host. A follower asks the leader for it (one RM read for every
    * sidecar of the cluster, however many need the host) and reads the RM itself only when no new
-   * reading comes within the operation timeout.
+   * reading comes within twice the operation timeout.
    */
   private async nodes(needHosts: readonly string[]): Promise<ClusterNode[]> {
     const got = await this.shared('nodes', this.nodesZ, this.opts.nodesIntervalMs, () => this.opts.rm.nodes());
@@ -170,7 +170,8 @@ export class SharedClusterState {
     const asked = this.opts.clock.now();
     try {
       await this.requestNodes(asked);
-      const deadline = asked + this.opts.operationTimeoutMs;
+      // The leader's read of a big list (and its publish) can take a few seconds on a busy RM.
+      const deadline = asked + 2 * this.opts.operationTimeoutMs;
       while (this.opts.clock.now() < deadline) {
         const r = await this.nodesZ.latest();
         if (r && r.readAt >= asked) {
