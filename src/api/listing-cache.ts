@@ -29,8 +29,10 @@ export const STREAM_ABOVE = 2_000;
 const SLICE = 500;
 /** The memo of live JSON fragments is dropped when it grows past this (values are few in practice). */
 const MEMO_MAX = 4096;
-/** How long a running full listing may be joined (its live parts are as old as that). */
+/** How long a full listing may be joined or reused (its live parts are as old as that). */
 export const SHARE_MS = 1000;
+/** A finished full listing up to this size is kept for SHARE_MS for the next request to reuse. */
+const RECENT_MAX_BYTES = 16 * 1024 * 1024;
 
 const OPEN = Buffer.from('{');
 const COMMA = Buffer.from(',');
@@ -151,8 +153,30 @@ export class ListingCache {
    */
   share(entries: ListingEntries, now: number): SharedListing {
     const s = this.shared;
-    if (s && s.entries === entries && s.readers.size > 0 && now >= s.now && now - s.now <= SHARE_MS) return s;
-    const fresh: SharedListing = { entries, now, readers: new Set(), slices: [], done: () => this.shared === fresh && (this.shared = undefined) };
+    if (s && s.entries === entries && (s.readers.size > 0 || s.complete) && now >= s.now && now < s.until) return s;
+    // Valid for SHARE_MS, and never past the first end of an item it lists (expiry is exact).
+    let until = now + SHARE_MS;
+    for (const item of entries.items) if (item.endTimestamp > now && item.endTimestamp < until) until = item.endTimestamp;
+    const fresh: SharedListing = {
+      entries,
+      now,
+      until,
+      readers: new Set(),
+      slices: [],
+      complete: false,
+      done: () => {
+        if (this.shared !== fresh) return;
+        // A small finished body is kept briefly: a client polling the list gets it for the cost
+        // of writing the bytes. Anything else is forgotten at once (it holds the whole body).
+        const bytes = fresh.slices.reduce((n, b) => n + (b?.length ?? Infinity), 0);
+        if (fresh.slices.length === Math.ceil(entries.items.length / SLICE) && bytes <= RECENT_MAX_BYTES) {
+          fresh.complete = true;
+          setTimeout(() => {
+            if (this.shared === fresh) this.shared = undefined;
+          }, SHARE_MS).unref();
+        } else this.shared = undefined;
+      },
+    };
     this.shared = fresh;
     return fresh;
   }
@@ -167,7 +191,11 @@ interface SharedListing {
   entries: ListingEntries;
   /** The clock when it started: expiry and live parts are as of then. */
   now: number;
+  /** Joinable while the clock is before this. */
+  until: number;
   readers: Set<Reader>;
+  /** Every slice built and still held: reusable after its readers are gone. */
+  complete: boolean;
   /** Built slices (encoded once, written to every reader); dropped once every reader is past them. */
   slices: (Buffer | undefined)[];
   /** Forget it once nobody reads it (it holds the body). */
