@@ -54,7 +54,7 @@ describe('faults: big reads (cached, streamed, bounded, paged listings)', functi
     s = undefined;
   });
 
-  after(() => printFigures('big reads', ['listings under load', 'healthz p99 under 30 listings of 20k items (ms)', 'metrics p99 under 30 listings of 20k items (ms)', 'listings refused past the bound']));
+  after(() => printFigures('big reads', ['listings under load', 'healthz p99 under 30 listings of 20k items (ms)', 'metrics p99 under 30 listings of 20k items (ms)', 'slowest of 30 listings of 20k items (ms)', 'listings refused past the bound']));
 
   it('pages with ?limit=&after= in id order, with a Link to the next page; a changed store is seen at once; bad paging is a 400', async () => {
     s = await startTestSidecar();
@@ -145,10 +145,14 @@ describe('faults: big reads (cached, streamed, bounded, paged listings)', functi
       count('metrics p99 under 30 listings of 20k items (ms)', Math.round(mt));
       assert.equal(r.healthzFailures, 0);
       assert.ok(r.healthzMs.length >= 3, 'probes ran while the listings did');
-      // The goal is 100 ms (docs/benchmarks.md has the figure); on a shared 2-core CI machine the
-      // test only insists that no listing holds the loop for its whole body (that took seconds).
-      assert.ok(hz < 500, `healthz p99 ${hz.toFixed(0)} ms`);
-      assert.ok(mt < 500, `metrics p99 ${mt.toFixed(0)} ms`);
+      // The goal is 100 ms (docs/benchmarks.md has the figure). A loaded 2-core CI machine
+      // stretches every wall time, so the test compares within the run: a listing that held the
+      // loop for its whole body made /healthz wait about as long as the listings themselves took;
+      // served a slice per turn, the probes answer in a small fraction of that.
+      const slowest = Math.max(...r.listings.map((l) => l.ms));
+      count('slowest of 30 listings of 20k items (ms)', Math.round(slowest));
+      assert.ok(hz < Math.max(100, slowest / 5), `healthz p99 ${hz.toFixed(0)} ms against listings of up to ${slowest.toFixed(0)} ms`);
+      assert.ok(mt < Math.max(100, slowest / 5), `metrics p99 ${mt.toFixed(0)} ms against listings of up to ${slowest.toFixed(0)} ms`);
     } finally {
       await p.stop();
       await sim.close();
