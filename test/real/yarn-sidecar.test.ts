@@ -310,4 +310,51 @@ describe('real YARN: the sidecar, the RM REST API and the AMRMProxy interceptor'
       child.kill('SIGTERM');
     }
   });
+
+  it("a worker killed on a node (exit 137, as a failing machine) reaches the detector through the interceptor's completed ring, and its block reaches the RM", async () => {
+    const before = await waitForApp(y, 'main', 'three workers', (st) => st.liveWorkers === 3);
+    const victim = before.workers[0].host;
+    // The attempt may have changed (an earlier test failed the AM): use its hand-off.
+    main = before;
+    const det = await startTestSidecar({
+      dir: tempDir('blocklist-real-yarn-detector-'),
+      define: {
+        'yarn.resourcemanager.webapp.address': y.rmWebapp,
+        'cluster.resource-blocklist.amrm-proxy.address': main.proxy!.address,
+        'cluster.resource-blocklist.amrm-proxy.secret-file': secretCopy,
+        'yarn.application.id': y.applications.main,
+        'cluster.resource-blocklist.poll-interval': '200 ms',
+        'cluster.resource-blocklist.max-blocked-fraction': '0.7',
+        'cluster.resource-blocklist.detector.mode': 'enforce',
+        'cluster.resource-blocklist.detector.failures-per-host': '1',
+        'cluster.resource-blocklist.detector.max-blocked-fraction': '0.4',
+        // Passes are driven by the test; the timer only makes the first.
+        'cluster.resource-blocklist.detector.poll-interval': '1 h',
+      },
+    });
+    try {
+      await det.detector!.pass();
+      const killed = await control<{ containerId: string | null; killed: boolean }>(y, 'POST', `/apps/main/kill-worker?host=${victim}`);
+      assert.ok(killed.killed && killed.containerId, JSON.stringify(killed));
+      // The AM sees the container complete with the NodeManager's exit code.
+      const deadline = Date.now() + 20_000;
+      let seen: { exitStatus: number; diagnostics: string } | undefined;
+      while (!seen && Date.now() < deadline) {
+        const page = (await proxyCall(main.proxy, secretOf(main), 'GET', '/completed-containers?after=0')).body as { containers: { containerId: string; exitStatus: number; diagnostics: string }[] };
+        seen = page.containers.find((c) => c.containerId === killed.containerId);
+        if (!seen) await new Promise((r) => setTimeout(r, 200));
+      }
+      assert.ok(seen, 'the killed container is in the completed ring');
+      assert.equal(seen.exitStatus, 137);
+      const report = await det.detector!.pass();
+      const item = await det.store.get(victim);
+      assert.ok(item, `the detector blocked ${victim}: ${JSON.stringify(report)} ${JSON.stringify((await http(det.url, 'GET', '/detector')).body)}`);
+      assert.equal(item.created.by, 'detector');
+      await waitForApp(y, 'main', `${victim} on the RM's blacklist from the detector`, (st) => st.schedulerBlacklist.includes(victim));
+      assert.equal((await http(det.url, 'DELETE', `/blocklist/nodes/${victim}`)).status, 200);
+      await waitForApp(y, 'main', `${victim} off again`, (st) => !st.schedulerBlacklist.includes(victim));
+    } finally {
+      await det.close();
+    }
+  });
 });

@@ -255,8 +255,12 @@ public final class ProxyState {
       Live c = live.remove(f.containerId());
       String node = c != null ? c.nodeId() : releasedNodes.remove(f.containerId());
       releasedNodes.remove(f.containerId());
+      // YARN's ContainerStatus names no node: a container this proxy never saw allocated (the
+      // previous attempt's AM container, reported to the new attempt) cannot be placed, and an
+      // entry without a node is of no use to a reader that attributes failures to nodes.
+      if (node == null) continue;
       seq++;
-      ring.addLast(new Completed(seq, f.containerId(), node == null ? "" : node, f.exitStatus(),
+      ring.addLast(new Completed(seq, f.containerId(), node, f.exitStatus(),
           f.diagnostics() == null ? "" : f.diagnostics(), now));
       while (ring.size() > ringSize) ring.removeFirst();
     }

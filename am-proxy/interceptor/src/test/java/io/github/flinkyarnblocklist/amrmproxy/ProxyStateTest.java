@@ -114,11 +114,25 @@ class ProxyStateTest {
   }
 
   @Test
+  void aCompletionOfAContainerNeverSeenHasNoNodeAndIsLeftOutOfTheRing() {
+    ProxyState s = new ProxyState(3);
+    ProxyState.Outgoing o = s.beforeAllocate(List.of(), List.of(), List.of());
+    s.afterAllocate(o, List.of(), List.of(new ProxyState.Finished(C1, -100, "previous attempt's AM")), 1L);
+    assertEquals(0L, s.completedAfter(0).get("next"));
+  }
+
+  private static void allocateAndFinish(ProxyState s, String id, int exit, long now) {
+    ProxyState.Outgoing o = s.beforeAllocate(List.of(), List.of(), List.of());
+    s.afterAllocate(o, List.of(new ProxyState.Live(id, "n1:8041", "n1:8042", "RUNNING")), List.of(), now);
+    o = s.beforeAllocate(List.of(), List.of(), List.of());
+    s.afterAllocate(o, List.of(), List.of(new ProxyState.Finished(id, exit, "boom")), now);
+  }
+
+  @Test
   void completedRingIsBoundedAndPagedBySeq() {
     ProxyState s = new ProxyState(3);
     for (int i = 0; i < 5; i++) {
-      ProxyState.Outgoing o = s.beforeAllocate(List.of(), List.of(), List.of());
-      s.afterAllocate(o, List.of(), List.of(new ProxyState.Finished(String.format("container_1652313600000_0001_01_%06d", i + 2), 1, "boom")), i);
+      allocateAndFinish(s, String.format("container_1652313600000_0001_01_%06d", i + 2), 1, i);
     }
     Map<String, Object> all = s.completedAfter(0);
     assertEquals(5L, all.get("next"));

@@ -240,8 +240,6 @@ public final class YarnLauncher {
     m.put("attemptState", as == null ? null : as.toString());
     m.put("registered", as == YarnApplicationAttemptState.RUNNING);
     m.put("schedulerBlacklist", sa == null ? List.of() : new ArrayList<>(new TreeSet<>(sa.getBlacklistedNodes())));
-    // Live containers less the AM's own.
-    m.put("liveWorkers", sa == null ? 0 : Math.max(0, sa.getLiveContainers().size() - 1));
     List<Object> workersAt = new ArrayList<>();
     if (sa != null) {
       sa.getLiveContainers().forEach(c -> {
@@ -253,6 +251,8 @@ public final class YarnLauncher {
         }
       });
     }
+    // Live containers that are not an AM's (after a failover the RM may still list the old AM's for a while).
+    m.put("liveWorkers", workersAt.size());
     m.put("workers", workersAt);
     m.put("proxy", attempt == null ? null : handoff(id, attempt));
     return m;
@@ -332,6 +332,35 @@ public final class YarnLauncher {
     return out;
   }
 
+  /**
+   * Kills one worker container's process on the host with SIGKILL, as a failing machine would:
+   * the NodeManager reports it completed with exit code 137, which YARN counts toward node
+   * blacklisting (unlike a release). The pid comes from the NodeManager's own pid file.
+   */
+  Map<String, Object> killWorker(String name, String host) throws Exception {
+    ApplicationId app = apps.get(name);
+    ApplicationAttemptId attempt = yarn.getApplicationReport(app).getCurrentApplicationAttemptId();
+    SchedulerApplicationAttempt sa = schedulerAttempt(attempt);
+    for (var c : sa.getLiveContainers()) {
+      if (c.isAMContainer() || !c.getAllocatedNode().getHost().equals(host)) continue;
+      String id = c.getContainerId().toString();
+      int nm = java.util.Arrays.asList(HOSTS).indexOf(host);
+      Path pidFile = work.resolve("nm" + (nm + 1)).resolve("local").resolve("nmPrivate").resolve(app.toString()).resolve(id).resolve(id + ".pid");
+      if (!Files.isRegularFile(pidFile)) continue;
+      long pid = Long.parseLong(Files.readString(pidFile).trim());
+      boolean killed = ProcessHandle.of(pid).map(ProcessHandle::destroyForcibly).orElse(false);
+      Map<String, Object> out = new LinkedHashMap<>();
+      out.put("containerId", id);
+      out.put("pid", pid);
+      out.put("killed", killed);
+      return out;
+    }
+    Map<String, Object> none = new LinkedHashMap<>();
+    none.put("containerId", null);
+    none.put("killed", false);
+    return none;
+  }
+
   HttpServer serveControl() throws IOException {
     HttpServer s = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 16);
     s.createContext("/", ex -> {
@@ -365,6 +394,12 @@ public final class YarnLauncher {
         reply(ex, 200, Map.of("failed", before.toString()));
         return;
       }
+    }
+    if (p.length == 4 && p[1].equals("apps") && apps.containsKey(p[2]) && p[3].equals("kill-worker") && method.equals("POST")) {
+      String q = ex.getRequestURI().getQuery();
+      String host = q != null && q.startsWith("host=") ? q.substring(5) : "";
+      reply(ex, 200, killWorker(p[2], host));
+      return;
     }
     if (path.equals("/probe/star-blacklist") && method.equals("POST")) {
       reply(ex, 200, probeStarBlacklist());
