@@ -11,7 +11,7 @@ import { Logger } from '../core/logger';
 import { effectiveItems } from '../model/effective';
 import { BlockSpec } from '../model/validate';
 import { BlocklistStore } from '../store/store';
-import { AmrmProxy, ClusterNode } from '../yarn/types';
+import { AmrmProxy, ClusterMetrics, ClusterNode } from '../yarn/types';
 import { DETECTOR_PRINCIPAL, DecideSettings, DetectorReport, EffectiveBlock, decide, ingest, observeBlocks, recordBlock, recordHealth } from './decide';
 import { DetectorMetrics } from './metrics';
 import { DetectorSource, SourceContext } from './source';
@@ -36,8 +36,10 @@ export interface DetectorDeps {
   store: Pick<BlocklistStore, 'list'> & Partial<Pick<BlocklistStore, 'readRecord' | 'writeRecord'>>;
   addItem: AddItem;
   proxy: Pick<AmrmProxy, 'containers'>;
-  /** All nodes (the cap's RUNNING count, and which host names the RM knows). */
+  /** All nodes: which host names the RM knows (a fallback attribution by host name needs it). Read rarely. */
   nodes: () => Promise<ClusterNode[]>;
+  /** Node counts by state (~1 KB): the automatic-block cap's RUNNING count, read every pass. */
+  clusterMetrics?: () => Promise<ClusterMetrics>;
   sources: DetectorSource[];
   /** The application the sidecar serves (scope of automatic blocks); undefined until resolved. */
   applicationId: () => string | undefined;
@@ -67,8 +69,11 @@ export interface DetectorView {
 
 /** Containers remembered beyond the live list (a failed task manager's container is gone from it). */
 const REMEMBERED_CONTAINERS = 20_000;
-/** All nodes are re-read at most this often (the cap's denominator; known host names). */
-const NODES_REFRESH_MS = 60_000;
+/**
+ * The node list (megabytes at 10,000 nodes) is re-read at most this often: it only answers "does
+ * the RM know this host?". The cap's RUNNING count comes from the cluster metrics every pass.
+ */
+const NODES_REFRESH_MS = 10 * 60_000;
 
 export class Detector {
   private state: DetectorState = emptyState();
@@ -159,123 +164,146 @@ export class Detector {
     };
   }
 
+  /** One pass: observe YARN, poll the sources, fold, decide (pure), act, remember. */
   private async passOnce(): Promise<DetectorReport | null> {
-    const { settings, clock, logger, metrics } = this.deps;
+    const { settings, clock } = this.deps;
     if (settings.mode === 'off') return null;
     const appId = this.deps.applicationId();
     if (!appId) throw new Error('the application is not known yet (waiting for the sync engine to resolve it)');
     await this.load();
 
-    // What YARN knows: live containers (id → host) and the nodes.
-    try {
-      for (const c of await this.deps.proxy.containers()) this.remember(c.containerId, c.host);
-    } catch (e) {
-      logger.warn(`detector: reading the app's containers failed (attribution uses what it already knows): ${(e as Error).message}`);
-    }
-    const nodes = await this.readNodes();
-
-    // Sources, in order (the YARN sources first teach where containers ran).
-    const failures: Failure[] = [];
-    const health: HealthObservation[] = [];
-    let healthRead = false;
-    for (const source of this.deps.sources) {
-      const st = this.sourceStatus.get(source.name)!;
-      const ctx: SourceContext = {
-        now: clock.now(),
-        logger,
-        hostOfContainer: (id) => this.containers.get(id),
-        isKnownHost: (h) => nodes?.hosts.has(h) ?? false,
-        noteContainer: (id, h) => this.remember(id, h),
-        cursor: this.state.cursors[source.name],
-        missed: (n, why) => {
-          st.missed += n;
-          metrics?.missed.inc({ source: source.name }, n);
-          logger.warn(`detector: ${why}`);
-        },
-      };
-      try {
-        const r = await source.poll(ctx);
-        st.lastPollAt = clock.now();
-        delete st.lastError;
-        st.failures += r.failures.length;
-        st.unattributed += r.unattributed ?? 0;
-        failures.push(...r.failures);
-        if (r.health) {
-          health.push(...r.health);
-          healthRead = true;
-        }
-        if (r.cursor !== undefined) this.state.cursors[source.name] = r.cursor;
-      } catch (e) {
-        st.lastError = (e as Error)?.message ?? String(e);
-        metrics?.sourceErrors.inc({ source: source.name });
-        logger.warn(`detector source ${source.name} failed: ${st.lastError}`);
-      }
-    }
-
+    const nodes = await this.observeYarn();
+    const polled = await this.pollSources(nodes);
     const now = clock.now();
-    const ing = ingest(this.state, failures, now, settings.windowMs);
-    for (const inc of ing.newIncidents) metrics?.incidents.inc({ source: inc.sources[0] });
-    if (healthRead) recordHealth(this.state, health, now);
-
-    // Our blocks against the store: expired, or lifted by an operator.
-    const items = await this.deps.store.list();
-    const byId = new Map(items.map((i) => [i.id, i]));
-    const { unblockedByOperator } = observeBlocks(this.state, (id) => byId.get(id)?.endTimestamp, now);
-    for (const h of unblockedByOperator) logger.info(`detector: an operator lifted the automatic block of ${h}; its incidents so far will not block it again`);
-    const blocked = new Map<string, EffectiveBlock>();
-    for (const it of effectiveItems(items, appId, now)) {
-      if (it.kind !== 'node') continue;
-      blocked.set(it.node, { itemId: it.id, by: it.updated.by, end: it.endTimestamp, action: it.action });
-    }
-
+    this.foldIn(polled, now);
+    const blocked = await this.currentBlocks(appId, now);
     const report = decide({ now, settings, state: this.state, runningNodes: nodes ? nodes.running : null, blocked, applicationId: appId });
-
-    for (const b of report.blocks) {
-      if (settings.mode === 'shadow') {
-        recordBlock(this.state, b, 'shadow', now);
-        if (!b.capped) (this.state.hosts[b.host] ??= {}).evacuatedAt = now;
-        metrics?.blocks.inc({ mode: 'shadow' });
-        logger.info(`detector (shadow): would block ${b.host} — ${b.cause}`);
-        continue;
-      }
-      const spec: BlockSpec = { id: b.host, kind: 'node', node: b.host, action: b.action, end: { type: 'after', ms: b.durationMs }, cause: b.cause, scope: appId, allowMerge: false };
-      let o: AddResult;
-      try {
-        o = await this.deps.addItem(spec, DETECTOR_PRINCIPAL);
-      } catch (e) {
-        logger.warn(`detector: blocking ${b.host} failed: ${(e as Error).message}`);
-        const hr = report.hosts.find((x) => x.host === b.host);
-        if (hr) hr.why += ` — the block failed: ${(e as Error).message}`;
-        continue;
-      }
-      if (o.outcome === 'conflict') {
-        logger.info(`detector: ${b.host} was blocked meanwhile (${o.reason}); not adding an automatic block`);
-        continue;
-      }
-      if (b.capped) recordBlock(this.state, b, 'enforce', now);
-      else (this.state.hosts[b.host] ??= {}).evacuatedAt = now;
-      metrics?.blocks.inc({ mode: 'enforce' });
-      logger.warn(`detector: blocked ${b.host} until ${new Date(b.end).toISOString()} — ${b.cause}`);
-    }
-
-    // Suppressions counted once per host and reason (not once per pass).
-    const nowDecisions: Record<string, string> = {};
-    for (const sup of report.suppressed) {
-      const key = `${sup.reason}`;
-      nowDecisions[sup.host] = key;
-      if (this.state.lastDecisions[sup.host] !== key) {
-        metrics?.suppressed.inc({ reason: sup.reason });
-        if (sup.reason === 'cap') logger.warn(`detector: ALERT automatic-block cap reached (${report.cap.inUse}/${report.cap.max}); ${sup.host} not blocked`);
-        else logger.info(`detector: ${sup.host} not blocked (${sup.reason})`);
-      }
-    }
-    this.state.lastDecisions = nowDecisions;
+    for (const b of report.blocks) await this.applyBlock(b, report, appId, now);
+    this.countSuppressions(report);
 
     this.report = report;
     this.lastPassAt = now;
     this.lastError = null;
     await this.save();
     return report;
+  }
+
+  /** What YARN knows: live containers (id → host) are remembered; the nodes as last read. */
+  private async observeYarn(): Promise<{ running: number; hosts: Set<string> } | undefined> {
+    try {
+      for (const c of await this.deps.proxy.containers()) this.remember(c.containerId, c.host);
+    } catch (e) {
+      this.deps.logger.warn(`detector: reading the app's containers failed (attribution uses what it already knows): ${(e as Error).message}`);
+    }
+    return this.readNodes();
+  }
+
+  /** Every source in order (the YARN sources first teach where containers ran); a failing source is reported, not fatal. */
+  private async pollSources(nodes: { hosts: Set<string> } | undefined): Promise<{ failures: Failure[]; health: HealthObservation[]; healthRead: boolean }> {
+    const out = { failures: [] as Failure[], health: [] as HealthObservation[], healthRead: false };
+    for (const source of this.deps.sources) {
+      const st = this.sourceStatus.get(source.name)!;
+      try {
+        const r = await source.poll(this.sourceContext(source.name, st, nodes));
+        st.lastPollAt = this.deps.clock.now();
+        delete st.lastError;
+        st.failures += r.failures.length;
+        st.unattributed += r.unattributed ?? 0;
+        out.failures.push(...r.failures);
+        if (r.health) {
+          out.health.push(...r.health);
+          out.healthRead = true;
+        }
+        if (r.cursor !== undefined) this.state.cursors[source.name] = r.cursor;
+      } catch (e) {
+        st.lastError = (e as Error)?.message ?? String(e);
+        this.deps.metrics?.sourceErrors.inc({ source: source.name });
+        this.deps.logger.warn(`detector source ${source.name} failed: ${st.lastError}`);
+      }
+    }
+    return out;
+  }
+
+  private sourceContext(name: string, st: SourceStatus, nodes: { hosts: Set<string> } | undefined): SourceContext {
+    const { clock, logger, metrics } = this.deps;
+    return {
+      now: clock.now(),
+      logger,
+      hostOfContainer: (id) => this.containers.get(id),
+      isKnownHost: (h) => nodes?.hosts.has(h) ?? false,
+      noteContainer: (id, h) => this.remember(id, h),
+      cursor: this.state.cursors[name],
+      missed: (n, why) => {
+        st.missed += n;
+        metrics?.missed.inc({ source: name }, n);
+        logger.warn(`detector: ${why}`);
+      },
+    };
+  }
+
+  /** Failures become incidents (one per host and restart); health reports are kept as evidence. */
+  private foldIn(polled: { failures: Failure[]; health: HealthObservation[]; healthRead: boolean }, now: number): void {
+    const ing = ingest(this.state, polled.failures, now, this.deps.settings.windowMs);
+    for (const inc of ing.newIncidents) this.deps.metrics?.incidents.inc({ source: inc.sources[0] });
+    if (polled.healthRead) recordHealth(this.state, polled.health, now);
+  }
+
+  /** The node blocks in force for this app; our own automatic ones checked against the store (expired, or lifted by an operator). */
+  private async currentBlocks(appId: string, now: number): Promise<Map<string, EffectiveBlock>> {
+    const items = await this.deps.store.list();
+    const byId = new Map(items.map((i) => [i.id, i]));
+    const { unblockedByOperator } = observeBlocks(this.state, (id) => byId.get(id)?.endTimestamp, now);
+    for (const h of unblockedByOperator) this.deps.logger.info(`detector: an operator lifted the automatic block of ${h}; its incidents so far will not block it again`);
+    const blocked = new Map<string, EffectiveBlock>();
+    for (const it of effectiveItems(items, appId, now)) {
+      if (it.kind !== 'node') continue;
+      blocked.set(it.node, { itemId: it.id, by: it.updated.by, end: it.endTimestamp, action: it.action });
+    }
+    return blocked;
+  }
+
+  /** Shadow: record and say what would happen. Enforce: an ordinary item through the API's own path. */
+  private async applyBlock(b: DetectorReport['blocks'][number], report: DetectorReport, appId: string, now: number): Promise<void> {
+    const { settings, logger, metrics } = this.deps;
+    if (settings.mode === 'shadow') {
+      recordBlock(this.state, b, 'shadow', now);
+      if (!b.capped) (this.state.hosts[b.host] ??= {}).evacuatedAt = now;
+      metrics?.blocks.inc({ mode: 'shadow' });
+      logger.info(`detector (shadow): would block ${b.host} — ${b.cause}`);
+      return;
+    }
+    const spec: BlockSpec = { id: b.host, kind: 'node', node: b.host, action: b.action, end: { type: 'after', ms: b.durationMs }, cause: b.cause, scope: appId, allowMerge: false };
+    let o: AddResult;
+    try {
+      o = await this.deps.addItem(spec, DETECTOR_PRINCIPAL);
+    } catch (e) {
+      logger.warn(`detector: blocking ${b.host} failed: ${(e as Error).message}`);
+      const hr = report.hosts.find((x) => x.host === b.host);
+      if (hr) hr.why += ` — the block failed: ${(e as Error).message}`;
+      return;
+    }
+    if (o.outcome === 'conflict') {
+      logger.info(`detector: ${b.host} was blocked meanwhile (${o.reason}); not adding an automatic block`);
+      return;
+    }
+    if (b.capped) recordBlock(this.state, b, 'enforce', now);
+    else (this.state.hosts[b.host] ??= {}).evacuatedAt = now;
+    metrics?.blocks.inc({ mode: 'enforce' });
+    logger.warn(`detector: blocked ${b.host} until ${new Date(b.end).toISOString()} — ${b.cause}`);
+  }
+
+  /** Suppressions are counted once per host and reason, not once per pass. */
+  private countSuppressions(report: DetectorReport): void {
+    const { logger, metrics } = this.deps;
+    const nowDecisions: Record<string, string> = {};
+    for (const sup of report.suppressed) {
+      nowDecisions[sup.host] = sup.reason;
+      if (this.state.lastDecisions[sup.host] === sup.reason) continue;
+      metrics?.suppressed.inc({ reason: sup.reason });
+      if (sup.reason === 'cap') logger.warn(`detector: ALERT automatic-block cap reached (${report.cap.inUse}/${report.cap.max}); ${sup.host} not blocked`);
+      else logger.info(`detector: ${sup.host} not blocked (${sup.reason})`);
+    }
+    this.state.lastDecisions = nowDecisions;
   }
 
   private remember(id: string, host: string): void {
@@ -289,17 +317,26 @@ export class Detector {
 
   private async readNodes(): Promise<{ running: number; hosts: Set<string> } | undefined> {
     const now = this.deps.clock.now();
-    if (this.nodeCache && now - this.nodeCache.at < NODES_REFRESH_MS) return this.nodeCache;
-    try {
-      const list = await this.deps.nodes();
-      // An empty list is an RM that does not know its nodes yet (failover), not an empty cluster.
-      if (list.length === 0) return this.nodeCache;
-      this.nodeCache = { at: now, running: list.filter((n) => n.state === 'RUNNING').length, hosts: new Set(list.map((n) => n.host)) };
-    } catch (e) {
-      this.deps.logger.warn(`detector: reading the RM's nodes failed: ${(e as Error).message}`);
+    if (!this.nodeCache || now - this.nodeCache.at >= NODES_REFRESH_MS) {
+      try {
+        const list = await this.deps.nodes();
+        // An empty list is an RM that does not know its nodes yet (failover), not an empty cluster.
+        if (list.length > 0) this.nodeCache = { at: now, running: list.filter((n) => n.state === 'RUNNING').length, hosts: new Set(list.map((n) => n.host)) };
+      } catch (e) {
+        this.deps.logger.warn(`detector: reading the RM's nodes failed: ${(e as Error).message}`);
+      }
+    }
+    if (this.nodeCache && this.deps.clusterMetrics) {
+      try {
+        const m = await this.deps.clusterMetrics();
+        if (m.activeNodes > 0) this.nodeCache.running = m.activeNodes;
+      } catch (e) {
+        this.deps.logger.warn(`detector: reading the RM's cluster metrics failed (the last RUNNING count stays): ${(e as Error).message}`);
+      }
     }
     return this.nodeCache;
   }
+
 
   private async load(): Promise<void> {
     if (this.loaded) return;

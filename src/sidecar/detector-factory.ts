@@ -13,7 +13,7 @@ import { createDetectorMetrics } from '../detect/metrics';
 import { DetectorSource } from '../detect/source';
 import { FlinkRestSource } from '../detect/sources/flink-rest';
 import { YarnCompletedContainersSource } from '../detect/sources/yarn-containers';
-import { NodeHealthSource, NodeHealthReader } from '../detect/sources/node-health';
+import { NodeHealthSource } from '../detect/sources/node-health';
 import { BlocklistService } from '../api/blocklist-service';
 import { ConfigValues } from '../config/keys';
 import { createYarnHttpsAgent } from '../security/tls';
@@ -55,9 +55,7 @@ export function createDetector(deps: DetectorFactoryDeps): Detector | undefined 
     deps.logger.warn('cluster.resource-blocklist.detector.mode is set but YARN is not configured (or the blocklist is disabled): the detector does not run');
     return undefined;
   }
-  const sources: DetectorSource[] = [new YarnCompletedContainersSource(yarn.proxy)];
-  const rm = yarn.rm as Partial<NodeHealthReader>;
-  if (typeof rm.nodesInStates === 'function') sources.push(new NodeHealthSource(rm as NodeHealthReader));
+  const sources: DetectorSource[] = [new YarnCompletedContainersSource(yarn.proxy), new NodeHealthSource(yarn.rm)];
   const flinkAddress = v['cluster.resource-blocklist.detector.flink.rest-address'].trim();
   if (flinkAddress) {
     const ca = v['cluster.resource-blocklist.yarn.ssl.ca-file'];
@@ -77,6 +75,7 @@ export function createDetector(deps: DetectorFactoryDeps): Detector | undefined 
     store,
     proxy: yarn.proxy,
     nodes: () => yarn.rm.nodes(),
+    clusterMetrics: () => yarn.rm.clusterMetrics(),
     sources,
     applicationId: () => sync.view().applicationId,
     async addItem(spec, principal) {

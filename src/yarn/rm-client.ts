@@ -135,15 +135,6 @@ export class ResourceManagerClient implements ResourceManagerReader {
     }
   }
 
-  /**
-   * Nodes in the given states only (`?states=`, cheap on a big cluster). An RM too old to know one
-   * of the states answers 400; callers that need a fallback read nodes() instead.
-   */
-  async nodesInStates(states: readonly NodeState[]): Promise<ClusterNode[]> {
-    if (states.length === 0) return [];
-    return this.nodesAt(`/ws/v1/cluster/nodes?states=${states.join(',')}`);
-  }
-
   async application(appId: string): Promise<ApplicationInfo> {
     this.checkApp(appId);
     const body = await this.get(`/ws/v1/cluster/apps/${appId}`);

@@ -5,14 +5,13 @@
  * the other sources' incidents, and — when configured — lets the detector evacuate a
  * DECOMMISSIONING node ahead of YARN's own timeout.
  */
-import { ClusterNode, NodeState } from '../../yarn/types';
+import { NodeState, ResourceManagerReader } from '../../yarn/types';
 import { DetectorSource, SourceContext, SourceReport } from '../source';
 
 export const WATCHED_STATES: readonly NodeState[] = ['UNHEALTHY', 'LOST', 'DECOMMISSIONING'];
 
-export interface NodeHealthReader {
-  nodesInStates(states: readonly NodeState[]): Promise<ClusterNode[]>;
-}
+/** The one RM read this source needs: the node list narrowed by state on the RM side. */
+export type NodeHealthReader = Pick<ResourceManagerReader, 'nodes'>;
 
 export class NodeHealthSource implements DetectorSource {
   readonly name = 'yarn-nodes';
@@ -20,7 +19,7 @@ export class NodeHealthSource implements DetectorSource {
   constructor(private readonly rm: NodeHealthReader) {}
 
   async poll(ctx: SourceContext): Promise<SourceReport> {
-    const nodes = await this.rm.nodesInStates(WATCHED_STATES);
+    const nodes = await this.rm.nodes(WATCHED_STATES);
     return {
       failures: [],
       health: nodes.filter((n) => WATCHED_STATES.includes(n.state)).map((n) => ({ host: n.host, state: n.state, healthReport: n.healthReport === 'null' ? '' : n.healthReport, seenAt: ctx.now })),
