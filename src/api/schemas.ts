@@ -83,7 +83,7 @@ const evacuationSchema = {
 
 const syncSchema = {
   type: 'object',
-  properties: { state: { type: 'string' }, detail: { type: 'string' }, evacuation: evacuationSchema },
+  properties: { state: { type: 'string' }, detail: { type: 'string' }, evacuation: evacuationSchema, nearest: { type: 'array', items: { type: 'string' } } },
 } as const;
 
 /** One item as GET /blocklist lists it: FLIP-224's fields first, then ours. */

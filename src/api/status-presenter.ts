@@ -10,15 +10,47 @@ import { EvacuationStatus, withCountdown } from '../sync/evacuation';
 import { SyncView } from '../sync/view';
 import { SyncFacade } from '../sync/facade';
 import { NodeState } from '../yarn/types';
+import { knownHosts } from '../sync/known-hosts';
+import { nearestHosts } from '../model/nearest';
 
 /** Per-item enforcement state, as `blocklist list` shows it. */
-export type SyncState = 'applied' | 'pending' | 'deferred' | 'evacuating' | 'evacuated' | 'disabled' | 'not-applicable';
+export type SyncState = 'applied' | 'pending' | 'deferred' | 'evacuating' | 'evacuated' | 'disabled' | 'not-applicable' | 'unknown-host';
 
 export interface ItemSyncStatus {
   state: SyncState;
   /** Why deferred / pending, in words. */
   detail?: string;
   evacuation?: EvacuationStatus;
+  /** unknown-host: the names the RM knows that are nearest to the item's host, nearest first. */
+  nearest?: string[];
+}
+
+/** Nearest names per node list and unknown host (GET /blocklist asks for every item). */
+const nearestCache = new WeakMap<ReadonlySet<string>, Map<string, string[]>>();
+
+/**
+ * A node item whose host the RM's node list (as last read) does not hold: YARN matches blacklist
+ * entries against node names exactly, so it blocks nothing until a node of that name joins. The
+ * entry is still pushed (a node can be blocked before it joins, as YARN allows). Undefined when the
+ * host is known, or no node list has been read (then nothing can be said).
+ */
+export function unknownHostStatus(view: SyncView, item: BlockedItem): ItemSyncStatus | undefined {
+  const known = item.kind === 'node' ? knownHosts(view.nodes?.list) : undefined;
+  if (!known || known.has(item.node)) return undefined;
+  let byHost = nearestCache.get(known);
+  if (!byHost) nearestCache.set(known, (byHost = new Map()));
+  let nearest = byHost.get(item.node);
+  if (!nearest) {
+    nearest = nearestHosts(item.node, known);
+    byHost.set(item.node, nearest);
+  }
+  const readAt = view.nodes ? new Date(view.nodes.readAt).toISOString() : '?';
+  const hint = nearest.length ? `; nearest names it knows: ${nearest.join(', ')}` : '';
+  return {
+    state: 'unknown-host',
+    detail: `the RM lists no node '${item.node}' (node list of ${readAt}): YARN ignores the entry until a node of that name joins${hint}`,
+    nearest,
+  };
 }
 
 /** One cluster node as the RM last reported it (for the console's picture of the cluster). */
@@ -113,6 +145,8 @@ export function itemSyncStatus(view: SyncView, id: string, now: number): ItemSyn
   const plan = view.plan;
   if (!plan) return { state: 'pending', detail: 'no reconcile pass has completed yet' };
   const where = planEntry(plan, id);
+  const unknown = where && where.list !== 'taskManagers' ? unknownHostStatus(view, where.item) : undefined;
+  if (unknown) return unknown;
   if (where?.list === 'deferred') {
     return { state: 'deferred', detail: `held back by the safety cap: at most ${plan.capacity} of ${plan.runningNodes} RUNNING nodes may be blacklisted (max-blocked-fraction ${view.maxBlockedFraction}); older items are kept` };
   }

@@ -9,7 +9,7 @@ import { humanizeMs } from '../config/duration';
 export function syncText(s: WireSync | undefined, p: Paint): string {
   if (!s) return p.dim('-');
   const st = s.state;
-  const col = st === 'applied' || st === 'evacuated' ? p.green : st === 'pending' || st === 'evacuating' ? p.yellow : st === 'deferred' ? p.red : p.dim;
+  const col = st === 'applied' || st === 'evacuated' ? p.green : st === 'pending' || st === 'evacuating' ? p.yellow : st === 'deferred' || st === 'unknown-host' ? p.red : p.dim;
   const ev = s.evacuation;
   const extra = ev && st === 'evacuating' ? ` (${ev.containers.length} left)` : '';
   return col(st + extra);

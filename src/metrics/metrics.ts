@@ -80,6 +80,11 @@ export interface BlocklistSource {
   /** The application whose items count (cluster-scoped items always do). */
   applicationId: () => string | undefined;
   enabled: boolean;
+  /**
+   * The host names the RM knows (its node list as last read); a node item whose host is not among
+   * them blocks nothing in YARN (`unknown-host`) and is not counted. Undefined = not known: count all.
+   */
+  knownHosts?: () => ReadonlySet<string> | undefined;
 }
 
 export interface BlocklistCounts {
@@ -87,11 +92,12 @@ export interface BlocklistCounts {
   taskManagers: number;
 }
 
-export function countItems(items: readonly BlockedItem[], applicationId: string | undefined, now: number): BlocklistCounts {
+export function countItems(items: readonly BlockedItem[], applicationId: string | undefined, now: number, known?: ReadonlySet<string>): BlocklistCounts {
   let nodes = 0;
   let taskManagers = 0;
   for (const it of effectiveItems(items, applicationId, now)) {
-    if (it.kind === 'node') nodes++;
+    // An unknown host blocks nothing in YARN: not a blocked node (its sync state says unknown-host).
+    if (it.kind === 'node') nodes += !known || known.has(it.node) ? 1 : 0;
     else taskManagers++;
   }
   return { nodes, taskManagers };
@@ -100,7 +106,7 @@ export function countItems(items: readonly BlockedItem[], applicationId: string 
 export function createMetrics(registry: Registry = new Registry()): Metrics {
   const registers = [registry];
   let source: BlocklistSource | undefined;
-  let cache: { version: string; appId: string | undefined; validUntil: number; counts: BlocklistCounts } | undefined;
+  let cache: { version: string; appId: string | undefined; known: ReadonlySet<string> | undefined; validUntil: number; counts: BlocklistCounts } | undefined;
   let inflight: Promise<BlocklistCounts | undefined> | undefined;
 
   const countsNow = async (): Promise<BlocklistCounts | undefined> => {
@@ -110,10 +116,11 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
     const now = s.clock.now();
     const appId = s.applicationId();
     const version = await s.store.version();
-    if (cache && cache.version === version && cache.appId === appId && now < cache.validUntil) return cache.counts;
+    const known = s.knownHosts?.();
+    if (cache && cache.version === version && cache.appId === appId && cache.known === known && now < cache.validUntil) return cache.counts;
     const items = await s.store.list();
-    const counts = countItems(items, appId, now);
-    cache = { version, appId, validUntil: nextExpiry(items, now) ?? Number.POSITIVE_INFINITY, counts };
+    const counts = countItems(items, appId, now, known);
+    cache = { version, appId, known, validUntil: nextExpiry(items, now) ?? Number.POSITIVE_INFINITY, counts };
     return counts;
   };
   // Both gauges are collected in one scrape; share one store read.

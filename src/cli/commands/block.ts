@@ -14,7 +14,8 @@ import { parseBlockTimeout, parseEvacuationTimeout, parseUntil } from '../time-i
 import { followEvacuation } from '../evacuation-watch';
 import { parseBlockRequest } from '../../model/validate';
 import { EVACUATE, MARK_BLOCKED } from '../../model/item';
-import { CommonFlags, addCommonOptions, itemRef, painter, withClient, write } from './common';
+import { settledItem, unknownHostWarning } from '../unknown-host';
+import { CommonFlags, addCommonOptions, itemRef, note, painter, withClient, write } from './common';
 
 interface BlockFlags extends CommonFlags {
   cause: string;
@@ -103,6 +104,11 @@ function defineBlock(program: Command, name: string, kind: 'node' | 'taskmanager
             } else {
               write(`blocked ${what} ${itemSummary(item, now)}\n`);
             }
+          }
+          // A host the RM does not know: kept, but say so (unknown-host.ts).
+          if (kind === 'node' && !flags.dryRun && !client.transport.direct) {
+            const warning = unknownHostWarning(await settledItem(client, item));
+            if (warning) note(warning);
           }
           if (flags.wait) {
             const r = await followEvacuation(client, ref.id, {
