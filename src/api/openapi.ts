@@ -70,7 +70,7 @@ async function plugin(app: FastifyInstance, opts: OpenApiOptions): Promise<void>
         s.params = {
           type: 'object',
           required: ['id'],
-          properties: { id: { type: 'string', description: "the item id: a node host name, or <node>/<containerId> for a task manager (its '/' may be sent as %2F)" } },
+          properties: { id: { type: 'string', description: "the item id: a node host name, <node>/<containerId> for a task manager, or a rack path for a rack (each '/' may be sent as %2F)" } },
         };
       }
       if (open) s.security = [];

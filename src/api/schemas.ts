@@ -54,7 +54,7 @@ export const listQuerySchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    kind: { type: 'string', enum: ['node', 'taskmanager'] },
+    kind: { type: 'string', enum: ['node', 'taskmanager', 'rack'] },
     scope: { type: 'string', maxLength: 64 },
     action: { type: 'string', enum: [...ACTIONS] },
     // Every item that applies to this application now (its own, cluster-wide, shared): model/scope.ts scopeCovers.

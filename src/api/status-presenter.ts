@@ -133,6 +133,10 @@ const lastError = (v: SyncView): string | undefined => (v.lastFailure ? `${v.las
  */
 export function itemTaskManagers(sync: SyncFacade, item: BlockedItem): string[] {
   if (item.kind === 'node') return sync.taskManagersOn(item.node);
+  if (item.kind === 'rack') {
+    const hosts = (sync.view().nodes?.list ?? []).filter((n) => n.rack === item.id).map((n) => n.host);
+    return hosts.flatMap((h) => sync.taskManagersOn(h)).sort();
+  }
   if (item.containerId === undefined) return [];
   if (!sync.view().engine) return [item.containerId];
   return sync.taskManagersOn(item.node).includes(item.containerId) ? [item.containerId] : [];

@@ -43,7 +43,7 @@ export type { EvacuationStatus as WireEvacuation, ItemSyncStatus as WireSync, Si
 
 export interface ApiItem {
   id: string;
-  kind: 'node' | 'taskmanager';
+  kind: 'node' | 'taskmanager' | 'rack';
   action: string;
   startTimestamp: string;
   endTimestamp: string;
@@ -160,6 +160,7 @@ const enc = (id: string) => encodeURIComponent(id);
 
 /** The REST path of an item: a task manager's '/' travels as %2F. */
 export function itemPath(id: string): string {
+  if (id.startsWith('/')) return `/blocklist/racks/${enc(id)}`;
   return id.includes('/') ? `/blocklist/taskmanagers/${enc(id)}` : `/blocklist/nodes/${enc(id)}`;
 }
 

@@ -35,7 +35,7 @@ import { CliError } from './errors';
 import { EXIT } from './exit-codes';
 
 type Method = 'GET' | 'PUT' | 'POST' | 'DELETE';
-const ITEM_PATH = /^\/blocklist\/(nodes|taskmanagers)\/(.+)$/;
+const ITEM_PATH = /^\/blocklist\/(nodes|taskmanagers|racks)\/(.+)$/;
 
 export class DirectStoreTransport implements Transport {
   readonly direct = true;
@@ -123,7 +123,7 @@ export class DirectStoreTransport implements Transport {
     const dryRun = opts.query?.dryRun === 'true';
     const item = ITEM_PATH.exec(path);
     if (item) {
-      const ref = svc.ref(decodeURIComponent(item[2]), item[1] === 'nodes' ? 'node' : 'taskmanager');
+      const ref = svc.ref(decodeURIComponent(item[2]), item[1] === 'nodes' ? 'node' : item[1] === 'racks' ? 'rack' : 'taskmanager');
       if (method === 'GET') return svc.get(ref);
       if (method === 'PUT') return svc.put(svc.spec(ref, opts.body), this.caller, dryRun);
       if (method === 'DELETE') return svc.remove(ref, this.caller, dryRun);

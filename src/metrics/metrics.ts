@@ -98,7 +98,7 @@ export function countItems(items: readonly BlockedItem[], applicationId: string 
   for (const it of effectiveItems(items, applicationId, now)) {
     // An unknown host blocks nothing in YARN: not a blocked node (its sync state says unknown-host).
     if (it.kind === 'node') nodes += !known || known.has(it.node) ? 1 : 0;
-    else taskManagers++;
+    else if (it.kind === 'taskmanager') taskManagers++;
   }
   return { nodes, taskManagers };
 }

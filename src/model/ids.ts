@@ -89,12 +89,26 @@ const HOST_RE = /^[A-Za-z0-9_](?:[A-Za-z0-9._-]*[A-Za-z0-9_])?$/;
  *  - "host:port": a NodeId, not a host. Refused rather than silently normalised, so an operator
  *    copying `id` from the RM's node list learns the right form (the message says it).
  */
+const RACK_SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/**
+ * A rack path as YARN names it (NetworkTopology: `/default-rack`, `/dc1/rack7`): '/'-separated
+ * segments of letters, digits, '.', '-', '_', at most 255 characters.
+ */
+export function validateRackPath(raw: string): ParseResult<string> {
+  if (!raw.startsWith('/')) return { ok: false, error: `rack '${raw}' must be a rack path as YARN names it, starting with '/', e.g. /default-rack` };
+  if (raw.length > HOST_MAX) return { ok: false, error: `rack path is longer than ${HOST_MAX} characters` };
+  const segments = raw.slice(1).split('/');
+  if (segments.some((s) => !RACK_SEGMENT.test(s))) return { ok: false, error: `rack '${raw}' is not a rack path: '/'-separated names of letters, digits, '.', '-', '_' (e.g. /dc1/rack7), no empty part or trailing '/'` };
+  return { ok: true, value: raw };
+}
+
 export function validateHostName(raw: string): ParseResult<string> {
   if (raw.length === 0) return { ok: false, error: 'node id must not be empty' };
   if (raw === '*') return { ok: false, error: "node id '*' is YARN's ANY and cannot be blocked (the RM rejects it: \"Cannot add * to the blacklist!\")" };
   if (/[\u0000-\u001f\u007f]/.test(raw)) return { ok: false, error: 'node id contains control characters' };
   if (raw.length > HOST_MAX) return { ok: false, error: `node id is longer than ${HOST_MAX} characters` };
-  if (raw.startsWith('/')) return { ok: false, error: `node id '${raw}' looks like a rack path; block hosts, not racks` };
+  if (raw.startsWith('/')) return { ok: false, error: `node id '${raw}' looks like a rack path; block a rack under /blocklist/racks (blocklist block-rack)` };
   const colon = /^(.*):(\d+)$/.exec(raw);
   if (colon) return { ok: false, error: `node id '${raw}' has a port; use the host name '${colon[1]}' (YARN's nodeHostName)` };
   if (!HOST_RE.test(raw)) return { ok: false, error: `node id '${raw}' is not a host name (letters, digits, '.', '-', '_')` };

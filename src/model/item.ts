@@ -8,7 +8,11 @@ export type BlockAction = (typeof ACTIONS)[number];
 export const MARK_BLOCKED: BlockAction = 'MARK_BLOCKED';
 export const EVACUATE: BlockAction = 'MARK_BLOCKED_AND_EVACUATE_TASKS';
 
-export type ItemKind = 'node' | 'taskmanager';
+/**
+ * `rack`: every node of a rack, named by its rack path as YARN names it (`/default-rack`,
+ * `/dc1/rack7`: the RM's `rack` of a node). YARN's blacklist takes rack names as well as hosts.
+ */
+export type ItemKind = 'node' | 'taskmanager' | 'rack';
 
 /** `cluster` applies to every job sharing the store; otherwise one YARN application id. */
 export type Scope = string;
@@ -33,7 +37,7 @@ export interface BlockedItem {
   /** node host name, or `<node>/<containerId>` for a task manager. */
   id: string;
   kind: ItemKind;
-  /** The host: the id itself for a node, the part before '/' for a task manager. */
+  /** The host: the id itself for a node, the part before '/' for a task manager; for a rack, its path (the id). */
   node: string;
   /** Only for task managers. */
   containerId?: string;

@@ -4,7 +4,7 @@
  * so every door applies exactly the same rules.
  */
 import { ACTIONS, BlockAction, CLUSTER_SCOPE, ItemKind, LONG_MAX_TEXT, PERMANENT, Scope } from './item';
-import { parseApplicationId, parseContainerId, validateHostName } from './ids';
+import { parseApplicationId, parseContainerId, validateHostName, validateRackPath } from './ids';
 import { causeTokens } from './cause';
 import { SCOPE_APPS_MAX, formatScope } from './scope';
 
@@ -69,7 +69,12 @@ export function parseSource(v: unknown, errors: string[]): string | undefined {
 export function parseItemRef(raw: unknown, kind?: ItemKind): Validated<ItemRef> {
   if (typeof raw !== 'string') return { ok: false, errors: ['id must be a string'] };
   const slash = raw.indexOf('/');
-  const effectiveKind: ItemKind = kind ?? (slash >= 0 ? 'taskmanager' : 'node');
+  // In a batch a rack is told by its leading '/' (a rack path), a task manager by an inner '/'.
+  const effectiveKind: ItemKind = kind ?? (slash === 0 ? 'rack' : slash > 0 ? 'taskmanager' : 'node');
+  if (effectiveKind === 'rack') {
+    const r = validateRackPath(raw);
+    return r.ok ? { ok: true, value: { id: raw, kind: 'rack', node: raw } } : { ok: false, errors: [r.error] };
+  }
   if (effectiveKind === 'node') {
     if (slash >= 0 && !raw.startsWith('/')) {
       return { ok: false, errors: [`node id '${raw}' contains '/'; a task manager is blocked as <node>/<containerId> under /blocklist/taskmanagers`] };

@@ -115,7 +115,7 @@ export function decodeItem(text: string): BlockedItem {
   if (!o || typeof o !== 'object') throw new CorruptItemError('not an object');
   if (o.v !== CODEC_VERSION) throw new CorruptItemError(`unknown codec version ${JSON.stringify(o.v)}`);
   const kind = o.kind;
-  if (kind !== 'node' && kind !== 'taskmanager') throw new CorruptItemError('bad kind');
+  if (kind !== 'node' && kind !== 'taskmanager' && kind !== 'rack') throw new CorruptItemError('bad kind');
   const action = o.action;
   if (typeof action !== 'string' || !(ACTIONS as readonly string[]).includes(action)) throw new CorruptItemError('bad action');
   const id = str(o.id, 'id');

@@ -244,7 +244,7 @@ export class Controller {
     // whose release is merely in flight; after a release they are evaluated again to show it.
     if (out.result === 'released' && containers) {
       this.memory = afterRelease(this.memory, [...out.released, ...out.unknown], containers);
-      this.setEvacuations(planEvacuations(evacuating(d.view.plan), containers, this.memory.released, this.rules.evacuationTimeoutMs, this.deps.clock.now()));
+      this.setEvacuations(planEvacuations(evacuating(d.view.plan), containers, this.memory.released, this.rules.evacuationTimeoutMs, this.deps.clock.now(), this.watch.nodes.cache.value ?? []));
       this.shown.pendingReleases = waiting.slice(batch.length);
     } else if (d.view.evacuations) this.setEvacuations(d.view.evacuations);
     if (out.result === 'failed') return { result: 'failed', stage: 'release', error: out.error };

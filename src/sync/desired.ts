@@ -11,7 +11,7 @@ import { NodeState } from '../yarn/types';
 export interface NodeView {
   host: string;
   state: NodeState;
-  /** The RM's rack path (e.g. /default-rack); shown by the console's node picture, not used by the cap. */
+  /** The RM's rack path (e.g. /default-rack): a rack item covers the nodes that name it. */
   rack?: string;
 }
 
@@ -60,6 +60,30 @@ export interface DesiredPlan {
   capUsed: number;
 }
 
+/** RUNNING hosts per rack path. */
+export function runningByRack(nodes: readonly NodeView[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const n of nodes) {
+    if (n.state !== 'RUNNING' || !n.rack) continue;
+    const list = out.get(n.rack);
+    if (list) list.push(n.host);
+    else out.set(n.rack, [n.host]);
+  }
+  return out;
+}
+
+/** Every host per rack path, any state (what a rack's evacuation covers). */
+export function hostsByRack(nodes: readonly NodeView[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const n of nodes) {
+    if (!n.rack) continue;
+    const list = out.get(n.rack);
+    if (list) list.push(n.host);
+    else out.set(n.rack, [n.host]);
+  }
+  return out;
+}
+
 /** floor(fraction × running), tolerant of binary fractions (0.3 × 10 = 3.0000000000000004). */
 export function blockCapacity(fraction: number, runningNodes: number): number {
   if (runningNodes <= 0 || fraction <= 0) return 0;
@@ -87,16 +111,24 @@ export function planDesired(input: DesiredInput): DesiredPlan {
   const enforced: BlockedItem[] = [];
   const deferred: BlockedItem[] = [];
   const taskManagers: BlockedItem[] = [];
+  const rackRunning = runningByRack(input.nodes);
+  // RUNNING hosts already holding a slot: a node inside a blocked rack is not counted twice.
+  const counted = new Set<string>();
   let used = 0;
   for (const item of effective) {
     if (item.kind === 'taskmanager') {
       taskManagers.push(item);
       continue;
     }
-    if (!input.assumeRunning && !running.has(item.node)) enforced.push(item);
-    else if (used < capacity) {
+    // A rack takes one slot per RUNNING node it covers, all or none (YARN takes the rack whole).
+    // Without a node list (assumeRunning) every blocked host counts, and a rack at least once.
+    const hosts = item.kind === 'rack' ? (rackRunning.get(item.id) ?? (input.assumeRunning ? [item.id] : [])) : input.assumeRunning || running.has(item.node) ? [item.node] : [];
+    const fresh = hosts.filter((h) => !counted.has(h));
+    if (fresh.length === 0) enforced.push(item);
+    else if (used + fresh.length <= capacity) {
       enforced.push(item);
-      used++;
+      used += fresh.length;
+      for (const h of fresh) counted.add(h);
     } else deferred.push(item);
   }
   const blacklist = [...new Set(enforced.map((i) => i.node))].sort();

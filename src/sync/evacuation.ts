@@ -107,6 +107,8 @@ export interface EvacuationInput {
   released: ReadonlyMap<string, string>;
   defaultTimeoutMs: number;
   now: number;
+  /** A rack item's hosts (its evacuation covers each of them). */
+  hosts?: ReadonlySet<string>;
 }
 
 export interface EvacuationDecision {
@@ -131,7 +133,7 @@ export function evaluateEvacuation(input: EvacuationInput): EvacuationDecision {
   const since = evacuationStart(item, now);
   const timeoutMs = evacuationTimeoutMs(item, input.defaultTimeoutMs);
   const targets = input.containersOnNode
-    .filter((c) => isTaskManager(c) && (item.kind === 'node' || c.containerId === item.containerId))
+    .filter((c) => isTaskManager(c) && (item.kind !== 'taskmanager' || c.containerId === item.containerId))
     .map((c) => c.containerId)
     .sort();
   const phase = evacuationPhase(since, timeoutMs, now, targets.length);
@@ -143,7 +145,7 @@ export function evaluateEvacuation(input: EvacuationInput): EvacuationDecision {
     timeoutSeconds: timeoutMs < 0 ? -1 : timeoutMs / 1000,
     remainingSeconds: remainingSeconds(phase, since, timeoutMs, now),
     containers: targets,
-    released: releasedFor(item, input.released),
+    released: releasedFor(item, input.released, input.hosts),
   };
   if (timeoutMs >= 0) status.deadline = since + timeoutMs;
   const decision: EvacuationDecision = {
@@ -155,10 +157,10 @@ export function evaluateEvacuation(input: EvacuationInput): EvacuationDecision {
 }
 
 /** What this sidecar released for an item: all of a node item's host, or a task manager's one container. */
-function releasedFor(item: BlockedItem, released: ReadonlyMap<string, string>): string[] {
+function releasedFor(item: BlockedItem, released: ReadonlyMap<string, string>, hosts?: ReadonlySet<string>): string[] {
   if (item.kind === 'taskmanager') return item.containerId !== undefined && released.has(item.containerId) ? [item.containerId] : [];
   const out: string[] = [];
-  for (const [id, host] of released) if (host === item.node) out.push(id);
+  for (const [id, host] of released) if (item.kind === 'rack' ? hosts?.has(host) : host === item.node) out.push(id);
   return out.sort();
 }
 

@@ -7,7 +7,7 @@
  */
 import { BlockedItem, EVACUATE } from '../model/item';
 import { appliesTo, isEffective, nextExpiry } from '../model/effective';
-import { BlacklistDiff, DesiredPlan, NodeView, diffBlacklist, isEmptyDiff, planDesired } from './desired';
+import { BlacklistDiff, DesiredPlan, NodeView, diffBlacklist, hostsByRack, isEmptyDiff, planDesired } from './desired';
 import { EvacuationDecision, EvacuationPhase, evaluateEvacuation } from './evacuation';
 import { Memory, rememberRunning } from './memory';
 import { ContainerIndex } from './watch-containers';
@@ -91,7 +91,7 @@ export function reconcile(observed: Observed, desired: Desired, memory: Memory, 
   const decision: Decision = { releases: { batch: [], waiting: [] }, deadlines, view: { plan, pending }, memory: next, events, starts };
   if (!isEmptyDiff(pending)) decision.push = pending;
   if (observed.containers) {
-    const evacuations = planEvacuations(evacuating(plan), observed.containers, next.released, rules.evacuationTimeoutMs, now);
+    const evacuations = planEvacuations(evacuating(plan), observed.containers, next.released, rules.evacuationTimeoutMs, now, observed.nodes);
     const phases = phaseEvents(next.phases, evacuations);
     events.push(...phases.events);
     next = { ...next, phases: phases.phases };
@@ -131,9 +131,18 @@ export function planEvacuations(
   released: ReadonlyMap<string, string>,
   defaultTimeoutMs: number,
   now: number,
+  nodes: readonly NodeView[] = [],
 ): Map<string, EvacuationDecision> {
   const out = new Map<string, EvacuationDecision>();
+  // A rack evacuates every node of it (any state: a node of a failing switch may already be UNHEALTHY).
+  const racks = items.some((i) => i.kind === 'rack') ? hostsByRack(nodes) : undefined;
   for (const item of items) {
+    if (item.kind === 'rack') {
+      const hosts = racks?.get(item.id) ?? [];
+      const onRack = hosts.flatMap((h) => containers.byHost.get(h) ?? []);
+      out.set(item.id, evaluateEvacuation({ item, containersOnNode: onRack, released, defaultTimeoutMs, now, hosts: new Set(hosts) }));
+      continue;
+    }
     const c = item.kind === 'taskmanager' && item.containerId !== undefined ? containers.byId.get(item.containerId) : undefined;
     // A task manager item names a node and a container: release only if the container runs there
     // (a misnamed node must not release a healthy task manager somewhere else).

@@ -6,6 +6,7 @@
  *   DELETE /blocklist/nodes/{id}            200 {} | 404   (also /blocklist/node/{id}, as FLIP-224 spells it once)
  *   GET    /blocklist/nodes/{id}            one item with its sync and evacuation status
  *   PUT|DELETE|GET /blocklist/taskmanagers/{node}/{containerId}   (the '/' may be sent as %2F)
+ *   PUT|DELETE|GET /blocklist/racks/{rack}   the rack path as YARN names it, URL-encoded (%2Fdefault-rack)
  *   POST   /blocklist/expire                one expiry pass (system cron)
  * Mutations take ?dryRun=true: same status and body, plus what YARN would see; nothing written.
  * Routes that change the blocklist say `config: { mutates: true }` (mutations.ts, rate-limit.ts).
@@ -152,5 +153,7 @@ export async function blocklistRoutes(app: FastifyInstance, opts: BlocklistRoute
   listRoute(app, opts.service, opts.listing, opts.maxConcurrentListings);
   itemRoutes(app, opts.service, '/blocklist/nodes/', 'node');
   itemRoutes(app, opts.service, '/blocklist/taskmanagers/', 'taskmanager');
+  // A rack by its path as YARN names it, '/' sent as %2F (/blocklist/racks/%2Fdefault-rack).
+  itemRoutes(app, opts.service, '/blocklist/racks/', 'rack');
   postRoutes(app, opts.service);
 }

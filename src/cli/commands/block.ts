@@ -46,15 +46,22 @@ export function blockBody(flags: BlockFlags): BlockBody {
   return body;
 }
 
-function defineBlock(program: Command, name: string, kind: 'node' | 'taskmanager'): void {
+const DESCRIPTION = {
+  node: "block a node: no new containers there; with --evacuate also move the job's containers off it",
+  taskmanager: 'block one task manager container (NODE/CONTAINER); with --evacuate release that container',
+  rack: "block every node of a rack (a failing top-of-rack switch): YARN's blacklist takes the rack; with --evacuate move the job's containers off all its nodes",
+} as const;
+const ARGUMENT = {
+  node: ['<node>', 'the NodeManager host name as YARN names it (no port)'],
+  taskmanager: ['<node/container>', 'e.g. node1/container_e01_1652313600000_0001_01_000002'],
+  rack: ['<rack>', "the rack path as YARN names it (the RM's 'rack' of a node), e.g. /default-rack"],
+} as const;
+
+function defineBlock(program: Command, name: string, kind: 'node' | 'taskmanager' | 'rack'): void {
   const cmd = program
     .command(name)
-    .description(
-      kind === 'node'
-        ? 'block a node: no new containers there; with --evacuate also move the job\'s containers off it'
-        : 'block one task manager container (NODE/CONTAINER); with --evacuate release that container',
-    )
-    .argument(kind === 'node' ? '<node>' : '<node/container>', kind === 'node' ? "the NodeManager host name as YARN names it (no port)" : 'e.g. node1/container_e01_1652313600000_0001_01_000002')
+    .description(DESCRIPTION[kind])
+    .argument(ARGUMENT[kind][0], ARGUMENT[kind][1])
     .requiredOption('--cause <text>', 'why (required; shown to everyone, merged on --merge)')
     .option('--evacuate', 'MARK_BLOCKED_AND_EVACUATE_TASKS: also move running containers off')
     .option('--timeout <duration>', 'block for this long: 30m, 2h, 1d (default: permanent)')
@@ -63,7 +70,7 @@ function defineBlock(program: Command, name: string, kind: 'node' | 'taskmanager
     .option('--scope <scope>', "'cluster' (default: every job sharing the store) or one application id")
     .option('--evacuation-timeout <duration>', 'with --evacuate: grace period before containers are released: 10m, 0 (at once), forever')
     .option('--dry-run', 'show what would change (item, YARN blacklist, containers released) and change nothing');
-  const done = kind === 'node' ? 'the node is empty' : 'the container is released';
+  const done = kind === 'node' ? 'the node is empty' : kind === 'rack' ? "the rack's nodes are empty" : 'the container is released';
   cmd
     .option('--wait', `with --evacuate: follow the evacuation until ${done} (exit 0) or its deadline passes (exit 6)`)
     .option('--wait-timeout <duration>', 'with --wait: give up after this long (exit 6); default: no limit of its own')
@@ -94,7 +101,7 @@ function defineBlock(program: Command, name: string, kind: 'node' | 'taskmanager
           else if (flags.output === 'yaml') write(toYaml(item));
           else {
             const p = painter(flags);
-            const what = kind === 'node' ? 'node' : 'task manager';
+            const what = kind === 'taskmanager' ? 'task manager' : kind;
             if (flags.dryRun) {
               write(`${p.yellow('dry run:')} would ${res.status === 201 ? `block ${what}` : 'merge into'} ${itemSummary(item, now)}\n`);
               write(effectLines(item.dryRun, p));
@@ -131,4 +138,5 @@ function defineBlock(program: Command, name: string, kind: 'node' | 'taskmanager
 export function register(program: Command): void {
   defineBlock(program, 'block', 'node');
   defineBlock(program, 'block-tm', 'taskmanager');
+  defineBlock(program, 'block-rack', 'rack');
 }

@@ -43,7 +43,7 @@ export async function withClient<T>(flags: CommonFlags, fn: (c: BlocklistClient)
 }
 
 /** An id as the API would parse it; the kind comes from its shape unless forced. */
-export function itemRef(raw: string, kind?: 'node' | 'taskmanager'): ItemRef {
+export function itemRef(raw: string, kind?: 'node' | 'taskmanager' | 'rack'): ItemRef {
   const r = parseItemRef(raw, kind);
   if (!r.ok) throw usage(r.errors[0], r.errors.slice(1));
   return r.value;
