@@ -84,7 +84,13 @@ export interface BlocklistSource {
    * The host names the RM knows (its node list as last read); a node item whose host is not among
    * them blocks nothing in YARN (`unknown-host`) and is not counted. Undefined = not known: count all.
    */
-  knownHosts?: () => ReadonlySet<string> | undefined;
+  knownHosts?: () => KnownNodes | undefined;
+}
+
+/** The RM's nodes as last read: the host names, and the hosts of each rack (a rack block counts them). */
+export interface KnownNodes {
+  hosts: ReadonlySet<string>;
+  racks: ReadonlyMap<string, readonly string[]>;
 }
 
 export interface BlocklistCounts {
@@ -92,21 +98,26 @@ export interface BlocklistCounts {
   taskManagers: number;
 }
 
-export function countItems(items: readonly BlockedItem[], applicationId: string | undefined, now: number, known?: ReadonlySet<string>): BlocklistCounts {
-  let nodes = 0;
+export function countItems(items: readonly BlockedItem[], applicationId: string | undefined, now: number, known?: KnownNodes): BlocklistCounts {
+  // Distinct hosts: a node blocked on its own and inside a blocked rack is one blocked node.
+  const hosts = new Set<string>();
   let taskManagers = 0;
   for (const it of effectiveItems(items, applicationId, now)) {
     // An unknown host blocks nothing in YARN: not a blocked node (its sync state says unknown-host).
-    if (it.kind === 'node') nodes += !known || known.has(it.node) ? 1 : 0;
-    else if (it.kind === 'taskmanager') taskManagers++;
+    if (it.kind === 'node') {
+      if (!known || known.hosts.has(it.node)) hosts.add(it.node);
+    } else if (it.kind === 'rack') {
+      // A rack counts the nodes it covers, as far as the node list tells.
+      for (const h of known?.racks.get(it.id) ?? []) hosts.add(h);
+    } else taskManagers++;
   }
-  return { nodes, taskManagers };
+  return { nodes: hosts.size, taskManagers };
 }
 
 export function createMetrics(registry: Registry = new Registry()): Metrics {
   const registers = [registry];
   let source: BlocklistSource | undefined;
-  let cache: { version: string; appId: string | undefined; known: ReadonlySet<string> | undefined; validUntil: number; counts: BlocklistCounts } | undefined;
+  let cache: { version: string; appId: string | undefined; known: KnownNodes | undefined; validUntil: number; counts: BlocklistCounts } | undefined;
   let inflight: Promise<BlocklistCounts | undefined> | undefined;
 
   const countsNow = async (): Promise<BlocklistCounts | undefined> => {

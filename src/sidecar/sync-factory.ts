@@ -25,7 +25,7 @@ import { resolveApplicationId } from '../yarn/resolve-app';
 import { createYarnHttpsAgent } from '../security/tls';
 import { KerberosLogin, kerberosSettings } from '../security/kerberos';
 import * as os from 'node:os';
-import { knownHosts } from '../sync/known-hosts';
+import { knownNodes } from '../sync/known-hosts';
 
 export interface SyncDeps {
   config: LoadedConfig;
@@ -134,7 +134,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     metrics,
     ...(applicationId !== undefined ? { applicationId } : {}),
   });
-  metrics.countFromStore({ store: deps.store, clock: deps.clock, applicationId: () => engine.view().applicationId ?? applicationId, enabled: true, knownHosts: () => knownHosts(engine.view().nodes?.list) });
+  metrics.countFromStore({ store: deps.store, clock: deps.clock, applicationId: () => engine.view().applicationId ?? applicationId, enabled: true, knownHosts: () => knownNodes(engine.view().nodes?.list) });
   return {
     metrics,
     mode: 'engine',

@@ -1,18 +1,25 @@
 /**
- * The host names in the RM's node list as last read, as a set built once per list: the API asks
- * for every item of GET /blocklist, and the metrics per scrape, whether its host is one the RM knows.
+ * The RM's node list as last read, indexed once per list: the API asks for every item of
+ * GET /blocklist whether its host is one the RM knows, and the metrics per scrape which hosts a
+ * rack covers.
  */
-import { NodeView } from './desired';
+import type { KnownNodes } from '../metrics/metrics';
+import { NodeView, hostsByRack } from './desired';
 
-const sets = new WeakMap<readonly NodeView[], ReadonlySet<string>>();
+const indexes = new WeakMap<readonly NodeView[], KnownNodes>();
 
 /** Undefined when no node list has been read, or it is empty: then no host can be called unknown. */
-export function knownHosts(list: readonly NodeView[] | undefined): ReadonlySet<string> | undefined {
+export function knownNodes(list: readonly NodeView[] | undefined): KnownNodes | undefined {
   if (!list || list.length === 0) return undefined;
-  let s = sets.get(list);
-  if (!s) {
-    s = new Set(list.map((n) => n.host));
-    sets.set(list, s);
+  let k = indexes.get(list);
+  if (!k) {
+    k = { hosts: new Set(list.map((n) => n.host)), racks: hostsByRack(list) };
+    indexes.set(list, k);
   }
-  return s;
+  return k;
+}
+
+/** The host names of the list (see knownNodes). */
+export function knownHosts(list: readonly NodeView[] | undefined): ReadonlySet<string> | undefined {
+  return knownNodes(list)?.hosts;
 }

@@ -3,6 +3,8 @@ import { strict as assert } from 'node:assert';
 import { parseItemRef } from '../../src/model/validate';
 import { decodeItem, encodeItem } from '../../src/store/codec';
 import { planDesired } from '../../src/sync/desired';
+import { countItems } from '../../src/metrics/metrics';
+import { knownNodes } from '../../src/sync/known-hosts';
 import { BlockedItem, MARK_BLOCKED, PERMANENT } from '../../src/model/item';
 
 const T0 = 1_652_313_600_000;
@@ -42,5 +44,10 @@ describe('rack items', () => {
     assert.deepEqual(plan.deferred.map((i) => i.id), ['/dc1/rackB'], 'rackB (5 RUNNING nodes) does not fit the 2 slots left');
     assert.equal(plan.capUsed, 4, 'a1 once, a2 and a3 for the rack (a4 is LOST), b1');
     assert.deepEqual(plan.blacklist, ['/dc1/rackA', 'a1', 'b1']);
+  });
+
+  it('numBlockedNodes counts the nodes a rack covers, each host once', () => {
+    const items = [item('a1', 'node', T0), item('/dc1/rackA', 'rack', T0 + 1)];
+    assert.deepEqual(countItems(items, undefined, T0 + 10, knownNodes(nodes)), { nodes: 4, taskManagers: 0 });
   });
 });
