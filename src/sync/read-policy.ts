@@ -94,7 +94,9 @@ export function needs(items: Iterable<BlockedItem>, applicationId: string | unde
   for (const i of items) {
     if (!appliesTo(i, applicationId) || !isEffective(i, now)) continue;
     any = true;
-    if (i.kind === 'node') hosts.add(i.node);
+    // A rack item needs the list too (its nodes count against the cap and are evacuated): its
+    // path is never a host on the list, so it reads like an unseen host — once, then each interval.
+    if (i.kind === 'node' || i.kind === 'rack') hosts.add(i.node);
   }
   return { nodeHosts: [...hosts], any };
 }
