@@ -67,6 +67,13 @@ function launch(line: FlinkLine): Promise<RealFlink> {
   process.once('exit', () => {
     proc.stdin?.end();
     proc.kill('SIGTERM');
+    // Its work files (Flink unpacks a 24 MB RPC jar per start) go with the run; the JVM, ending,
+    // has what it still needs open.
+    try {
+      fs.rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // best effort: a temp dir
+    }
   });
   return new Promise<RealFlink>((resolve, reject) => {
     let out = '';
