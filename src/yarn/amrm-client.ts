@@ -102,7 +102,7 @@ export class AmrmProxyClient implements AmrmProxy {
     if (!Array.isArray(o.containers)) throw shape('completed-containers: expected {"containers":[…],"next":…}');
     const next = o.next;
     if (typeof next !== 'number' || !Number.isSafeInteger(next) || next < 0) throw shape('completed-containers.next is not a non-negative integer');
-    const containers = o.containers.map((raw, i): CompletedContainer => {
+    const parse = (raw: unknown, i: number): CompletedContainer => {
       const where = `completed-containers[${i}]`;
       if (typeof raw !== 'object' || raw === null) throw shape(`${where} is not an object`);
       const c = raw as Record<string, unknown>;
@@ -117,8 +117,18 @@ export class AmrmProxyClient implements AmrmProxy {
       if (typeof finishedAt !== 'number' || !Number.isFinite(finishedAt)) throw shape(`${where}.finishedAt is not a number`);
       const diagnostics = typeof c.diagnostics === 'string' ? c.diagnostics : '';
       return { seq, containerId, nodeId, host: hostOfNodeId(nodeId), exitStatus, diagnostics, finishedAt };
+    };
+    const containers: CompletedContainer[] = [];
+    const skipped: string[] = [];
+    o.containers.forEach((raw, i) => {
+      try {
+        containers.push(parse(raw, i));
+      } catch (e) {
+        if (!(e instanceof YarnCallError)) throw e;
+        skipped.push(e.message);
+      }
     });
-    return { containers, next };
+    return skipped.length ? { containers, next, skipped } : { containers, next };
   }
 
   async containers(): Promise<AppContainer[]> {

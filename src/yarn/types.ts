@@ -145,6 +145,11 @@ export interface CompletedContainer {
 
 export interface CompletedContainersPage {
   containers: CompletedContainer[];
+  /**
+   * Entries the client could not read (each with why). Left out rather than failing the page: one
+   * bad entry must not stall every later one behind the cursor.
+   */
+  skipped?: string[];
   /** The seq to pass as `after` next time. Lower than the `after` sent: the proxy restarted. */
   next: number;
 }

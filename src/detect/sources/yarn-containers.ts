@@ -20,6 +20,7 @@ export class YarnCompletedContainersSource implements DetectorSource {
   async poll(ctx: SourceContext): Promise<SourceReport> {
     const after = typeof ctx.cursor === 'number' && ctx.cursor >= 0 ? ctx.cursor : 0;
     const page = await this.proxy.completedContainers(after);
+    if (page.skipped?.length) ctx.missed(page.skipped.length, `the AMRM proxy sent ${page.skipped.length} completed container(s) that cannot be read, left out: ${page.skipped.slice(0, 3).join('; ')}`);
     if (page.next < after) ctx.logger.info(`the AMRM proxy's completed-containers numbering restarted (next ${page.next} < ${after}): reading its ring from the start; container keys keep re-reads from counting twice`);
     const restarted = page.next < after;
     const first = page.containers[0];
