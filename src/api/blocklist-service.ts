@@ -134,7 +134,7 @@ export class BlocklistService {
   async preview(id: string, after: BlockedItem | undefined): Promise<DryRunEffect> {
     const { store, sync, clock } = this.d;
     const view = sync.view();
-    return previewChange(await store.list(), id, after, view.applicationId, clock.now(), (n) => sync.taskManagersOn(n), capBasisOf(view));
+    return previewChange(await store.list(), id, after, view.applicationId, clock.now(), (n) => (n.startsWith('/') ? (view.nodes?.list ?? []).filter((x) => x.rack === n).flatMap((x) => sync.taskManagersOn(x.host)) : sync.taskManagersOn(n)), capBasisOf(view));
   }
 
   /** The outcome add() would have, computed without writing (dry run): the stores' own decide(). */

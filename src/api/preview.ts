@@ -22,7 +22,8 @@ function evacuating(item: BlockedItem | undefined, app: string | undefined, now:
 
 /**
  * `before` is the current item set; `change` replaces (item) or removes (undefined) one id.
- * `containersOn(node)` gives the app's live containers on a node; `cap` is the engine's cap basis.
+ * `containersOn(node)` gives the app's live containers on a node (on every node of it, for a rack
+ * path); `cap` is the engine's cap basis.
  */
 export function previewChange(
   before: BlockedItem[],
@@ -39,7 +40,8 @@ export function previewChange(
   const p = previewCap(before, next, app, now, cap);
   const releases: string[] = [];
   if (after && p.enforced.has(after.id) && evacuating(after, app, now) && !evacuating(old, app, now)) {
-    if (after.kind === 'node') releases.push(...containersOn(after.node));
+    // A rack's `node` is its path: containersOn answers for every node of it.
+    if (after.kind !== 'taskmanager') releases.push(...containersOn(after.node));
     else if (after.containerId && containersOn(after.node).includes(after.containerId)) releases.push(after.containerId);
   }
   return { blacklistAdditions: p.blacklistAdditions, blacklistRemovals: p.blacklistRemovals, containersToRelease: releases.sort(), deferred: p.deferred };

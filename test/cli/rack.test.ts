@@ -52,6 +52,9 @@ describe('cli: rack blocks (block-rack) against a sidecar wired to the YARN simu
     const onR1 = () => sim.cluster.nodes.filter((n) => n.rack === r1).reduce((k, n) => k + n.containers.size, 0);
     assert.ok(onR1() > 0, 'the job runs containers on the first rack');
 
+    const dry = JSON.parse(expectCode(await run('block-rack', r1, '--cause', 'top-of-rack switch', '--evacuate', '--dry-run', '-o', 'json'), 0, 'dry run').stdout) as { dryRun: { blacklistAdditions: string[] } };
+    assert.deepEqual(dry.dryRun.blacklistAdditions, [r1], 'a dry run: the rack itself goes on the blacklist');
+
     const blocked = expectCode(await run('block-rack', r1, '--cause', 'top-of-rack switch', '--evacuate', '--evacuation-timeout', '0'), 0, 'block-rack');
     assert.match(blocked.stdout, new RegExp(`^blocked rack ${r1} EVACUATE`));
     await waitFor('the rack on the blacklist', () => sim.cluster.clientBlacklistView().includes(r1));

@@ -39,6 +39,7 @@ function exportItem(it: ApiItem): Record<string, unknown> {
 export function render(items: ApiItem[], format: ExportFlags['format'], now: number): { text: string; skipped: string[] } {
   if (format === 'json') return { text: toJson(items.map(exportItem)), skipped: [] };
   const nodes = items.filter((i) => i.kind === 'node');
+  // Exclude files name hosts: task managers and racks have no place in them.
   const skipped = items.filter((i) => i.kind !== 'node').map((i) => i.id);
   const entries: ExportEntry[] = nodes.map((it) => {
     const end = wireMs(it.endTimestamp);
