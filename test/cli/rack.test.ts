@@ -68,6 +68,10 @@ describe('cli: rack blocks (block-rack) against a sidecar wired to the YARN simu
 
     const list = expectCode(await run('list', '-o', 'json'), 0, 'list');
     assert.equal((JSON.parse(list.stdout) as Record<string, { kind: string }>)[r1].kind, 'rack');
+    // A YARN exclude file holds hosts only: the racks are left out, and said to be racks.
+    const exported = expectCode(await run('export', '--format', 'text'), 0, 'export');
+    assert.match(exported.stderr, /^.*2 rack item\(s\) left out/m);
+    assert.doesNotMatch(exported.stderr, /task manager/);
 
     expectCode(await run('unblock', r1), 0, 'unblock the first rack');
     await waitFor('the second rack takes its place', () => sim.cluster.clientBlacklistView().includes(r2) && !sim.cluster.clientBlacklistView().includes(r1));

@@ -53,6 +53,13 @@ export function render(items: ApiItem[], format: ExportFlags['format'], now: num
   return { text: format === 'yarn-xml' ? formatYarnXml(entries, header) : formatText(entries, header), skipped };
 }
 
+/** "2 task manager item(s) and 1 rack item(s)": what an exclude file cannot hold, by kind (a rack id is its path). */
+function leftOut(ids: readonly string[]): string {
+  const racks = ids.filter((id) => id.startsWith('/')).length;
+  const tms = ids.length - racks;
+  return [tms ? `${tms} task manager item(s)` : '', racks ? `${racks} rack item(s)` : ''].filter(Boolean).join(' and ');
+}
+
 export function register(program: Command): void {
   const cmd = program
     .command('export')
@@ -65,7 +72,7 @@ export function register(program: Command): void {
       const map = await withClient(flags, (c) => c.list({ scope: flags.scope }));
       const items = Object.values(map).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       const { text, skipped } = render(items, flags.format, Date.now());
-      if (skipped.length) note(`${skipped.length} task manager item(s) left out: a YARN exclude file holds hosts only (use --format json): ${skipped.join(', ')}`);
+      if (skipped.length) note(`${leftOut(skipped)} left out: a YARN exclude file holds hosts only (use --format json): ${skipped.join(', ')}`);
       if (!flags.file) return write(text);
       const tmp = path.join(path.dirname(path.resolve(flags.file)), `.${path.basename(flags.file)}.${process.pid}.tmp`);
       fs.writeFileSync(tmp, text);
