@@ -66,6 +66,17 @@ export function prune(state: DetectorState, now: number, windowMs: number): void
 
 const latest = (i: Incident): number => Math.max(i.at, ...i.failures.map((f) => f.at));
 
+/**
+ * From when a host's incidents count again after a block (or an operator's unblock): every incident
+ * known now is spent, including one stamped a little ahead of the detector's clock (Flink's and
+ * YARN's clocks are not ours), so a block's own evidence never counts toward the next one.
+ */
+function spentUntil(state: DetectorState, host: string, now: number): number {
+  let until = Math.max(state.hosts[host]?.countAfter ?? 0, now);
+  for (const inc of state.incidents) if (inc.host === host) until = Math.max(until, latest(inc));
+  return until;
+}
+
 export function ingest(state: DetectorState, failures: readonly Failure[], now: number, windowMs: number): IngestResult {
   prune(state, now, windowMs);
   const out: IngestResult = { added: [], newIncidents: [], duplicates: 0, stale: 0 };
@@ -153,7 +164,7 @@ export function observeBlocks(state: DetectorState, itemEnd: (itemId: string) =>
     if (end === undefined && now < b.end) {
       b.endedAt = now;
       b.endedBy = 'operator';
-      hs.countAfter = Math.max(hs.countAfter ?? 0, now);
+      hs.countAfter = spentUntil(state, host, now);
       hs.operatorUnblockedAt = now;
       unblockedByOperator.push(host);
     } else {
@@ -168,7 +179,7 @@ export function observeBlocks(state: DetectorState, itemEnd: (itemId: string) =>
 export function recordBlock(state: DetectorState, planned: PlannedBlock, mode: 'enforce' | 'shadow', now: number): void {
   const hs: HostState = state.hosts[planned.host] ?? (state.hosts[planned.host] = {});
   hs.lastBlock = { itemId: planned.itemId, start: now, end: planned.end, level: planned.level, mode };
-  hs.countAfter = Math.max(hs.countAfter ?? 0, now);
+  hs.countAfter = spentUntil(state, planned.host, now);
 }
 
 /** Backoff: a host blocked again within as long as its last block lasted gets twice as long, up to the maximum. */
@@ -306,6 +317,8 @@ export function decide(input: DecideInput): DetectorReport {
     const hs = state.hosts[host] ?? {};
     const incidents = (byHost.get(host) ?? []).slice().sort((a, b) => a.at - b.at);
     const countAfter = hs.countAfter ?? -Infinity;
+    // The last thing that spent the incidents was an operator's unblock (no block of ours since).
+    const spentByOperator = hs.operatorUnblockedAt !== undefined && (hs.lastBlock?.start ?? -Infinity) <= hs.operatorUnblockedAt;
     const views: IncidentView[] = [];
     const counted: Incident[] = [];
     let jobFault = 0;
@@ -314,7 +327,7 @@ export function decide(input: DecideInput): DetectorReport {
       const isJobFault = inc.failures.every((f) => jobFaultSignatures.has(f.signature));
       let status: IncidentView['status'];
       if (latest(inc) <= countAfter) {
-        status = hs.operatorUnblockedAt !== undefined && countAfter === hs.operatorUnblockedAt ? 'forgiven' : 'consumed';
+        status = spentByOperator ? 'forgiven' : 'consumed';
         if (status === 'forgiven' && !isJobFault) forgiven++;
       } else if (isJobFault) {
         status = 'job-fault';

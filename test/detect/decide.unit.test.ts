@@ -57,6 +57,18 @@ describe('detect/decide: the detector\'s rules (pure, fake clock)', () => {
     assert.equal(run(st, T0 + MIN).hosts[0].decision, 'block');
   });
 
+  it("a block spends its own evidence, even failures stamped a little ahead of the detector's clock", () => {
+    const st = emptyState();
+    // Flink's clock runs 3 ms ahead of ours: the third failure is stamped after the pass that blocks.
+    ingest(st, [0, 1, 3].map((d, i) => failure('node7', T0 + d, { group: `flink:j:${i}` })), T0 + 1, S.windowMs);
+    const r = run(st, T0 + 1);
+    assert.equal(r.blocks.length, 1);
+    recordBlock(st, r.blocks[0], 'enforce', T0 + 1);
+    const blocked = new Map<string, EffectiveBlock>([['node7', { itemId: 'node7', by: 'detector', end: r.blocks[0].end, action: r.blocks[0].action }]]);
+    const after = run(st, T0 + 2, { blocked });
+    assert.equal(after.hosts[0].score, 0, 'no incident of the block counts toward the next one');
+  });
+
   it('blocks at failures-per-host within the window; incidents older than the window fall out (decay)', () => {
     const st = emptyState();
     ingest(st, [failure('node7', T0), failure('node7', T0 + 4 * MIN)], T0 + 4 * MIN, S.windowMs);
