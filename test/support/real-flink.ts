@@ -5,10 +5,11 @@
  * subtasks 0 and 2 until the restart strategy gives up, FAILED; "flaky": subtask 1 twice, then
  * RUNNING). It prints one JSON line when both are there; it stops when the test process exits.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { startJavaLauncher } from './java-launcher';
 import { repoRoot } from './paths';
 
 const isCI = process.env.CI === 'true';
@@ -54,52 +55,17 @@ export function realFlink(line: FlinkLine): Promise<RealFlink> {
   return p;
 }
 
-function launch(line: FlinkLine): Promise<RealFlink> {
+async function launch(line: FlinkLine): Promise<RealFlink> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-real-flink-'));
   const log = path.join(dir, 'launcher.log');
   const t = target(line);
   const cp = [path.join(t, 'classes'), fs.readFileSync(path.join(t, 'runtime-classpath.txt'), 'utf8').trim()].join(path.delimiter);
-  const proc = spawn(
-    'java',
-    ['-Xmx512m', '-XX:TieredStopAtLevel=1', `-Djava.io.tmpdir=${dir}`, '-cp', cp, 'io.github.flinkyarnblocklist.flink.FlinkLauncher'],
-    { stdio: ['pipe', 'pipe', fs.openSync(log, 'a')], cwd: dir },
-  );
-  process.once('exit', () => {
-    proc.stdin?.end();
-    proc.kill('SIGTERM');
-    // Its work files (Flink unpacks a 24 MB RPC jar per start) go with the run; the JVM, ending,
-    // has what it still needs open.
-    try {
-      fs.rmSync(dir, { recursive: true, force: true });
-    } catch {
-      // best effort: a temp dir
-    }
+  const ready = await startJavaLauncher<Omit<RealFlink, 'log'>>({
+    what: 'the Flink launcher',
+    args: ['-Xmx512m', '-XX:TieredStopAtLevel=1', `-Djava.io.tmpdir=${dir}`, '-cp', cp, 'io.github.flinkyarnblocklist.flink.FlinkLauncher'],
+    dir,
+    log,
+    timeoutMs: 150_000,
   });
-  return new Promise<RealFlink>((resolve, reject) => {
-    let out = '';
-    const fail = (e: Error): void => {
-      clearTimeout(timer);
-      let tail = '';
-      try {
-        tail = fs.readFileSync(log, 'utf8').split('\n').slice(-30).join('\n');
-      } catch {
-        tail = '';
-      }
-      reject(new Error(`${e.message}\n--- ${log} (tail) ---\n${tail}`));
-    };
-    const timer = setTimeout(() => fail(new Error('the Flink launcher printed nothing within 150 s')), 150_000);
-    proc.on('exit', (code) => fail(new Error(`the Flink launcher exited (${code}) before it was ready`)));
-    proc.stdout?.setEncoding('utf8');
-    proc.stdout?.on('data', (d: string) => {
-      out += d;
-      const nl = out.indexOf('\n');
-      if (nl < 0) return;
-      clearTimeout(timer);
-      try {
-        resolve({ ...(JSON.parse(out.slice(0, nl)) as Omit<RealFlink, 'log'>), log });
-      } catch (e) {
-        fail(new Error(`the Flink launcher printed no JSON: ${out.slice(0, 200)} (${(e as Error).message})`));
-      }
-    });
-  });
+  return { ...ready, log };
 }

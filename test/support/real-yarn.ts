@@ -7,10 +7,11 @@
  * runs; its control endpoint shows what the RM scheduler holds. The JVM is stopped when the test
  * process exits (its stdin closes; a kill as the fallback).
  */
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { startJavaLauncher } from './java-launcher';
 import { repoRoot } from './paths';
 
 const isCI = process.env.CI === 'true';
@@ -59,7 +60,6 @@ export function requireRealYarn(ctx: Mocha.Context): void {
 }
 
 let started: Promise<RealYarn> | undefined;
-let child: ChildProcess | undefined;
 
 /** The shared cluster (started on first use). */
 export function realYarn(): Promise<RealYarn> {
@@ -67,7 +67,7 @@ export function realYarn(): Promise<RealYarn> {
   return started;
 }
 
-function launch(): Promise<RealYarn> {
+async function launch(): Promise<RealYarn> {
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-real-yarn-'));
   const hosts = path.join(workDir, 'hosts');
   // The JVM resolves names from this file only (jdk.net.hosts.file): the NodeManagers get distinct
@@ -79,55 +79,17 @@ function launch(): Promise<RealYarn> {
   const t = target();
   const cp = [path.join(t, 'classes'), path.join(t, 'test-classes'), fs.readFileSync(path.join(t, 'test-classpath.txt'), 'utf8').trim()].join(path.delimiter);
   const log = path.join(workDir, 'launcher.log');
-  const logFd = fs.openSync(log, 'a');
   const work = path.join(workDir, 'yarn');
   fs.mkdirSync(work);
-  child = spawn(
-    'java',
+  const ready = await startJavaLauncher<Omit<RealYarn, 'workDir' | 'log'>>({
+    what: 'the YARN launcher',
     // test.build.data: MiniYARNCluster's own work dir (default target/test/data under the cwd).
-    ['-Xmx768m', '-XX:TieredStopAtLevel=1', `-Djdk.net.hosts.file=${hosts}`, `-Dtest.build.data=${path.join(workDir, 'test-data')}`, '-cp', cp, 'io.github.flinkyarnblocklist.launcher.YarnLauncher', work, hosts, '3'],
-    { stdio: ['pipe', 'pipe', logFd], cwd: workDir },
-  );
-  const proc = child;
-  process.once('exit', () => {
-    proc.stdin?.end();
-    proc.kill('SIGTERM');
-    // Its work files (Flink unpacks a 24 MB RPC jar per start) go with the run; the JVM, ending,
-    // has what it still needs open.
-    try {
-      fs.rmSync(workDir, { recursive: true, force: true });
-    } catch {
-      // best effort: a temp dir
-    }
+    args: ['-Xmx768m', '-XX:TieredStopAtLevel=1', `-Djdk.net.hosts.file=${hosts}`, `-Dtest.build.data=${path.join(workDir, 'test-data')}`, '-cp', cp, 'io.github.flinkyarnblocklist.launcher.YarnLauncher', work, hosts, '3'],
+    dir: workDir,
+    log,
+    timeoutMs: 180_000,
   });
-  return new Promise<RealYarn>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => fail(new Error('the YARN launcher printed nothing within 180 s')), 180_000);
-    const fail = (e: Error): void => {
-      clearTimeout(timer);
-      let tail = '';
-      try {
-        tail = fs.readFileSync(log, 'utf8').split('\n').slice(-30).join('\n');
-      } catch {
-        tail = '';
-      }
-      reject(new Error(`${e.message}\n--- ${log} (tail) ---\n${tail}`));
-    };
-    proc.on('exit', (code) => fail(new Error(`the YARN launcher exited (${code}) before it was ready`)));
-    proc.stdout?.setEncoding('utf8');
-    proc.stdout?.on('data', (d: string) => {
-      out += d;
-      const nl = out.indexOf('\n');
-      if (nl < 0) return;
-      clearTimeout(timer);
-      try {
-        const j = JSON.parse(out.slice(0, nl)) as Omit<RealYarn, 'workDir' | 'log'>;
-        resolve({ ...j, workDir, log });
-      } catch (e) {
-        fail(new Error(`the YARN launcher printed no JSON: ${out.slice(0, 200)} (${(e as Error).message})`));
-      }
-    });
-  });
+  return { ...ready, workDir, log };
 }
 
 export async function control<T>(y: RealYarn, method: 'GET' | 'POST', p: string): Promise<T> {

@@ -1,0 +1,61 @@
+/**
+ * A JVM launcher from am-proxy/ (the real YARN or Flink of test/real/), started in a temp dir of its
+ * own: stderr goes to a log file there, the first stdout line is its JSON answer (ports, ids), and
+ * the process and its dir go when the test process exits. A launcher that dies or stays silent
+ * fails with the tail of its log, which is where the reason is.
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+
+export interface JavaLauncher {
+  /** What the launcher is, for messages ("the YARN launcher"). */
+  what: string;
+  /** The java command line after `java`. */
+  args: string[];
+  /** Its working and temp dir; removed at exit. */
+  dir: string;
+  log: string;
+  timeoutMs: number;
+}
+
+export function startJavaLauncher<T>(l: JavaLauncher): Promise<T> {
+  const proc = spawn('java', l.args, { stdio: ['pipe', 'pipe', fs.openSync(l.log, 'a')], cwd: l.dir });
+  process.once('exit', () => {
+    proc.stdin?.end();
+    proc.kill('SIGTERM');
+    // Its work files (Flink unpacks a 24 MB RPC jar per start) go with the run; the JVM, ending,
+    // has what it still needs open.
+    try {
+      fs.rmSync(l.dir, { recursive: true, force: true });
+    } catch {
+      // best effort: a temp dir
+    }
+  });
+  return new Promise<T>((resolve, reject) => {
+    let out = '';
+    const fail = (e: Error): void => {
+      clearTimeout(timer);
+      let tail = '';
+      try {
+        tail = fs.readFileSync(l.log, 'utf8').split('\n').slice(-30).join('\n');
+      } catch {
+        tail = '';
+      }
+      reject(new Error(`${e.message}\n--- ${l.log} (tail) ---\n${tail}`));
+    };
+    const timer = setTimeout(() => fail(new Error(`${l.what} printed nothing within ${l.timeoutMs / 1000} s`)), l.timeoutMs);
+    proc.on('exit', (code) => fail(new Error(`${l.what} exited (${code}) before it was ready`)));
+    proc.stdout?.setEncoding('utf8');
+    proc.stdout?.on('data', (d: string) => {
+      out += d;
+      const nl = out.indexOf('\n');
+      if (nl < 0) return;
+      clearTimeout(timer);
+      try {
+        resolve(JSON.parse(out.slice(0, nl)) as T);
+      } catch (e) {
+        fail(new Error(`${l.what} printed no JSON: ${out.slice(0, 200)} (${(e as Error).message})`));
+      }
+    });
+  });
+}
