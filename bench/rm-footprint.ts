@@ -89,6 +89,16 @@ function countWindow(tap: RmTap, seconds: number, nodesRefreshS: number): Measur
   return { rps: total.requests / seconds, bps: scaled, detail: detail || 'no RM calls' };
 }
 
+/** After the warm-up and once start-up reads have settled (no RM call for 1 s), one counted window. */
+async function steadyWindow(tap: RmTap, sizes: RmFootprintSizes, nodesRefreshS: number): Promise<Measured> {
+  await sleep(sizes.warmupMs);
+  await settle(tap, 1000, 60_000);
+  tap.reset();
+  const t0 = Date.now();
+  await sleep(sizes.windowMs);
+  return countWindow(tap, (Date.now() - t0) / 1000, nodesRefreshS);
+}
+
 async function measure(s: Scenario, sizes: RmFootprintSizes): Promise<Measured> {
   const sim = await startSimChild({ nodes: s.nodes, containers: sizes.containers, tickMs: 500 });
   const tap = new RmTap(sim.url);
@@ -109,12 +119,7 @@ async function measure(s: Scenario, sizes: RmFootprintSizes): Promise<Measured> 
       // One node evacuates with a long grace period, so the evacuation is in progress all window long.
       await putNode(sidecar.url, simHost(11, s.nodes), { action: 'MARK_BLOCKED_AND_EVACUATE_TASKS', cause: 'bench', evacuationTimeout: 3600 });
     }
-    await sleep(sizes.warmupMs);
-    await settle(tap, 1000, 60_000);
-    tap.reset();
-    const t0 = Date.now();
-    await sleep(sizes.windowMs);
-    return countWindow(tap, (Date.now() - t0) / 1000, nodesRefreshS);
+    return await steadyWindow(tap, sizes, nodesRefreshS);
   } finally {
     await sidecar.close();
     await tap.close();
@@ -186,12 +191,7 @@ async function measureMany(n: number, nodes: number, sizes: RmFootprintSizes, zk
       sidecars.push(await startSidecar({ config, logger: silentLogger, env: {} }));
     }
     for (let i = 1; i <= 10; i++) await putNode(sidecars[0].url, simHost(i, nodes), { action: 'MARK_BLOCKED', cause: 'bench' });
-    await sleep(sizes.warmupMs);
-    await settle(tap, 1000, 60_000);
-    tap.reset();
-    const t0 = Date.now();
-    await sleep(sizes.windowMs);
-    return countWindow(tap, (Date.now() - t0) / 1000, nodesRefreshS);
+    return await steadyWindow(tap, sizes, nodesRefreshS);
   } finally {
     for (const s of sidecars) await s.close();
     await tap.close();
