@@ -60,6 +60,9 @@ export interface ServiceDeps {
 /** An item as the API shows it: FLIP-224's fields, ours, live task managers and sync state. */
 export type PresentedItem = WireItem & { taskManagers: string[]; sync?: unknown };
 
+/** What a single PUT did, as its answer says it (a refusal answers `errors` and `code` instead). */
+export type PutOutcome = Exclude<AddOutcome['outcome'], 'conflict'>;
+
 const refused = (status: number, errors: string[]): Answer => ({ status, body: { errors } });
 
 /** 201 created, 202 merged or unchanged; a refusal by its code (a merge left without a cause is the request's fault). */
@@ -165,12 +168,16 @@ export class BlocklistService {
     return outcomes;
   }
 
-  /** PUT /blocklist/{nodes|taskmanagers}/{id}: 201 created, 202 merged, 409 exists. */
+  /**
+   * PUT /blocklist/{nodes|taskmanagers|racks}/{id}: 201 created, 202 merged or unchanged, 409 exists.
+   * The body says its `outcome` as the batch's results do: 202 alone cannot tell a merge from a
+   * request that changed nothing.
+   */
   async put(spec: BlockSpec, caller: Caller, dryRun: boolean): Promise<Answer> {
     const [o] = await this.add([spec], caller, dryRun);
     // `code` beside `errors`: programs (the CLI's import) act on it instead of parsing prose.
     if (o.outcome === 'conflict') return { status: statusOf(o), body: { errors: [o.conflict.message], code: o.conflict.code } };
-    const body: PresentedItem & { dryRun?: DryRunEffect } = this.present(o.item);
+    const body: PresentedItem & { outcome: PutOutcome; dryRun?: DryRunEffect } = { ...this.present(o.item), outcome: o.outcome };
     if (dryRun) body.dryRun = await this.preview(o.item.id, o.item);
     return { status: statusOf(o), body };
   }

@@ -11,6 +11,10 @@ import { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { ACTIONS } from '../model/item';
 import { CAUSE_MAX, SOURCE_MAX } from '../model/validate';
+import type { PutOutcome } from './blocklist-service';
+
+/** What a PUT that is not refused did: a new item, a merge into the live one, or nothing at all. */
+const PUT_OUTCOMES = ['created', 'merged', 'unchanged'] as const satisfies readonly PutOutcome[];
 
 const longish = { anyOf: [{ type: 'integer' }, { type: 'string', maxLength: 40 }] } as const;
 const booleanish = { anyOf: [{ type: 'boolean' }, { type: 'string', enum: ['true', 'false'] }] } as const;
@@ -121,9 +125,10 @@ export const dryRunSchema = {
   },
 } as const;
 
+/** PUT's answer: the item as stored now, what the request did (as a batch result's `outcome`), a dry run's effect. */
 export const mutationItemSchema = {
   type: 'object',
-  properties: { ...itemSchema.properties, dryRun: { $ref: 'dryRun#' } },
+  properties: { ...itemSchema.properties, outcome: { type: 'string', enum: [...PUT_OUTCOMES] }, dryRun: { $ref: 'dryRun#' } },
 } as const;
 
 export const errorSchema = {
@@ -141,7 +146,7 @@ export const batchResultSchema = {
       type: 'array',
       items: {
         type: 'object',
-        properties: { id: { type: 'string' }, status: { type: 'integer' }, outcome: { type: 'string' }, code: { type: 'string' }, item: { $ref: 'item#' }, errors: { type: 'array', items: { type: 'string' } } },
+        properties: { id: { type: 'string' }, status: { type: 'integer' }, outcome: { type: 'string', enum: [...PUT_OUTCOMES, 'conflict'] }, code: { type: 'string' }, item: { $ref: 'item#' }, errors: { type: 'array', items: { type: 'string' } } },
       },
     },
     dryRun: { type: 'boolean' },

@@ -2,7 +2,7 @@
  * FLIP-224's blocklist endpoints, each a thin wrapper of BlocklistService:
  *   GET    /blocklist                       map id → item
  *   POST   /blocklist                       batch add, validated whole before any write
- *   PUT    /blocklist/nodes/{id}            201 created | 202 merged | 409 conflict | 400
+ *   PUT    /blocklist/nodes/{id}            201 created | 202 merged or unchanged (body: `outcome`) | 409 | 400
  *   DELETE /blocklist/nodes/{id}            200 {} | 404   (also /blocklist/node/{id}, as FLIP-224 spells it once)
  *   GET    /blocklist/nodes/{id}            one item with its sync and evacuation status
  *   PUT|DELETE|GET /blocklist/taskmanagers/{node}/{containerId}   (the '/' may be sent as %2F)
