@@ -42,6 +42,8 @@ export interface SharedClusterStateOptions {
 /** RM calls this sidecar made, and answers it took from the leader instead. */
 export interface SharedClusterStats {
   role: 'leader' | 'follower' | 'candidate';
+  /** This sidecar's member znode in the election, in the current session (none while it joins). */
+  memberNode: string | undefined;
   rmReads: { metrics: number; nodes: number };
   sharedAnswers: { metrics: number; nodes: number };
 }
@@ -127,7 +129,7 @@ export class SharedClusterState {
   }
 
   stats(): SharedClusterStats {
-    return { role: this.election.role, rmReads: { ...this.counts.rmReads }, sharedAnswers: { ...this.counts.sharedAnswers } };
+    return { role: this.election.role, memberNode: this.election.memberNode, rmReads: { ...this.counts.rmReads }, sharedAnswers: { ...this.counts.sharedAnswers } };
   }
 
   start(): void {

@@ -1,6 +1,11 @@
 /**
  * The composition root: configuration → store, sync engine, audit, REST API, expiry — started
  * in that order and stopped in reverse. Nothing else in the program wires parts together.
+ *
+ * With the ZooKeeper store the sidecar opens one ZooKeeper session here and hands it to the store
+ * and to the cluster-state election (through the sync factory): one connection per sidecar, so a
+ * host's sidecars stay within ZooKeeper's per-address limit (maxClientCnxns, 60 by default). It is
+ * closed once, last, after everything that uses it has stopped.
  */
 import { AddressInfo } from 'node:net';
 import { FastifyInstance } from 'fastify';
@@ -9,7 +14,7 @@ import { Clock, systemClock } from '../core/clock';
 import { createLogger } from '../log/logger';
 import { Logger } from '../core/logger';
 import { BlocklistStore } from '../store/store';
-import { openStore } from '../store/factory';
+import { openStore, openZookeeperSession } from '../store/factory';
 import { buildApi } from '../api/server';
 import { createAuditSink } from '../log/audit';
 import { AuditSink } from '../model/audit';
@@ -51,7 +56,15 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
   checkBindSafety(v);
   const security = loadRestSecurity(v, logger.child({ component: 'security' }));
 
-  const store = opts.store ?? (await openStore(v, logger));
+  // A store handed in (tests) brings its own connection; then nothing else opens a session.
+  const zookeeper = opts.store ? undefined : await openZookeeperSession(v, logger);
+  let store: BlocklistStore;
+  try {
+    store = opts.store ?? (await openStore(v, logger, zookeeper));
+  } catch (e) {
+    await zookeeper?.close();
+    throw e;
+  }
   const audit = opts.audit ?? createAuditSink(logger.child({ component: 'audit' }), v['log.audit.file'] || undefined, () => clock.now());
   let sync: SyncHandle | undefined;
   let api: FastifyInstance | undefined;
@@ -64,6 +77,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
       clock,
       logger: logger.child({ component: 'sync' }),
       audit,
+      ...(zookeeper ? { zookeeper } : {}),
       ...(opts.yarn ? { yarn: opts.yarn } : {}),
       ...(opts.env ? { env: opts.env } : {}),
     });
@@ -99,6 +113,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
     await api?.close().catch(() => undefined);
     await sync?.stop().catch(() => undefined);
     if (!opts.store) await store.close().catch(() => undefined);
+    await zookeeper?.close();
     throw e;
   }
   const addr = api.server.address() as AddressInfo;
@@ -125,6 +140,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
       await syncRef.stop().catch((e: Error) => logger.warn(`sync stop: ${e.message}`));
       await apiRef.close();
       if (!opts.store) await store.close();
+      await zookeeper?.close();
     },
   };
 }

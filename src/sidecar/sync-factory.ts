@@ -25,6 +25,8 @@ import { resolveApplicationId } from '../yarn/resolve-app';
 import { createYarnHttpsAgent } from '../security/tls';
 import { KerberosLogin, kerberosSettings } from '../security/kerberos';
 import * as os from 'node:os';
+import type { ZkSession } from '../store/zookeeper-session';
+import type { SharedClusterStats } from './shared-cluster-state';
 import { knownNodes } from '../sync/known-hosts';
 
 export interface SyncDeps {
@@ -40,6 +42,11 @@ export interface SyncDeps {
   yarn?: { rm: ResourceManagerReader; proxy: AmrmProxy };
   /** Environment for CONTAINER_ID (defaults to process.env). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * The sidecar's ZooKeeper session (ZooKeeper store only), shared with the store: the
+   * cluster-state election and readings run on it. The sidecar owns and closes it.
+   */
+  zookeeper?: ZkSession;
 }
 
 export interface SyncHandle extends SyncFacade {
@@ -49,6 +56,8 @@ export interface SyncHandle extends SyncFacade {
   readonly mode: 'engine' | 'none';
   /** The YARN clients the engine uses (absent when API-only): the detector reads through them too. */
   readonly yarn?: { rm: ResourceManagerReader; proxy: AmrmProxy };
+  /** The cluster-state election and readings (ZooKeeper store with yarn.cluster-state.shared), when running. */
+  clusterState?(): SharedClusterStats;
   /** One expiry pass now (POST /blocklist/expire, `blocklist expire`), besides the cron schedule. */
   expireNow(): Promise<ExpiryOutcome>;
   start(): Promise<void>;
@@ -139,6 +148,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     metrics,
     mode: 'engine',
     yarn,
+    ...(share ? { clusterState: () => share.stats() } : {}),
     async expireNow() {
       const out = await expiry.runOnce();
       if (out.outcome === 'removed' && out.items.length) engine.kick('expired items deleted');
@@ -164,50 +174,45 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
 
 /**
  * With the ZooKeeper store and yarn.cluster-state.shared: the node counts and node list are read
- * by one elected sidecar per store and shared through ZooKeeper (shared-cluster-state.ts), on a
- * ZooKeeper session of its own (its ephemeral election znode must not depend on the store's
- * client being replaced).
+ * by one elected sidecar per store and shared through ZooKeeper (shared-cluster-state.ts), on the
+ * sidecar's one ZooKeeper session, the store's. When that session ends (expiry, or a stuck client
+ * replaced) the election's ephemeral member znode goes with it, so the election joins again on
+ * the new session, as the store's watch re-arms there.
  */
 async function openSharedClusterState(deps: SyncDeps, rm: ResourceManagerReader, applicationId: string | undefined): Promise<SharedClusterStateHandle | undefined> {
   const v = deps.config.values;
   if (v['cluster.resource-blocklist.store.type'] !== 'zookeeper' || !v['cluster.resource-blocklist.yarn.cluster-state.shared']) return undefined;
-  const { ZkSession } = await import('../store/zookeeper-session.js');
+  const session = deps.zookeeper;
+  if (!session) {
+    deps.logger.info('yarn.cluster-state.shared: no ZooKeeper session of the sidecar (a store was handed in); this sidecar reads the RM itself');
+    return undefined;
+  }
   const { ZkLayout, parseConnectString } = await import('../store/zookeeper-paths.js');
   const { SharedClusterState } = await import('./shared-cluster-state.js');
   const addr = parseConnectString(v['cluster.resource-blocklist.store.zookeeper.quorum']);
-  const auth = v['cluster.resource-blocklist.store.zookeeper.auth'];
-  const i = auth.indexOf(':');
-  const logger = deps.logger.child({ component: 'cluster-state' });
-  const session = new ZkSession({
-    hosts: addr.hosts,
-    sessionTimeoutMs: v['cluster.resource-blocklist.store.zookeeper.session-timeout'],
-    operationTimeoutMs: v['cluster.resource-blocklist.store.zookeeper.operation-timeout'],
-    ...(i > 0 ? { auth: { user: auth.slice(0, i), password: auth.slice(i + 1) } } : {}),
-    logger,
-  });
   const share = new SharedClusterState({
     rm,
     session,
     basePath: new ZkLayout(addr.chroot, v['cluster.resource-blocklist.store.zookeeper.root']).base,
     member: `${applicationId ?? 'sidecar'}@${os.hostname()}:${process.pid}`,
     clock: deps.clock,
-    logger,
+    logger: deps.logger.child({ component: 'cluster-state' }),
     operationTimeoutMs: v['cluster.resource-blocklist.store.zookeeper.operation-timeout'],
     metricsIntervalMs: v['cluster.resource-blocklist.yarn.refresh-interval'],
     nodesIntervalMs: v['cluster.resource-blocklist.yarn.nodes.refresh-interval'],
   });
   return {
     reader: share.reader,
+    stats: () => share.stats(),
     start: () => share.start(),
-    async stop() {
-      await share.stop();
-      await session.close();
-    },
+    // Leaves the election (deletes the member znode) on the shared session; the sidecar closes it later.
+    stop: () => share.stop(),
   };
 }
 
 interface SharedClusterStateHandle {
   reader: ResourceManagerReader;
+  stats(): SharedClusterStats;
   start(): void;
   stop(): Promise<void>;
 }

@@ -6,22 +6,39 @@ import { ConfigValues } from '../config/keys';
 import { Logger } from '../core/logger';
 import { BlocklistStore } from './store';
 import { SqliteStore } from './sqlite-store';
+import type { ZkSession } from './zookeeper-session';
 
-export async function openStore(values: ConfigValues, logger: Logger): Promise<BlocklistStore> {
+/** The store's ZooKeeper settings from the configuration (the store's own and its session's). */
+function zookeeperSettings(values: ConfigValues) {
+  return {
+    quorum: values['cluster.resource-blocklist.store.zookeeper.quorum'],
+    root: values['cluster.resource-blocklist.store.zookeeper.root'],
+    sessionTimeoutMs: values['cluster.resource-blocklist.store.zookeeper.session-timeout'],
+    operationTimeoutMs: values['cluster.resource-blocklist.store.zookeeper.operation-timeout'],
+    connectTimeoutMs: values['cluster.resource-blocklist.store.zookeeper.connect-timeout'],
+    auth: values['cluster.resource-blocklist.store.zookeeper.auth'] || undefined,
+  };
+}
+
+/**
+ * With the ZooKeeper store: the one session a sidecar holds, which the store, its watch and the
+ * cluster-state election all use (one TCP connection per sidecar, not one per user). Undefined for
+ * the other stores. The caller owns it and closes it after everything that uses it.
+ */
+export async function openZookeeperSession(values: ConfigValues, logger: Logger): Promise<ZkSession | undefined> {
+  if (values['cluster.resource-blocklist.store.type'] !== 'zookeeper') return undefined;
+  // Loaded only in ZooKeeper mode: the embedded default does not carry the ZooKeeper client.
+  const [{ ZkSession }, { zookeeperSessionOptions }] = await Promise.all([import('./zookeeper-session.js'), import('./zookeeper-store.js')]);
+  return new ZkSession(zookeeperSessionOptions(zookeeperSettings(values), logger.child({ component: 'zookeeper' })));
+}
+
+/** `session`: the sidecar's shared ZooKeeper session (ZooKeeper store only); without it the store opens its own. */
+export async function openStore(values: ConfigValues, logger: Logger, session?: ZkSession): Promise<BlocklistStore> {
   const type = values['cluster.resource-blocklist.store.type'];
   let store: BlocklistStore;
   if (type === 'zookeeper') {
-    // Loaded only in ZooKeeper mode: the embedded default does not carry the ZooKeeper client.
     const { ZookeeperStore } = await import('./zookeeper-store.js');
-    store = await ZookeeperStore.open({
-      quorum: values['cluster.resource-blocklist.store.zookeeper.quorum'],
-      root: values['cluster.resource-blocklist.store.zookeeper.root'],
-      sessionTimeoutMs: values['cluster.resource-blocklist.store.zookeeper.session-timeout'],
-      operationTimeoutMs: values['cluster.resource-blocklist.store.zookeeper.operation-timeout'],
-      connectTimeoutMs: values['cluster.resource-blocklist.store.zookeeper.connect-timeout'],
-      auth: values['cluster.resource-blocklist.store.zookeeper.auth'] || undefined,
-      logger,
-    });
+    store = await ZookeeperStore.open({ ...zookeeperSettings(values), ...(session ? { session } : {}), logger });
   } else {
     store = new SqliteStore(values['cluster.resource-blocklist.store.sqlite.path'], { logger });
   }

@@ -97,3 +97,11 @@ export function decodeId(name: string): string | undefined {
     return undefined;
   }
 }
+
+/** `cluster.resource-blocklist.store.zookeeper.auth` ('user:password'; '' = none) as digest credentials. */
+export function parseAuth(auth: string | undefined): { user: string; password: string } | undefined {
+  if (!auth) return undefined;
+  const i = auth.indexOf(':');
+  if (i <= 0 || i === auth.length - 1) throw new Error("cluster.resource-blocklist.store.zookeeper.auth must be 'user:password'");
+  return { user: auth.slice(0, i), password: auth.slice(i + 1) };
+}

@@ -1,7 +1,9 @@
 /**
- * A ZooKeeper session for the blocklist store: typed promise wrappers around the untyped
- * node-zookeeper-client callbacks, a deadline on every call, and a fresh client when the session
- * expires.
+ * One ZooKeeper session: typed promise wrappers around the untyped node-zookeeper-client callbacks,
+ * a deadline on every call, and a fresh client when the session ends. A sidecar holds one of these
+ * and hands it to everything that talks to ZooKeeper (the store, its watch, the cluster-state
+ * election and shared readings): one TCP connection per sidecar, so a host's sidecars stay within
+ * ZooKeeper's per-address connection limit (maxClientCnxns, 60 by default).
  *
  * Why a deadline on every call: node-zookeeper-client queues a request while it has no server and
  * sends it after reconnecting, forever. A sidecar whose ensemble lost quorum would hang every API
@@ -9,62 +11,25 @@
  * StoreUnavailableError; the request may still reach ZooKeeper later, so a timed-out *write* has
  * an unknown outcome (the store's CAS loops make a late duplicate harmless).
  *
- * Why a new client on expiry: an expired session is final (its watches and ephemeral state are
+ * Why a new client on expiry: an expired session is final (its watches and ephemeral znodes are
  * gone and the client refuses every further call), so the session object swaps in a new client and
- * tells its listeners ('session'), which re-arm their watches.
+ * tells its users ('session'): the store's watch re-arms, the election joins again (its member
+ * znode died with the old session), the shared readings forget what their watches guarded. The
+ * same happens when the connection deadlines (zookeeper-deadlines.ts) find a client stuck.
  *
- * Why a watchdog: node-zookeeper-client bounds only the TCP connect. Once the socket is open it
- * writes its ConnectRequest and waits for the answer without any deadline, and once connected it
- * sends pings but never notices that no answer comes back. A server that accepted the connection
- * while (re)starting and never answered left a sidecar disconnected for good (seen after
- * `kill -9` + restart of ZooKeeper). So: a client that has not reached SYNC_CONNECTED within
- * connectTimeoutMs, or whose liveness probe gets no answer within it, is closed and replaced by a
- * fresh client (a fresh session; listeners re-arm their watches on 'session'). Replacing a client
- * that was merely waiting for a dead ensemble costs nothing.
+ * Error types live in zookeeper-errors.ts, the library patches in zookeeper-client-internals.ts;
+ * both are re-exported here for the session's users.
  */
 import { EventEmitter } from 'node:events';
 import { createHash } from 'node:crypto';
 import * as zk from 'node-zookeeper-client';
 import { Logger, silentLogger } from '../core/logger';
 import { StoreUnavailableError } from './store';
+import { ZK, ZkTimeoutError, hasCode, isTransient, toZkError } from './zookeeper-errors';
+import { abandon, harden, pinVersion } from './zookeeper-client-internals';
+import { ConnectionDeadlines } from './zookeeper-deadlines';
 
-/** ZooKeeper's own error codes the store branches on (KeeperException.Code). */
-export const ZK = {
-  CONNECTION_LOSS: zk.Exception.CONNECTION_LOSS,
-  OPERATION_TIMEOUT: zk.Exception.OPERATION_TIMEOUT,
-  NO_NODE: zk.Exception.NO_NODE,
-  NO_AUTH: zk.Exception.NO_AUTH,
-  BAD_VERSION: zk.Exception.BAD_VERSION,
-  NODE_EXISTS: zk.Exception.NODE_EXISTS,
-  NOT_EMPTY: zk.Exception.NOT_EMPTY,
-  SESSION_EXPIRED: zk.Exception.SESSION_EXPIRED,
-  AUTH_FAILED: zk.Exception.AUTH_FAILED,
-} as const;
-
-/** A ZooKeeper error reply (a KeeperException), with its numeric code. */
-export class ZkError extends Error {
-  constructor(readonly code: number, readonly codeName: string, readonly path: string) {
-    super(`${codeName}[${code}] at ${path}`);
-    this.name = 'ZkError';
-  }
-}
-
-/** Codes after which the request may or may not have been applied, and a retry may succeed. */
-export function isTransient(e: unknown): boolean {
-  return e instanceof ZkError && (e.code === ZK.CONNECTION_LOSS || e.code === ZK.OPERATION_TIMEOUT || e.code === ZK.SESSION_EXPIRED);
-}
-
-export function hasCode(e: unknown, code: number): boolean {
-  return e instanceof ZkError && e.code === code;
-}
-
-/** A call that got no answer in time; the store adds which store call it was part of. */
-export class ZkTimeoutError extends StoreUnavailableError {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ZkTimeoutError';
-  }
-}
+export { ZK, ZkError, ZkTimeoutError, hasCode, isTransient } from './zookeeper-errors';
 
 /** The parts of a znode's Stat the store uses; zxids as 16 hex digits (they are 64-bit). */
 export interface ZkStat {
@@ -95,36 +60,10 @@ export interface ZkSessionOptions {
   logger?: Logger;
 }
 
-/** The untyped callback error of node-zookeeper-client: a zk.Exception (numeric code) or an Error. */
-function toError(e: unknown, path: string): Error {
-  if (e && typeof e === 'object' && typeof (e as { code?: unknown }).code === 'number' && typeof (e as { name?: unknown }).name === 'string') {
-    const x = e as { code: number; name: string };
-    return new ZkError(x.code, x.name, path);
-  }
-  return e instanceof Error ? e : new Error(String(e));
-}
-
 const hex = (b: Buffer | undefined): string => (Buffer.isBuffer(b) ? b.toString('hex').padStart(16, '0') : '0000000000000000');
 
 function toStat(s: zk.Stat): ZkStat {
   return { version: s.version, cversion: s.cversion, mzxid: hex(s.mzxid), pzxid: hex(s.pzxid), numChildren: s.numChildren };
-}
-
-/**
- * node-zookeeper-client 1.1.3's Transaction.setData/remove/check do `version = version || -1`, so
- * an expected version of 0 — every znode's first version — silently becomes -1 ("any version")
- * inside a multi, and a compare-and-set on a fresh item turns into a blind overwrite (the
- * conformance suite's 50 concurrent merges lost causes this way). The op the transaction just
- * queued is corrected here; if the library's internals ever change shape this fails loudly
- * instead of writing blind.
- */
-function pinVersion(t: zk.Transaction, version: number): void {
-  const ops = (t as unknown as { ops?: unknown }).ops;
-  const last = Array.isArray(ops) ? (ops[ops.length - 1] as { version?: unknown } | undefined) : undefined;
-  if (!last || typeof last.version !== 'number') {
-    throw new Error('node-zookeeper-client Transaction internals changed: cannot pin the expected version of a multi op');
-  }
-  last.version = version;
 }
 
 /** ZooKeeper's digest id for user:password: user:base64(sha1("user:password")). */
@@ -132,131 +71,49 @@ export function digestId(user: string, password: string): string {
   return `${user}:${createHash('sha1').update(`${user}:${password}`).digest('base64')}`;
 }
 
-/** The parts of node-zookeeper-client 1.1.3's connection manager the session hardens. */
-interface ConnectionInternals {
-  socket?: { destroy(): void };
-  onSocketData?: (buf: Buffer) => void;
-  onSocketConnected?: () => void;
-}
-
-const internals = (c: zk.Client): ConnectionInternals | undefined => (c as unknown as { connectionManager?: ConnectionInternals }).connectionManager;
-
-/**
- * The library parses every frame from the server inside a socket 'data' handler; a frame it does
- * not expect (a reply arriving in a state it did not plan for) throws out of that handler, which
- * would end the whole process. Its handlers are bound from the instance when each socket is made,
- * so an own property wraps them: a frame that cannot be parsed drops the connection instead (the
- * client reconnects, or the watchdog replaces it).
- */
-function harden(c: zk.Client, log: () => Logger): void {
-  const cm = internals(c);
-  const parse = cm?.onSocketData;
-  if (!cm || typeof parse !== 'function') return; // internals changed: nothing to wrap
-  cm.onSocketData = function (this: ConnectionInternals, buf: Buffer): void {
-    try {
-      parse.call(this, buf);
-    } catch (e) {
-      log().warn('zookeeper: unparseable frame from the server; dropping the connection', { error: (e as Error).message });
-      this.socket?.destroy();
-    }
-  };
-}
-
-/** Closes a client for good, also when it is stuck in a handshake (close() alone only queues a packet). */
-function abandon(c: zk.Client): void {
-  const cm = internals(c);
-  // A reconnect already scheduled inside the library would open a new socket after close() and
-  // send a handshake nobody waits for: make any such socket end at once. (CLOSING, set by close(),
-  // stops the library from reconnecting again when it closes.)
-  if (cm) {
-    cm.onSocketConnected = function (this: ConnectionInternals): void {
-      this.socket?.destroy();
-    };
-    cm.onSocketData = () => undefined;
-  }
-  try {
-    c.close();
-  } catch {
-    // close() writes to the socket when it can; a half-open one may refuse
-  }
-  try {
-    cm?.socket?.destroy();
-  } catch {
-    // already gone
-  }
-}
-
-const now = (): number => performance.now();
-
 export class ZkSession extends EventEmitter {
   private client: zk.Client;
   private closed = false;
   /** Counts clients created; a state event from a replaced client is ignored. */
   private generation = 0;
   readonly acls: zk.ACL[];
-  private readonly connectTimeoutMs: number;
-  /** When the current client started trying to (re)connect; undefined while connected. */
-  private connectingSince: number | undefined;
-  /** When the ensemble was last known unreachable from here, continuously; undefined while it answers. */
-  private unreachableSince: number | undefined;
-  /** Last time any call got an answer (an error reply counts): no probe is needed before this is stale. */
-  private lastAnswer = 0;
-  private probing = false;
-  private readonly watchdog: NodeJS.Timeout;
-  /** Clients replaced by the watchdog (for /status-like diagnostics and tests). */
+  private readonly deadlines: ConnectionDeadlines;
+  /** Clients replaced because they were stuck (for diagnostics and tests). */
   replacements = 0;
+  /** New sessions opened after the first (expiry or a stuck client): for diagnostics and tests. */
+  renewals = 0;
 
   constructor(private readonly opts: ZkSessionOptions) {
     super();
+    // Every user of the session listens for 'session'; a sidecar has a handful (store watch,
+    // election, shared readings, their users), tests more: no leak warning for those.
+    this.setMaxListeners(50);
     this.acls = opts.auth
       ? [new zk.ACL(zk.Permission.ALL, new zk.Id('digest', digestId(opts.auth.user, opts.auth.password)))]
       : [new zk.ACL(zk.Permission.ALL, new zk.Id('world', 'anyone'))];
-    this.connectTimeoutMs = Math.max(100, opts.connectTimeoutMs ?? Math.min(opts.sessionTimeoutMs, 10_000));
-    this.unreachableSince = now();
+    const connectTimeoutMs = Math.max(100, opts.connectTimeoutMs ?? Math.min(opts.sessionTimeoutMs, 10_000));
+    this.deadlines = new ConnectionDeadlines({
+      connectTimeoutMs,
+      sessionTimeoutMs: opts.sessionTimeoutMs,
+      probe: (t) => this.call<void>('exists', '/', t, (c, done) => c.exists('/', (err) => done(err, undefined))),
+      stuck: (why) => {
+        if (this.closed) return;
+        this.replacements++;
+        this.renew(`${why} (client state ${this.stateName()}); replacing the client`);
+      },
+    });
     this.client = this.newClient();
-    this.watchdog = setInterval(() => this.check(), Math.max(50, Math.min(1000, Math.floor(this.connectTimeoutMs / 4))));
-    this.watchdog.unref();
   }
 
   /** How long the ensemble has been unreachable from this session, continuously (0 = it answers). */
   unreachableForMs(): number {
-    return this.unreachableSince === undefined ? 0 : Math.max(0, now() - this.unreachableSince);
+    return this.deadlines.unreachableForMs();
   }
 
-  private check(): void {
-    if (this.closed) return;
-    const t = now();
-    if (this.connectingSince !== undefined) {
-      if (t - this.connectingSince > this.connectTimeoutMs) {
-        this.replace(`no session within ${this.connectTimeoutMs} ms (client state ${this.stateName()})`);
-      }
-      return;
-    }
-    // Connected: a server that stops answering without closing the socket is only noticed by a
-    // request that gets no answer. Probe when nothing has answered for a while.
-    const every = Math.min(this.connectTimeoutMs, Math.floor(this.opts.sessionTimeoutMs / 3));
-    if (this.probing || t - this.lastAnswer < every) return;
-    this.probing = true;
-    const gen = this.generation;
-    this.call<void>('exists', '/', this.connectTimeoutMs, (c, done) => c.exists('/', (err) => done(err, undefined))).then(
-      () => {
-        this.probing = false;
-      },
-      (e: unknown) => {
-        this.probing = false;
-        if (gen !== this.generation || this.closed) return;
-        if (e instanceof ZkTimeoutError) {
-          this.unreachableSince ??= t;
-          this.replace(`connected, but a probe got no answer within ${this.connectTimeoutMs} ms`);
-        }
-      },
-    );
-  }
-
-  /** Abandons the current client and starts a fresh one (a new session). */
-  private replace(why: string): void {
-    this.replacements++;
-    this.log.warn(`zookeeper: ${why}; replacing the client`, { hosts: this.opts.hosts });
+  /** The session is over for this client: a fresh client (a new session) and the users told. */
+  private renew(why: string): void {
+    this.renewals++;
+    this.log.warn(`zookeeper: ${why}`, { hosts: this.opts.hosts });
     const old = this.client;
     this.client = this.newClient();
     abandon(old);
@@ -274,7 +131,7 @@ export class ZkSession extends EventEmitter {
     if (this.opts.auth) c.addAuthInfo('digest', Buffer.from(`${this.opts.auth.user}:${this.opts.auth.password}`));
     c.on('state', (s: zk.State) => this.onState(gen, s));
     harden(c, () => this.log);
-    this.connectingSince = now();
+    this.deadlines.clientStarted();
     c.connect();
     return c;
   }
@@ -284,21 +141,14 @@ export class ZkSession extends EventEmitter {
     if (s === zk.State.EXPIRED) {
       // Expiry is final for that client: replace it. Writes in flight on the old one failed with
       // SESSION_EXPIRED (transient to the store, which retries on the new client).
-      this.log.warn('zookeeper session expired; opening a new session', { hosts: this.opts.hosts });
-      const old = this.client;
-      this.client = this.newClient();
-      abandon(old);
-      this.emit('session');
+      this.renew('session expired; opening a new session');
     } else if (s === zk.State.AUTH_FAILED) {
       this.log.error('zookeeper authentication failed (check cluster.resource-blocklist.store.zookeeper.auth)', { hosts: this.opts.hosts });
     } else if (s === zk.State.DISCONNECTED) {
       this.log.warn('zookeeper connection lost; reconnecting', { hosts: this.opts.hosts });
-      this.connectingSince ??= now();
-      this.unreachableSince ??= now();
+      this.deadlines.disconnected();
     } else if (s === zk.State.SYNC_CONNECTED) {
-      this.connectingSince = undefined;
-      this.unreachableSince = undefined;
-      this.lastAnswer = now();
+      this.deadlines.connected();
       this.log.debug('zookeeper connected', { hosts: this.opts.hosts, sessionTimeout: this.client.getSessionTimeout() });
       this.emit('connected');
     }
@@ -320,7 +170,7 @@ export class ZkSession extends EventEmitter {
    * and with StoreUnavailableError when the time runs out first.
    */
   private call<T>(what: string, path: string, timeoutMs: number, fn: (c: zk.Client, done: (err: unknown, value: T) => void) => void): Promise<T> {
-    if (this.closed) return Promise.reject(new StoreUnavailableError(`zookeeper: ${what} ${path}: the store is closed`));
+    if (this.closed) return Promise.reject(new StoreUnavailableError(`zookeeper: ${what} ${path}: the session is closed`));
     return new Promise<T>((resolve, reject) => {
       let settled = false;
       const timer = setTimeout(() => {
@@ -337,8 +187,8 @@ export class ZkSession extends EventEmitter {
         settled = true;
         clearTimeout(timer);
         // CONNECTION_LOSS is the client's own verdict, not an answer from a server.
-        if (!err || !isTransient(toError(err, path))) this.lastAnswer = now();
-        if (err) reject(toError(err, path));
+        if (!err || !isTransient(toZkError(err, path))) this.deadlines.answered();
+        if (err) reject(toZkError(err, path));
         else resolve(value);
       };
       try {
@@ -408,7 +258,7 @@ export class ZkSession extends EventEmitter {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    clearInterval(this.watchdog);
+    this.deadlines.close();
     this.removeAllListeners();
     abandon(this.client);
   }

@@ -227,6 +227,9 @@ describe('shared cluster state: one elected sidecar reads the RM for all (real Z
     await until('a leader', () => leaders().length === 1 && members.every((m) => m.share.election.role !== 'candidate'), 10_000);
     const follower = ms.find((m) => !m.share.election.isLeader) as Member;
     await until('a shared reading', () => leaders()[0].share.stats().rmReads.metrics > 0, 5000);
+    // The leader counts its read before its publish lands: wait for the znode, or the follower
+    // (rightly) reads the RM itself.
+    for (let i = 0; i < 100 && !(await follower.session.exists(`${base}/cluster-state/metrics`, 2000)); i++) await sleep(20);
     await follower.share.reader.clusterMetrics();
     assert.equal(follower.rm.metricsCalls, 0);
     await cluster!.kill(cluster!.ids()[0]);

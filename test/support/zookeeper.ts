@@ -14,6 +14,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as zk from 'node-zookeeper-client';
 
 export const ZK_JAR = process.env.BLOCKLIST_ZK_JAR ?? '/usr/share/java/zookeeper.jar';
 const SLF4J_SIMPLE = '/usr/share/java/slf4j-simple.jar';
@@ -129,7 +130,8 @@ export class ZkCluster {
       `clientPort=${m.clientPort}`,
       'clientPortAddress=127.0.0.1',
       'admin.enableServer=false',
-      '4lw.commands.whitelist=srvr,ruok,stat,mntr',
+      // cons: the tests and the bench count client connections (one per sidecar).
+      '4lw.commands.whitelist=srvr,ruok,stat,mntr,cons',
       // Snapshots and txn-log purging do not matter for a throwaway server; fsync does (durability
       // is part of what the tests check), so forceSync stays at its default (yes).
     ];
@@ -188,6 +190,17 @@ export class ZkCluster {
   async mode(id: number): Promise<string | undefined> {
     const out = await fourLetter(this.member(id).clientPort, 'srvr', 500);
     return /Mode:\s*(\S+)/.exec(out)?.[1];
+  }
+
+  /**
+   * The client connections server `id` (default: the first) holds now, from its `cons` answer: one
+   * line per connection, `/127.0.0.1:54321[1](queued=0,…,sid=0x…,…)`. The `cons` request's own
+   * connection is left out (it has no session: no `sid=`).
+   */
+  async connections(id = this.members[0].id): Promise<{ count: number; lines: string[] }> {
+    const out = await fourLetter(this.member(id).clientPort, 'cons', 1000);
+    const lines = out.split('\n').map((l) => l.trim()).filter((l) => /^\/[^\s]+:\d+\[/.test(l) && /sid=0x/.test(l));
+    return { count: lines.length, lines };
   }
 
   async waitReady(ids: number[], timeoutMs = 20_000): Promise<void> {
@@ -249,4 +262,35 @@ export class ZkCluster {
     await Promise.all(this.members.map((m) => this.kill(m.id)));
     if (!keepFiles) fs.rmSync(this.root, { recursive: true, force: true });
   }
+}
+
+/**
+ * Expires a live session from outside, the classic way: a second client attaches with the same
+ * session id and password and closes it; the server ends the session (its ephemeral znodes and
+ * watches go) and the owner's client learns EXPIRED. The owner's client may win the connection
+ * back before the close is sent, so it is tried a few times (bounded). `renewed` resolves when the
+ * owner has opened its new session. Returns whether that happened.
+ */
+export async function expireSession(
+  connectString: string,
+  credentials: () => { id: Buffer; password: Buffer },
+  renewed: Promise<unknown>,
+  attempts = 4,
+): Promise<boolean> {
+  let done = false;
+  void renewed.then(() => (done = true));
+  for (let attempt = 0; attempt < attempts && !done; attempt++) {
+    const { id, password } = credentials();
+    const thief = zk.createClient(connectString, { sessionTimeout: 1000, sessionId: id, sessionPassword: password } as Partial<zk.Option>);
+    const attached = await Promise.race([
+      new Promise<boolean>((resolve) => {
+        thief.once('connected', () => resolve(true));
+        thief.connect();
+      }),
+      sleep(3000).then(() => false),
+    ]);
+    thief.close();
+    if (attached) await Promise.race([renewed, sleep(3000)]);
+  }
+  return done;
 }

@@ -1,0 +1,55 @@
+/**
+ * Named records on the ZooKeeper store (BlocklistStore.readRecord/writeRecord: the detector keeps
+ * its state there): one znode per key under <base>/records, plain UTF-8, last writer wins. Apart
+ * from the items because they follow other rules: no change marker (a record is not part of the
+ * blocklist the engines watch) and no compare-and-set.
+ */
+import { checkRecordKey, StoreUnavailableError } from './store';
+import { Deadline } from './retry';
+import { EMPTY, ZkItems } from './zookeeper-items';
+import { ZK, hasCode } from './zookeeper-errors';
+import { unavailable } from './zookeeper-store-failures';
+
+export async function readRecord(items: ZkItems, key: string): Promise<string | undefined> {
+  checkRecordKey(key);
+  const d = new Deadline(items.operationTimeoutMs);
+  try {
+    const cur = await items.retrying(d, () => items.session.getData(items.layout.recordPath(key), d.left()));
+    return cur ? cur.data.toString('utf8') : undefined;
+  } catch (e) {
+    throw unavailable(items, e, `read record '${key}'`);
+  }
+}
+
+/** setData, or create (with the records parent on first use); last writer wins. */
+export async function writeRecord(items: ZkItems, key: string, value: string): Promise<void> {
+  checkRecordKey(key);
+  const { session, layout } = items;
+  const d = new Deadline(items.operationTimeoutMs);
+  const path = layout.recordPath(key);
+  const data = Buffer.from(value, 'utf8');
+  try {
+    for (let round = 0; round < 5; round++) {
+      try {
+        await items.retrying(d, () => session.multi([{ op: 'set', path, data, version: -1 }], d.left()));
+        return;
+      } catch (e) {
+        if (!hasCode(e, ZK.NO_NODE)) throw e;
+      }
+      try {
+        if (!(await items.retrying(d, () => session.exists(layout.records, d.left())))) {
+          await items.retrying(d, () => session.create(layout.records, EMPTY, d.left())).catch((e: unknown) => {
+            if (!hasCode(e, ZK.NODE_EXISTS)) throw e;
+          });
+        }
+        await items.retrying(d, () => session.create(path, data, d.left()));
+        return;
+      } catch (e) {
+        if (!hasCode(e, ZK.NODE_EXISTS)) throw e; // created meanwhile by another writer: set it
+      }
+    }
+    throw new StoreUnavailableError(`zookeeper store ${items.description}: write record '${key}' kept racing other writers`);
+  } catch (e) {
+    throw unavailable(items, e, `write record '${key}'`);
+  }
+}
