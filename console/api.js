@@ -67,7 +67,18 @@ export async function callFull(token, method, path, body) {
   return { status: res.status, body: parsed };
 }
 
-/** The path of one item: nodes/<host> or taskmanagers/<host>%2F<container>. */
+const COLLECTION = { node: 'nodes', taskmanager: 'taskmanagers', rack: 'racks' };
+
+/** The path of one item: nodes/<host>, taskmanagers/<host>%2F<container> or racks/%2F<rack>. */
 export function itemPath(kind, id) {
-  return kind === 'taskmanager' ? `/blocklist/taskmanagers/${encodeURIComponent(id)}` : `/blocklist/nodes/${encodeURIComponent(id)}`;
+  return `/blocklist/${COLLECTION[kind] ?? 'nodes'}/${encodeURIComponent(id)}`;
+}
+
+/**
+ * The kind an id has by its shape, as the API reads a batch's ids: a rack path starts with '/', a
+ * task manager is <host>/<container>. For rows known only by id (quarantined rows, which the
+ * store cannot decode, so their kind is not known otherwise).
+ */
+export function kindOfId(id) {
+  return id.startsWith('/') ? 'rack' : id.includes('/') ? 'taskmanager' : 'node';
 }

@@ -1,6 +1,6 @@
 // The blocklist console: logs in with a bearer token, polls the REST API, draws the panels.
 import { html, render, useEffect, useRef, useState } from './vendor/preact-htm.js';
-import { ApiError, call, saveToken, savedToken } from './api.js';
+import { ApiError, call, kindOfId, saveToken, savedToken } from './api.js';
 import { BlocklistPanel, DetectorPanel, EvacuationsPanel, Header, NodeGrid, YarnPanel } from './panels.js';
 import { ActionPanel, BlockForm } from './controls.js';
 
@@ -151,7 +151,8 @@ function App() {
     pollNow.current();
   };
   return html`
-    <${Header} session=${session} status=${data.status} now=${now} error=${data.error} fetchedAt=${data.fetchedAt} onLogout=${session.auth ? logout : undefined} />
+    <${Header} session=${session} status=${data.status} now=${now} error=${data.error} fetchedAt=${data.fetchedAt} onLogout=${session.auth ? logout : undefined}
+      onRemoveQuarantined=${(row) => (setNotice(undefined), setAction({ kind: 'remove-quarantined', item: { id: row.id, kind: kindOfId(row.id), reason: row.reason } }))} />
     <main class="panels">
       ${notice ? html`<p class=${`notice ${notice.kind}`} role="status">${notice.text} <button class="link" onClick=${() => setNotice(undefined)}>dismiss</button></p>` : null}
       ${admin && action ? html`<${ActionPanel} token=${token} action=${action} now=${now} onDone=${done} onCancel=${() => setAction(undefined)} />` : null}

@@ -1,7 +1,7 @@
 // Admin controls. Each is the REST API's own call (audit, validation and rate limits apply as for
 // any client): first with ?dryRun=true to preview what YARN would see, then for real on confirm.
 import { html, useEffect, useState } from './vendor/preact-htm.js';
-import { ApiError, call, callFull, itemPath } from './api.js';
+import { ApiError, call, itemPath } from './api.js';
 import { absolute, endsText, parseDuration, relative } from './format.js';
 
 const ACTIONS = [
@@ -58,6 +58,9 @@ function capNote(cap, additions) {
   return `The safety cap is full (${cap.blockedRunningNodes} of at most ${cap.limit} RUNNING nodes blacklisted): this block would be kept but deferred until there is room, unless the node is not RUNNING.`;
 }
 
+/** A block preview's verb, by the outcome the dry run answers (201 created; 202 merged or unchanged). */
+const PREVIEW_VERB = { created: 'create', merged: 'merge into the existing block', unchanged: 'change nothing: the existing block already covers' };
+
 export function BlockForm({ token, now, hosts, cap, onDone }) {
   const [kind, setKind] = useState('node');
   const [node, setNode] = useState('');
@@ -109,8 +112,8 @@ export function BlockForm({ token, now, hosts, cap, onDone }) {
     if (r.problems.length) return;
     setBusy(true);
     try {
-      const { status, body } = await callFull(token, 'PUT', `${r.path}?dryRun=true`, r.body);
-      setPreview({ ...r, res: body, merge: status === 202 });
+      const body = await call(token, 'PUT', `${r.path}?dryRun=true`, r.body);
+      setPreview({ ...r, res: body });
     } catch (err) {
       setErrors(messagesOf(err));
     } finally {
@@ -162,7 +165,7 @@ export function BlockForm({ token, now, hosts, cap, onDone }) {
       <${Errors} errors=${errors} id="block-error" />
       ${preview
         ? html`<div class="preview" id="preview">
-            <p><strong>Dry run:</strong> this would ${preview.merge ? 'merge into the existing block' : 'create'} <code>${preview.res.id}</code>: ${preview.res.action}, ending ${endsText(preview.res.endTimestamp, now).rel}${endsText(preview.res.endTimestamp, now).abs ? ` (${endsText(preview.res.endTimestamp, now).abs})` : ''}, scope ${preview.res.scope}.</p>
+            <p><strong>Dry run:</strong> this would ${PREVIEW_VERB[preview.res.outcome] ?? 'create'} <code>${preview.res.id}</code>: ${preview.res.action}, ending ${endsText(preview.res.endTimestamp, now).rel}${endsText(preview.res.endTimestamp, now).abs ? ` (${endsText(preview.res.endTimestamp, now).abs})` : ''}, scope ${preview.res.scope}.</p>
             <${Effect} dryRun=${preview.res.dryRun} />
             <p class="muted" id="preview-cap">${capNote(cap, preview.res.dryRun?.blacklistAdditions)}</p>
             <button id="block-confirm" class="danger" disabled=${busy} onClick=${confirm}>Confirm block</button>
@@ -172,10 +175,17 @@ export function BlockForm({ token, now, hosts, cap, onDone }) {
     </section>`;
 }
 
-/** Unblock or extend one item: preview (dry run) first, then confirm. */
+const TITLES = { unblock: 'Unblock', extend: 'Extend', 'remove-quarantined': 'Remove quarantined' };
+const CONFIRMS = { unblock: 'Confirm unblock', extend: 'Confirm extend', 'remove-quarantined': 'Confirm remove' };
+
+/**
+ * Unblock or extend one item, or remove a quarantined row (one the store cannot decode): preview
+ * (dry run) first, then confirm. Both removals are the same DELETE; the API tells them apart.
+ */
 export function ActionPanel({ token, action, now, onDone, onCancel }) {
   const { item } = action;
   const path = itemPath(item.kind, item.id);
+  const removal = action.kind !== 'extend';
   const [errors, setErrors] = useState([]);
   const [preview, setPreview] = useState(undefined);
   const [busy, setBusy] = useState(false);
@@ -195,10 +205,10 @@ export function ActionPanel({ token, action, now, onDone, onCancel }) {
     setBusy(true);
     setErrors([]);
     try {
-      if (action.kind === 'unblock') {
+      if (removal) {
         const res = await call(token, 'DELETE', `${path}${dryRun ? '?dryRun=true' : ''}`);
         if (dryRun) setPreview(res);
-        else onDone(`Unblocked ${item.id}.`);
+        else onDone(action.kind === 'unblock' ? `Unblocked ${item.id}.` : `Removed the quarantined row ${item.id}.`);
       } else {
         const b = extendBody();
         if (b.error) {
@@ -207,7 +217,7 @@ export function ActionPanel({ token, action, now, onDone, onCancel }) {
         }
         const res = await call(token, 'PUT', `${path}${dryRun ? '?dryRun=true' : ''}`, b.body);
         if (dryRun) setPreview(res);
-        else onDone(res.endTimestamp === item.endTimestamp ? `${item.id} unchanged: it already ends later than that.` : `Extended ${item.id}: ends ${endsText(res.endTimestamp, now).rel}.`);
+        else onDone(res.outcome === 'unchanged' ? `${item.id} unchanged: it already ends later than that.` : `Extended ${item.id}: ends ${endsText(res.endTimestamp, now).rel}.`);
       }
     } catch (err) {
       setErrors(messagesOf(err));
@@ -216,11 +226,11 @@ export function ActionPanel({ token, action, now, onDone, onCancel }) {
     }
   };
 
-  // An unblock's preview needs no input: ask for it at once.
+  // A removal's preview needs no input: ask for it at once.
   useEffect(() => {
     setPreview(undefined);
     setErrors([]);
-    if (action.kind === 'unblock') run(true);
+    if (removal) run(true);
   }, [action]);
 
   const edit = (set) => (v) => {
@@ -230,20 +240,22 @@ export function ActionPanel({ token, action, now, onDone, onCancel }) {
   const newEnd = preview && action.kind === 'extend' ? endsText(preview.endTimestamp, now) : undefined;
   return html`
     <section class="panel wide action" id="action" data-kind=${action.kind}>
-      <h2>${action.kind === 'unblock' ? 'Unblock' : 'Extend'} <code>${item.id}</code></h2>
+      <h2>${TITLES[action.kind]} <code>${item.id}</code></h2>
       ${action.kind === 'extend'
         ? html`<p>Now ends ${endsText(item.endTimestamp, now).rel}${endsText(item.endTimestamp, now).abs ? ` (${endsText(item.endTimestamp, now).abs})` : ''}. A block is only ever lengthened here (the later end wins).</p>
           <form id="extend-form" onSubmit=${(e) => (e.preventDefault(), run(true))}>
             <${EndsInput} prefix="extend" mode=${mode} setMode=${edit(setMode)} timeout=${timeout} setTimeout=${edit(setTimeoutText)} end=${end} setEnd=${edit(setEnd)} />
             <button type="submit" id="extend-preview" disabled=${busy}>Preview</button>
           </form>`
-        : html`<p>Blocked ${relative(Number(item.startTimestamp), now)} by ${item.createdBy}: ${item.cause}</p>`}
+        : action.kind === 'unblock'
+          ? html`<p>Blocked ${relative(Number(item.startTimestamp), now)} by ${item.createdBy}: ${item.cause}</p>`
+          : html`<p>Its stored data cannot be read (${item.reason}), so it is not enforced and never expires. Removing deletes the stored row; YARN's blacklist does not change.</p>`}
       <${Errors} errors=${errors} id="action-error" />
       ${preview
         ? html`<div class="preview" id="action-preview">
             ${newEnd ? html`<p><strong>Dry run:</strong> would end ${newEnd.rel}${newEnd.abs ? ` (${newEnd.abs})` : ''}.</p>` : html`<p><strong>Dry run:</strong> what YARN would see.</p>`}
             <${Effect} dryRun=${preview.dryRun} />
-            <button id="action-confirm" class=${action.kind === 'unblock' ? 'danger' : ''} disabled=${busy} onClick=${() => run(false)}>Confirm ${action.kind}</button>
+            <button id="action-confirm" class=${removal ? 'danger' : ''} disabled=${busy} onClick=${() => run(false)}>${CONFIRMS[action.kind]}</button>
             <button class="link" id="action-cancel" onClick=${onCancel}>cancel</button>
           </div>`
         : html`<button class="link" id="action-cancel" onClick=${onCancel}>cancel</button>`}

@@ -121,11 +121,14 @@ export function nodeStates(status, items) {
   const evacuating = new Set((status.evacuations ?? []).filter((e) => e.phase !== 'READY').map((e) => e.node));
   // A node block the engine has not applied yet (e.g. the proxy is down) is pending too.
   const pendingNodes = new Set(items.filter((i) => i.kind === 'node' && i.sync?.state === 'pending').map((i) => i.id));
+  // A rack block is on YARN's blacklist as the rack's path (YARN matches a node by host or rack),
+  // so its nodes are blocked through their rack.
+  const pendingRacks = new Set(items.filter((i) => i.kind === 'rack' && i.sync?.state === 'pending').map((i) => i.id));
   for (const n of status.nodes?.list ?? []) {
     let state = 'ok';
     if (evacuating.has(n.host)) state = 'evacuating';
-    else if (actual.has(n.host)) state = 'blocked';
-    else if (desired.has(n.host) || pendingNodes.has(n.host)) state = 'pending';
+    else if (actual.has(n.host) || (n.rack && actual.has(n.rack))) state = 'blocked';
+    else if (desired.has(n.host) || pendingNodes.has(n.host) || (n.rack && (desired.has(n.rack) || pendingRacks.has(n.rack)))) state = 'pending';
     else if (deferredNodes.has(n.host)) state = 'deferred';
     else if (n.state !== 'RUNNING') state = 'unhealthy';
     out.set(n.host, state);

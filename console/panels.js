@@ -6,13 +6,26 @@ import { NODE_STATE_ORDER, absolute, blacklistRows, byRack, endsText, filterItem
 const ROWS = 200;
 
 const ACTION_SHORT = { MARK_BLOCKED: 'block', MARK_BLOCKED_AND_EVACUATE_TASKS: 'block + evacuate' };
+const KIND_LABEL = { node: 'node', taskmanager: 'task manager', rack: 'rack' };
 
 function When({ at, now }) {
   if (!Number.isFinite(at)) return html`<span class="muted">—</span>`;
   return html`<span class="when"><span class="rel">${relative(at, now)}</span> <span class="abs">${absolute(at)}</span></span>`;
 }
 
-export function Header({ session, status, now, error, fetchedAt, onLogout }) {
+/**
+ * Rows the store cannot decode: never enforced, never expired, so only a removal (DELETE on the
+ * item's path) makes them go; an admin gets a button per row, confirmed like any other removal.
+ */
+function Quarantined({ rows, admin, onRemove }) {
+  const n = rows.length;
+  return html`<div class="banner error" id="quarantined">
+    <p>${n} stored item${n === 1 ? '' : 's'} cannot be read and ${n === 1 ? 'is' : 'are'} not enforced (quarantined). Remove ${n === 1 ? 'it' : 'them'} here, with <code>blocklist unblock ID</code> or DELETE, or repair the store by hand.</p>
+    <ul>${rows.map((q) => html`<li key=${q.id} data-id=${q.id}><code>${q.id}</code> ${q.reason}${admin ? html` <button class="remove-quarantined danger" onClick=${() => onRemove(q)}>Remove</button>` : null}</li>`)}</ul>
+  </div>`;
+}
+
+export function Header({ session, status, now, error, fetchedAt, onLogout, onRemoveQuarantined }) {
   const synced = status?.lastSuccessfulSync;
   const stale = fetchedAt && Date.now() - fetchedAt > 10_000;
   return html`
@@ -24,9 +37,7 @@ export function Header({ session, status, now, error, fetchedAt, onLogout }) {
       ${status && !status.enabled ? html`<p class="banner warn">Enforcement is off (cluster.resource-blocklist.enabled: false): nothing is pushed to YARN.</p>` : null}
       ${status?.storeDegraded ? html`<p class="banner error">The blocklist store is unreachable: the last good snapshot is enforced.</p>` : null}
       ${status?.lastError ? html`<p class="banner warn" id="last-error">Last error: ${status.lastError}</p>` : null}
-      ${status?.quarantined?.length
-        ? html`<p class="banner error" id="quarantined">${status.quarantined.length} stored item${status.quarantined.length === 1 ? '' : 's'} cannot be read and ${status.quarantined.length === 1 ? 'is' : 'are'} not enforced (quarantined): ${status.quarantined.map((q) => `${q.id} (${q.reason})`).join('; ')}. Remove with <code>blocklist unblock ID</code> or DELETE.</p>`
-        : null}
+      ${status?.quarantined?.length ? html`<${Quarantined} rows=${status.quarantined} admin=${session.role === 'admin'} onRemove=${onRemoveQuarantined} />` : null}
       ${error ? html`<p class="banner error" role="alert">Cannot refresh: ${error}</p>` : stale ? html`<p class="banner warn">Data is older than 10 s.</p>` : null}
     </header>`;
 }
@@ -55,7 +66,7 @@ export function BlocklistPanel({ items, now, admin, loaded, onUnblock, onExtend 
       <div class="filters">
         <input id="filter-text" type="search" placeholder="filter: id, cause, scope, who" value=${filter.text} onInput=${(e) => setFilter({ ...filter, text: e.target.value })} />
         <select id="filter-kind" value=${filter.kind} onChange=${(e) => setFilter({ ...filter, kind: e.target.value })}>
-          <option value="">all kinds</option><option value="node">node</option><option value="taskmanager">task manager</option>
+          <option value="">all kinds</option><option value="node">node</option><option value="taskmanager">task manager</option><option value="rack">rack</option>
         </select>
         <select id="filter-state" value=${filter.state} onChange=${(e) => setFilter({ ...filter, state: e.target.value })}>
           <option value="">all states</option>${states.map((s) => html`<option value=${s}>${s}</option>`)}
@@ -70,7 +81,7 @@ export function BlocklistPanel({ items, now, admin, loaded, onUnblock, onExtend 
               const who = it.createdBy === it.updatedBy ? it.createdBy : `${it.createdBy}, then ${it.updatedBy}`;
               return html`<tr key=${it.id} data-id=${it.id} data-state=${it.sync?.state ?? 'unknown'}>
                 <td class="id">${it.kind === 'taskmanager' ? html`${it.id.split('/')[0]}/<wbr />${it.id.split('/').slice(1).join('/')}` : it.id}</td>
-                <td data-label="kind">${it.kind === 'taskmanager' ? 'task manager' : 'node'}</td>
+                <td data-label="kind">${KIND_LABEL[it.kind] ?? it.kind}</td>
                 <td data-label="action"><span class=${`action a-${it.action === 'MARK_BLOCKED' ? 'block' : 'evacuate'}`} title=${it.action}>${ACTION_SHORT[it.action] ?? it.action}</span></td>
                 <td class="cause" data-label="cause">${it.cause}</td>
                 <td data-label="since"><${When} at=${stamp(it.startTimestamp)} now=${now} /></td>

@@ -5,6 +5,7 @@
  */
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
+import Database from 'better-sqlite3';
 import type { Page } from 'playwright-core';
 import { sidecarConfigForSimulator } from '../../src/quickstart/local-cluster';
 import { RunningSimulator, startSimulator } from '../../src/sim/server';
@@ -22,12 +23,15 @@ describe('console: in a browser', function () {
   let c: { sim: RunningSimulator; sidecar: Sidecar };
   let b: Browser;
   let api: string;
+  let db: string;
 
   before(async function () {
     skipWithoutChromium(this);
     const dir = tempDir('blocklist-console-ui-');
-    const sim = await startSimulator({ port: 0, nodes: 24, containers: 16, tickMs: 100, seed: 7 });
-    const config = sidecarConfigForSimulator(sim.url, path.join(dir, 'blocklist.db'), {
+    // Six racks of four nodes: a rack block fits under the safety cap (7 of 24).
+    const sim = await startSimulator({ port: 0, nodes: 24, racks: 6, containers: 16, tickMs: 100, seed: 7 });
+    db = path.join(dir, 'blocklist.db');
+    const config = sidecarConfigForSimulator(sim.url, db, {
       'rest.port': '0',
       'rest.auth.tokens-file': writeTokenFile(dir, TOKENS),
       'cluster.resource-blocklist.poll-interval': '100 ms',
@@ -202,6 +206,74 @@ describe('console: in a browser', function () {
     assert.equal(stored.evacuationTimeout, 600);
     await page.close();
     assert.equal((await admin('DELETE', `/blocklist/taskmanagers/${encodeURIComponent(id)}`)).status, 200);
+  });
+
+  it('a rack block reads kind rack, its nodes read blocked, and it is unblocked through the page', async () => {
+    const am = c.sim.cluster.currentAttempt.amHost;
+    const rack = [...new Set(c.sim.cluster.nodes.map((n) => n.rack))].find((r) => !c.sim.cluster.nodes.some((n) => n.rack === r && n.host === am));
+    if (!rack) throw new Error('no rack without the AM');
+    const hosts = c.sim.cluster.nodes.filter((n) => n.rack === rack).map((n) => n.host);
+    const rackPath = `/blocklist/racks/${encodeURIComponent(rack)}`;
+    assert.equal((await admin('PUT', rackPath, { action: 'MARK_BLOCKED', cause: 'rack switch firmware' })).status, 201);
+    const page = await open(ADMIN_TOKEN);
+    const row = `#blocklist tr[data-id="${rack}"]`;
+    await page.waitForSelector(`${row}[data-state="applied"]`, WAIT);
+    assert.equal(await page.locator(`${row} td[data-label="kind"]`).innerText(), 'rack');
+    for (const h of hosts) await page.waitForSelector(`#nodes .node[data-host="${h}"][data-state="blocked"]`, WAIT);
+    await page.selectOption('#filter-kind', 'rack');
+    await page.waitForFunction("document.querySelectorAll('#blocklist tbody tr').length === 1", undefined, WAIT);
+    await b.shot(page, 'rack');
+
+    await page.click(`${row} button.unblock`);
+    await page.waitForSelector('#action-preview', WAIT);
+    assert.match(await page.locator('#action-preview').innerText(), new RegExp(`YARN blacklist loses\\s+${rack}`));
+    assert.equal((await admin('GET', rackPath)).status, 200, 'the unblock preview removed nothing');
+    await page.click('#action-confirm');
+    await page.waitForSelector(row, { state: 'detached', ...WAIT });
+    assert.equal((await admin('GET', rackPath)).status, 404);
+    // Off YARN's blacklist again before the next test counts the cap.
+    for (const h of hosts) await page.waitForSelector(`#nodes .node[data-host="${h}"][data-state="ok"]`, WAIT);
+    await page.close();
+  });
+
+  it('a quarantined row (the store cannot decode it) is named in the banner; an admin removes it with a confirmed Remove', async () => {
+    const host = await idleHost();
+    assert.equal((await admin('PUT', `/blocklist/nodes/${host}`, { action: 'MARK_BLOCKED', cause: 'about to be garbled' })).status, 201);
+    // Garble the stored row as a disk error or a hand edit would, and move the store's version as
+    // any write does, so the running sidecar reads it again (and quarantines it).
+    const raw = new Database(db, { timeout: 5_000 });
+    try {
+      raw.transaction(() => {
+        assert.equal(raw.prepare("update items set data='{garbage' where id=?").run(host).changes, 1);
+        raw.prepare("update meta set value = value + 1 where key = 'version'").run();
+      })();
+    } finally {
+      raw.close();
+    }
+    const banner = `#quarantined li[data-id="${host}"]`;
+    const viewer = await open(VIEWER_TOKEN);
+    await viewer.waitForSelector(banner, WAIT);
+    assert.match(await viewer.locator(banner).innerText(), /cannot be decoded/);
+    assert.equal(await viewer.locator('button.remove-quarantined').count(), 0, 'no Remove for a viewer');
+    await viewer.close();
+
+    const page = await open(ADMIN_TOKEN);
+    await page.waitForSelector(`${banner} button.remove-quarantined`, WAIT);
+    await b.shot(page, 'quarantined');
+    await page.click(`${banner} button.remove-quarantined`);
+    await page.waitForSelector('#action-preview', WAIT);
+    assert.match(await page.locator('#action').innerText(), /Remove quarantined/);
+    assert.match(await page.locator('#action-preview').innerText(), /YARN blacklist loses\s+none/);
+    const quarantined = async () => ((await admin('GET', '/status')).body as { quarantined: { id: string }[] }).quarantined.map((q) => q.id);
+    assert.deepEqual(await quarantined(), [host], 'the preview removed nothing');
+    assert.equal(await page.locator('#action-confirm').innerText(), 'Confirm remove');
+    await page.click('#action-confirm');
+    await page.waitForSelector('.notice.ok', WAIT);
+    assert.match(await page.locator('.notice.ok').innerText(), new RegExp(`Removed the quarantined row ${host.replace(/\./g, '\\.')}`));
+    await page.waitForSelector('#quarantined', { state: 'detached', ...WAIT });
+    assert.deepEqual(await quarantined(), []);
+    assert.equal((await admin('GET', `/blocklist/nodes/${host}`)).status, 404);
+    await page.close();
   });
 
   it('past the safety cap an item reads deferred with the reason, and the cap reads n of m', async () => {

@@ -123,6 +123,22 @@ describe('console: format helpers', () => {
     assert.deepEqual(Object.fromEntries(f.nodeStates(status, items)), { b: 'blocked', p: 'pending', q: 'pending', d: 'deferred', e: 'evacuating', u: 'unhealthy', o: 'ok', r: 'ok' });
   });
 
+  it('a rack block (on the blacklist as the rack path) blocks its nodes, or leaves them pending until applied', () => {
+    const nodes = [
+      { host: 'a1', rack: '/ra', state: 'RUNNING' },
+      { host: 'a2', rack: '/ra', state: 'UNHEALTHY' },
+      { host: 'b1', rack: '/rb', state: 'RUNNING' },
+      { host: 'c1', rack: '/rc', state: 'RUNNING' },
+      { host: 'd1', rack: '/rd', state: 'RUNNING' },
+      { host: 'x1', state: 'RUNNING' },
+    ];
+    const status = { blacklist: { desired: ['/ra', '/rb'], actual: ['/ra'] }, deferred: [], evacuations: [], nodes: { list: nodes } };
+    // /rc: stored, not yet through a pass (the engine says pending); /rd holds no block.
+    const items = [item('/ra', { kind: 'rack' }), item('/rb', { kind: 'rack' }), item('/rc', { kind: 'rack', sync: { state: 'pending' } })];
+    assert.deepEqual(Object.fromEntries(f.nodeStates(status, items)), { a1: 'blocked', a2: 'blocked', b1: 'pending', c1: 'pending', d1: 'ok', x1: 'ok' });
+    assert.deepEqual(f.filterItems(items, { kind: 'rack' }).length, 3);
+  });
+
   it('nodes grouped by rack, sorted', () => {
     const g = f.byRack([{ host: 'b', rack: '/r2' }, { host: 'a', rack: '/r1' }, { host: 'c' }, { host: 'a2', rack: '/r1' }]);
     assert.deepEqual(g.map((r) => [r.rack, r.nodes.map((n) => n.host)]), [['(no rack)', ['c']], ['/r1', ['a', 'a2']], ['/r2', ['b']]]);
