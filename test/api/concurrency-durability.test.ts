@@ -6,6 +6,7 @@ import { strict as assert } from 'node:assert';
 import { ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { cliMain } from '../support/paths';
+import { listeningUrl } from '../support/child-sidecar';
 import { http, startTestSidecar, tempDir } from '../support/sidecar';
 import { SqliteStore } from '../../src/store/sqlite-store';
 
@@ -48,26 +49,12 @@ describe('REST API: concurrency', () => {
   });
 });
 
-function startProcess(db: string): Promise<{ child: ChildProcess; url: string }> {
+async function startProcess(db: string): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, [cliMain, 'sidecar', '-Drest.port=0', `-Dcluster.resource-blocklist.store.sqlite.path=${db}`, '-Dlog.level=warn', '-Dlog.format=json'], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, BLOCKLIST_CONFIG_FILE: '' },
   });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`sidecar did not start: ${out}`)), 10_000);
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      const m = /sidecar listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1] });
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`sidecar exited with ${code}: ${out}`)));
-  });
+  return { child, url: (await listeningUrl(child)).url };
 }
 
 describe('SQLite store: durability under SIGKILL', () => {

@@ -3,10 +3,10 @@
  * under HADOOP_CONF_DIR naming the RM — here the simulator — and the shipped conf/blocklist-am.yaml.
  */
 import { strict as assert } from 'node:assert';
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { cliMain, repoRoot } from '../support/paths';
+import { cliMain } from '../support/paths';
+import { launchInAm, writeYarnSite } from '../support/child-sidecar';
 import { http, tempDir } from '../support/sidecar';
 import { RunningSimulator, startSimulator } from '../../src/sim/server';
 
@@ -20,38 +20,16 @@ describe('deploy: scripts/launch-in-am.sh', () => {
   it('finds the application from CONTAINER_ID and the RM from yarn-site.xml, then enforces a block', async function () {
     this.timeout(20_000);
     const dir = tempDir();
-    fs.writeFileSync(
-      path.join(dir, 'yarn-site.xml'),
-      `<?xml version="1.0"?><configuration><property><name>yarn.resourcemanager.webapp.address</name><value>${sim.url.replace('http://', '')}</value></property></configuration>`,
-    );
+    writeYarnSite(dir, sim.url);
     const amContainer = sim.cluster.currentAttempt.amContainerId;
-    const child = spawn(
-      'bash',
-      [
-        path.join(repoRoot, 'scripts', 'launch-in-am.sh'),
-        '-Drest.port=0',
-        `-Dcluster.resource-blocklist.store.sqlite.path=${path.join(dir, 'b.db')}`,
-        `-Dcluster.resource-blocklist.amrm-proxy.address=${sim.url}`,
-        `-Dlog.audit.file=${path.join(dir, 'audit.jsonl')}`,
-      ],
-      { env: { ...process.env, CONTAINER_ID: amContainer, HADOOP_CONF_DIR: dir, BLOCKLIST_BIN: cliMain, BLOCKLIST_CONFIG_FILE: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const flags = [
+      '-Drest.port=0',
+      `-Dcluster.resource-blocklist.store.sqlite.path=${path.join(dir, 'b.db')}`,
+      `-Dcluster.resource-blocklist.amrm-proxy.address=${sim.url}`,
+      `-Dlog.audit.file=${path.join(dir, 'audit.jsonl')}`,
+    ];
+    const { child, url } = await launchInAm(flags, { ...process.env, CONTAINER_ID: amContainer, HADOOP_CONF_DIR: dir, BLOCKLIST_BIN: cliMain, BLOCKLIST_CONFIG_FILE: '' });
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        let out = '';
-        const t = setTimeout(() => reject(new Error(`no start: ${out}`)), 10_000);
-        const on = (d: Buffer) => {
-          out += d.toString();
-          const m = /sidecar listening on (http:\/\/[\d.:]+)/.exec(out);
-          if (m) {
-            clearTimeout(t);
-            resolve(m[1]);
-          }
-        };
-        child.stdout.on('data', on);
-        child.stderr.on('data', on);
-        child.on('exit', (c) => reject(new Error(`exited ${c}: ${out}`)));
-      });
       const host = sim.cluster.nodes[2].host;
       assert.equal((await http(url, 'PUT', `/blocklist/nodes/${host}`, { action: 'MARK_BLOCKED', cause: 'deploy test' })).status, 201);
       const until = Date.now() + 5000;

@@ -11,6 +11,7 @@ import { Clock } from '../../src/core/clock';
 import { silentLogger } from '../../src/core/logger';
 import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
 import { cliMain } from '../support/paths';
+import { listeningUrl } from '../support/child-sidecar';
 import { tempDir } from '../support/sidecar';
 
 /** Timings that make a fault visible and its healing quick (all bounded, all loopback). */
@@ -63,26 +64,10 @@ export interface ChildSidecar {
 }
 
 /** `blocklist sidecar` as a separate process (so it can be SIGKILLed), on the given store file. */
-export function spawnSidecar(db: string, rm: string, proxy: string, define: Record<string, string> = {}): Promise<ChildSidecar> {
+export async function spawnSidecar(db: string, rm: string, proxy: string, define: Record<string, string> = {}): Promise<ChildSidecar> {
   const flags = Object.entries({ 'rest.port': '0', 'cluster.resource-blocklist.store.sqlite.path': db, 'yarn.resourcemanager.webapp.address': rm, 'cluster.resource-blocklist.amrm-proxy.address': proxy, ...FAST_SYNC, 'log.format': 'json', ...define }).map(([k, v]) => `-D${k}=${v}`);
   const child = spawn(process.execPath, [cliMain, 'sidecar', ...flags], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, BLOCKLIST_CONFIG_FILE: '', CONTAINER_ID: '' } });
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`sidecar did not start: ${out}`)), 10_000);
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      const m = /sidecar listening on (https?:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1], exited });
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`sidecar exited with ${code}: ${out}`));
-    });
-  });
+  const { url } = await listeningUrl(child);
+  return { child, url, exited };
 }

@@ -5,7 +5,6 @@
  * endpoint, so every assertion is about YARN, not about the sidecar's own view.
  */
 import { strict as assert } from 'node:assert';
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import YAML from 'yaml';
@@ -13,6 +12,7 @@ import { ResourceManagerClient } from '../../src/yarn/rm-client';
 import { cliMain, repoRoot } from '../support/paths';
 import { AppState, RealYarn, appState, control, realYarn, requireRealYarn, waitForApp } from '../support/real-yarn';
 import { TestSidecar, http, startTestSidecar, tempDir } from '../support/sidecar';
+import { launchInAm, writeYarnSite } from '../support/child-sidecar';
 
 const NM1 = 'nm1.blocklist.test';
 const NM2 = 'nm2.blocklist.test';
@@ -53,19 +53,21 @@ describe('real YARN: the sidecar, the RM REST API and the AMRMProxy interceptor'
   let dir: string;
   let secretCopy: string;
 
+  /** A sidecar's keys for the main application: its RM, the interceptor of its current attempt, a fast poll. */
+  const wiredToMain = (): Record<string, string> => ({
+    'yarn.resourcemanager.webapp.address': y.rmWebapp,
+    'cluster.resource-blocklist.amrm-proxy.address': main.proxy!.address,
+    'cluster.resource-blocklist.amrm-proxy.secret-file': secretCopy,
+    'yarn.application.id': y.applications.main,
+    'cluster.resource-blocklist.poll-interval': '200 ms',
+    // 3 NodeManagers: let two be blocked at once.
+    'cluster.resource-blocklist.max-blocked-fraction': '0.7',
+  });
+
   const startSidecar = async (): Promise<TestSidecar> =>
     startTestSidecar({
       dir,
-      define: {
-        'yarn.resourcemanager.webapp.address': y.rmWebapp,
-        'cluster.resource-blocklist.amrm-proxy.address': main.proxy!.address,
-        'cluster.resource-blocklist.amrm-proxy.secret-file': secretCopy,
-        'yarn.application.id': y.applications.main,
-        'cluster.resource-blocklist.poll-interval': '200 ms',
-        'cluster.resource-blocklist.yarn.refresh-interval': '500 ms',
-        // 3 NodeManagers: let two be blocked at once.
-        'cluster.resource-blocklist.max-blocked-fraction': '0.7',
-      },
+      define: { ...wiredToMain(), 'cluster.resource-blocklist.yarn.refresh-interval': '500 ms' },
     });
 
   before(async function () {
@@ -272,36 +274,15 @@ describe('real YARN: the sidecar, the RM REST API and the AMRMProxy interceptor'
     const attempt = (await rm.attempts(y.applications.main)).find((a) => a.appAttemptId === s.appAttemptId);
     assert.ok(attempt?.containerId, 'the RM names the AM container');
     const conf = tempDir('blocklist-real-launch-');
-    fs.writeFileSync(
-      path.join(conf, 'yarn-site.xml'),
-      `<?xml version="1.0"?><configuration><property><name>yarn.resourcemanager.webapp.address</name><value>${y.rmWebapp.replace('http://', '')}</value></property></configuration>`,
-    );
+    writeYarnSite(conf, y.rmWebapp);
     // What YARN sets in the AM container: its id, and the application's local dirs (where the interceptor wrote).
     const env: NodeJS.ProcessEnv = { ...process.env, CONTAINER_ID: attempt.containerId, LOCAL_DIRS: path.dirname(s.proxy!.handoffFile), HADOOP_CONF_DIR: conf, BLOCKLIST_BIN: cliMain, BLOCKLIST_CONFIG_FILE: '', BLOCKLIST_PROXY_WAIT: '5' };
     delete env.BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_AMRM_PROXY_ADDRESS;
     delete env.BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_AMRM_PROXY_SECRET_FILE;
-    const child = spawn(
-      'bash',
-      [path.join(repoRoot, 'scripts', 'launch-in-am.sh'), '-Drest.port=0', `-Dcluster.resource-blocklist.store.sqlite.path=${path.join(conf, 'b.db')}`, '-Dcluster.resource-blocklist.poll-interval=200 ms', '-Dcluster.resource-blocklist.max-blocked-fraction=0.7'],
-      { env, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const flags = ['-Drest.port=0', `-Dcluster.resource-blocklist.store.sqlite.path=${path.join(conf, 'b.db')}`, '-Dcluster.resource-blocklist.poll-interval=200 ms', '-Dcluster.resource-blocklist.max-blocked-fraction=0.7'];
+    const { child, url, output } = await launchInAm(flags, env, 15_000);
     try {
-      let out = '';
-      const url = await new Promise<string>((resolve, reject) => {
-        const t = setTimeout(() => reject(new Error(`no start: ${out}`)), 15_000);
-        const on = (d: Buffer): void => {
-          out += d.toString();
-          const m = /sidecar listening on (http:\/\/[\d.:]+)/.exec(out);
-          if (m) {
-            clearTimeout(t);
-            resolve(m[1]);
-          }
-        };
-        child.stdout.on('data', on);
-        child.stderr.on('data', on);
-        child.on('exit', (c) => reject(new Error(`exited ${c}: ${out}`)));
-      });
-      assert.match(out, /launch-in-am: AMRM proxy http:\/\/127\.0\.0\.1:\d+ \(hand-off /);
+      assert.match(output(), /launch-in-am: AMRM proxy http:\/\/127\.0\.0\.1:\d+ \(hand-off /);
       assert.equal((await http(url, 'PUT', `/blocklist/nodes/${NM2}`, { action: 'MARK_BLOCKED', cause: 'launch-in-am' })).status, 201);
       await waitForApp(y, 'main', `${NM2} on the blacklist through the launched sidecar`, (st) => st.schedulerBlacklist.includes(NM2));
       assert.equal((await http(url, 'DELETE', `/blocklist/nodes/${NM2}`)).status, 200);
@@ -319,12 +300,7 @@ describe('real YARN: the sidecar, the RM REST API and the AMRMProxy interceptor'
     const det = await startTestSidecar({
       dir: tempDir('blocklist-real-yarn-detector-'),
       define: {
-        'yarn.resourcemanager.webapp.address': y.rmWebapp,
-        'cluster.resource-blocklist.amrm-proxy.address': main.proxy!.address,
-        'cluster.resource-blocklist.amrm-proxy.secret-file': secretCopy,
-        'yarn.application.id': y.applications.main,
-        'cluster.resource-blocklist.poll-interval': '200 ms',
-        'cluster.resource-blocklist.max-blocked-fraction': '0.7',
+        ...wiredToMain(),
         'cluster.resource-blocklist.detector.mode': 'enforce',
         'cluster.resource-blocklist.detector.failures-per-host': '1',
         'cluster.resource-blocklist.detector.max-blocked-fraction': '0.4',

@@ -6,7 +6,8 @@ import { strict as assert } from 'node:assert';
 import { EVACUATE } from '../../src/model/item';
 import { mergeItems } from '../../src/model/merge';
 import { APP, FlakyStore, nodeItem, tmItem } from './fakes';
-import { T0, captureLogger, closeRigs, rig } from './rig';
+import { Rig, RigOptions, T0, captureLogger, closeRigs, rig } from './rig';
+import { ItemOpts } from './items';
 import { itemTaskManagers } from '../../src/api/status-presenter';
 
 afterEach(closeRigs);
@@ -283,6 +284,26 @@ describe('sync/engine: safety cap', () => {
 });
 
 describe('sync/engine: evacuation', () => {
+  /**
+   * The arrange most evacuation tests share: a rig, `containers` task managers on host 1 and an
+   * EVACUATE block of that host (its other fields from `item`). `placed`: the containers, sorted.
+   */
+  async function evacuating(o: { rig?: RigOptions; containers: number; item?: ItemOpts }): Promise<{ r: Rig; h: string; placed: string[] }> {
+    const r = await rig(o.rig);
+    const h = r.host(1);
+    const placed = r.cluster.placeOn(h, o.containers).sort();
+    await r.block(nodeItem(h, { action: EVACUATE, ...o.item }));
+    return { r, h, placed };
+  }
+
+  /** Nothing released for `ms` - 1 ms more, then one release call at exactly `ms` (a deadline is met to the millisecond). */
+  async function releasedAfter(r: Rig, ms: number): Promise<void> {
+    await r.step(ms - 1);
+    assert.deepEqual(r.proxy.releaseCalls, [], `nothing released before ${ms} ms`);
+    await r.step(1);
+    assert.equal(r.proxy.releaseCalls.length, 1, `released at ${ms} ms`);
+  }
+
   it('timeout 0 → every app container there released exactly once, replacements elsewhere, node READY', async () => {
     const r = await rig();
     const [h1, h2] = [r.host(1), r.host(2)];
@@ -306,10 +327,7 @@ describe('sync/engine: evacuation', () => {
   });
 
   it('timeout T → WAIT_CONTAINER until T, then TIMEOUT and release at T by the deadline timer', async () => {
-    const r = await rig({ settings: { pollIntervalMs: 3_600_000 } });
-    const h = r.host(1);
-    const ids = r.cluster.placeOn(h, 2).sort();
-    await r.block(nodeItem(h, { action: EVACUATE, evacuationTimeout: 60, start: T0 }));
+    const { r, h, placed: ids } = await evacuating({ rig: { settings: { pollIntervalMs: 3_600_000 } }, containers: 2, item: { evacuationTimeout: 60, start: T0 } });
     await r.step(59_999);
     const w = r.item(h);
     assert.equal(w?.evacuation?.phase, 'WAIT_CONTAINER');
@@ -321,10 +339,7 @@ describe('sync/engine: evacuation', () => {
   });
 
   it('WAIT_CONTAINER ends in READY without any release when the containers finish by themselves', async () => {
-    const r = await rig();
-    const h = r.host(1);
-    const [id] = r.cluster.placeOn(h, 1);
-    await r.block(nodeItem(h, { action: EVACUATE, evacuationTimeout: 600 }));
+    const { r, h, placed: [id] } = await evacuating({ containers: 1, item: { evacuationTimeout: 600 } });
     r.cluster.killContainer(id);
     await r.step(1000);
     assert.equal(r.item(h)?.evacuation?.phase, 'READY');
@@ -332,10 +347,7 @@ describe('sync/engine: evacuation', () => {
   });
 
   it('a timeout changed mid-way does not restart the clock: 100 s → 50 s at 60 s releases at once', async () => {
-    const r = await rig();
-    const h = r.host(1);
-    r.cluster.placeOn(h, 2);
-    await r.block(nodeItem(h, { action: EVACUATE, evacuationTimeout: 100, start: T0 }));
+    const { r, h } = await evacuating({ containers: 2, item: { evacuationTimeout: 100, start: T0 } });
     await r.step(60_000);
     assert.deepEqual(r.proxy.releaseCalls, []);
     await r.store.add({ item: { ...nodeItem(h, { action: EVACUATE, start: T0 + 60_000 }), evacuationTimeout: 50 }, allowMerge: true });
@@ -346,25 +358,16 @@ describe('sync/engine: evacuation', () => {
   });
 
   it('a longer timeout set mid-way moves the deadline out, measured from the original start', async () => {
-    const r = await rig({ settings: { pollIntervalMs: 3_600_000 } });
-    const h = r.host(1);
-    r.cluster.placeOn(h, 1);
-    await r.block(nodeItem(h, { action: EVACUATE, evacuationTimeout: 30, start: T0 }));
+    const { r, h } = await evacuating({ rig: { settings: { pollIntervalMs: 3_600_000 } }, containers: 1, item: { evacuationTimeout: 30, start: T0 } });
     await r.step(20_000);
     await r.store.add({ item: { ...nodeItem(h, { action: EVACUATE, start: T0 + 20_000 }), evacuationTimeout: 90 }, allowMerge: true });
     r.engine.kick('merge');
     await r.engine.idle();
-    await r.step(69_999);
-    assert.deepEqual(r.proxy.releaseCalls, []);
-    await r.step(1);
-    assert.equal(r.proxy.releaseCalls.length, 1);
+    await releasedAfter(r, 70_000);
   });
 
   it('a negative timeout waits forever', async () => {
-    const r = await rig({ settings: { pollIntervalMs: 60_000 } });
-    const h = r.host(1);
-    r.cluster.placeOn(h, 2);
-    await r.block(nodeItem(h, { action: EVACUATE, evacuationTimeout: -1 }));
+    const { r, h } = await evacuating({ rig: { settings: { pollIntervalMs: 60_000 } }, containers: 2, item: { evacuationTimeout: -1 } });
     await r.step(48 * 3600_000);
     assert.deepEqual(r.proxy.releaseCalls, []);
     const e = r.item(h)?.evacuation;
@@ -373,14 +376,8 @@ describe('sync/engine: evacuation', () => {
   });
 
   it('the default timeout comes from config when the item has none', async () => {
-    const r = await rig({ settings: { evacuationTimeoutMs: 10_000 } });
-    const h = r.host(1);
-    r.cluster.placeOn(h, 1);
-    await r.block(nodeItem(h, { action: EVACUATE, start: T0 }));
-    await r.step(9_999);
-    assert.deepEqual(r.proxy.releaseCalls, []);
-    await r.step(1);
-    assert.equal(r.proxy.releaseCalls.length, 1);
+    const { r } = await evacuating({ rig: { settings: { evacuationTimeoutMs: 10_000 } }, containers: 1, item: { start: T0 } });
+    await releasedAfter(r, 10_000);
   });
 
   it('MARK_BLOCKED never releases anything', async () => {
@@ -432,17 +429,11 @@ describe('sync/engine: evacuation', () => {
     assert.equal((await r.store.get(h2))?.evacuationSince, applied);
     await r.step(30_000);
     await r.restart();
-    await r.step(29_999);
-    assert.deepEqual(r.proxy.releaseCalls, []);
-    await r.step(1);
-    assert.equal(r.proxy.releaseCalls.length, 1);
+    await releasedAfter(r, 30_000);
   });
 
   it('releases in batches: one call per pass, release-batch-size at most', async () => {
-    const r = await rig({ settings: { releaseBatchSize: 3 } });
-    const h = r.host(1);
-    r.cluster.placeOn(h, 7);
-    await r.block(nodeItem(h, { action: EVACUATE, evacuationTimeout: 0 }));
+    const { r } = await evacuating({ rig: { settings: { releaseBatchSize: 3 } }, containers: 7, item: { evacuationTimeout: 0 } });
     assert.deepEqual(
       r.proxy.releaseCalls.map((c) => c.length),
       [3, 3, 1],
@@ -466,16 +457,10 @@ describe('sync/engine: evacuation', () => {
   });
 
   it('restart-safe: the deadline counts from the stored start, and nothing is released twice', async () => {
-    const r = await rig();
-    const h = r.host(1);
-    r.cluster.placeOn(h, 2);
-    await r.block(nodeItem(h, { action: EVACUATE, evacuationTimeout: 60, start: T0 }));
+    const { r } = await evacuating({ containers: 2, item: { evacuationTimeout: 60, start: T0 } });
     await r.step(30_000);
     await r.restart();
-    await r.step(29_999);
-    assert.deepEqual(r.proxy.releaseCalls, []);
-    await r.step(1);
-    assert.equal(r.proxy.releaseCalls.length, 1);
+    await releasedAfter(r, 30_000);
     await r.restart();
     await r.step(5000);
     assert.equal(r.proxy.releaseCalls.length, 1);
@@ -484,10 +469,7 @@ describe('sync/engine: evacuation', () => {
 
   it('logs one status line per evacuating item every status-log-interval, and each phase change once', async () => {
     const lines: string[] = [];
-    const r = await rig({ logger: captureLogger(lines), settings: { statusLogIntervalMs: 20_000 } });
-    const h = r.host(1);
-    r.cluster.placeOn(h, 2);
-    await r.block(nodeItem(h, { action: EVACUATE, evacuationTimeout: 100, start: T0 }));
+    const { r, h } = await evacuating({ rig: { logger: captureLogger(lines), settings: { statusLogIntervalMs: 20_000 } }, containers: 2, item: { evacuationTimeout: 100, start: T0 } });
     await r.step(40_000);
     const status = lines.filter((l) => l.includes(`evacuating ${h}`));
     assert.equal(status.length, 2);
@@ -499,10 +481,7 @@ describe('sync/engine: evacuation', () => {
   });
 
   it('unblocking during WAIT_CONTAINER stops the evacuation (nothing released at the old deadline)', async () => {
-    const r = await rig();
-    const h = r.host(1);
-    r.cluster.placeOn(h, 1);
-    await r.block(nodeItem(h, { action: EVACUATE, evacuationTimeout: 60 }));
+    const { r, h } = await evacuating({ containers: 1, item: { evacuationTimeout: 60 } });
     await r.step(10_000);
     await r.unblock(h);
     await r.step(60_000);

@@ -134,34 +134,41 @@ public final class Json {
       }
     }
 
-    List<Object> array(int depth) throws BadJson {
+    /** Past an array's or object's opening bracket: true when `close` follows at once (it is empty). */
+    boolean openedEmpty(char close) {
       i++;
-      List<Object> out = new ArrayList<>();
       ws();
-      if (i < s.length() && s.charAt(i) == ']') {
+      if (i < s.length() && s.charAt(i) == close) {
         i++;
-        return out;
+        return true;
       }
-      while (true) {
+      return false;
+    }
+
+    /** After a member: true at ',' (another follows), false at `close`; anything else is malformed. */
+    boolean anotherBefore(char close, String what) throws BadJson {
+      ws();
+      if (i >= s.length()) throw err("unterminated " + what);
+      char c = s.charAt(i++);
+      if (c == close) return false;
+      if (c != ',') throw err("expected ',' or '" + close + "'");
+      return true;
+    }
+
+    List<Object> array(int depth) throws BadJson {
+      List<Object> out = new ArrayList<>();
+      if (openedEmpty(']')) return out;
+      do {
         ws();
         out.add(value(depth + 1));
-        ws();
-        if (i >= s.length()) throw err("unterminated array");
-        char c = s.charAt(i++);
-        if (c == ']') return out;
-        if (c != ',') throw err("expected ',' or ']'");
-      }
+      } while (anotherBefore(']', "array"));
+      return out;
     }
 
     Map<String, Object> object(int depth) throws BadJson {
-      i++;
       Map<String, Object> out = new LinkedHashMap<>();
-      ws();
-      if (i < s.length() && s.charAt(i) == '}') {
-        i++;
-        return out;
-      }
-      while (true) {
+      if (openedEmpty('}')) return out;
+      do {
         ws();
         if (i >= s.length() || s.charAt(i) != '"') throw err("expected a key");
         String k = string();
@@ -169,12 +176,8 @@ public final class Json {
         if (i >= s.length() || s.charAt(i++) != ':') throw err("expected ':'");
         ws();
         out.put(k, value(depth + 1));
-        ws();
-        if (i >= s.length()) throw err("unterminated object");
-        char c = s.charAt(i++);
-        if (c == '}') return out;
-        if (c != ',') throw err("expected ',' or '}'");
-      }
+      } while (anotherBefore('}', "object"));
+      return out;
     }
   }
 
