@@ -24,6 +24,29 @@ export const systemClock: Clock = {
   },
 };
 
+/**
+ * Runs `fn` every `periodMs` on `clock` until the returned stop function is called (a poll, an AM
+ * heartbeat). The next run is armed before `fn` runs, so under a FakeClock an advance by several
+ * periods runs once per period; a stopped timer never runs again, even when its last arming is
+ * already due.
+ */
+export function every(clock: Clock, periodMs: number, fn: () => void): () => void {
+  let cancel: (() => void) | undefined;
+  let stopped = false;
+  const arm = (): void => {
+    cancel = clock.setTimer(periodMs, () => {
+      if (stopped) return;
+      arm();
+      fn();
+    });
+  };
+  arm();
+  return () => {
+    stopped = true;
+    cancel?.();
+  };
+}
+
 interface FakeTimer {
   at: number;
   seq: number;

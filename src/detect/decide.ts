@@ -1,19 +1,18 @@
 /**
- * The detector's rules, pure: no I/O, time passed in. The runner (detector.ts) reads the sources,
- * the store and YARN, and hands the results to these functions.
- *
- *  - ingest: new failures become incidents (one per host per group — a job restart, a container),
- *    each failure key counted once however often a source re-reads it;
- *  - observeBlocks: notices that an automatic block expired, or that an operator lifted it (its
- *    incidents are then forgiven: the host is not blocked again for them);
- *  - decide: per host, incidents within the window minus job faults (the same failure on
- *    `jobFaultHosts` distinct hosts blames none of them), against `failuresPerHost`; blocks for
- *    `blockDuration`, doubled for a host blocked again soon after its last block ended, up to
- *    `maxBlockDuration`; at most `maxBlockedFraction` of RUNNING nodes blocked automatically.
+ * The detector's decision, pure: no I/O, time passed in. The runner (detector.ts) reads the
+ * sources, the store and YARN, keeps the incidents (incidents.ts) and its own blocks
+ * (auto-blocks.ts) up to date, and hands the result to `decide`: per host, incidents within the
+ * window minus job faults (the same failure on `jobFaultHosts` distinct hosts blames none of
+ * them), against `failuresPerHost`; blocks for `blockDuration`, doubled for a host blocked again
+ * soon after its last block ended, up to `maxBlockDuration`; at most `maxBlockedFraction` of
+ * RUNNING nodes blocked automatically. The words of each decision are explain.ts.
  */
 import { BlockAction, EVACUATE } from '../model/item';
-import { AutoBlock, DetectorMode, DetectorState, HostState } from './state';
-import { Failure, HealthObservation, Incident, IncidentFailure } from './types';
+import { AutoBlock, DetectorMode, DetectorState } from './state';
+import { HealthObservation, Incident } from './types';
+import { latest } from './incidents';
+import { EffectiveBlock, nextBlock } from './auto-blocks';
+import { clean, explain, isoOrNever, shortDuration } from './explain';
 
 export interface DecideSettings {
   mode: DetectorMode;
@@ -39,160 +38,6 @@ export const DEFAULT_DECIDE_SETTINGS: DecideSettings = {
   action: 'MARK_BLOCKED',
   evacuateDecommissioning: false,
 };
-
-/** Failures kept per incident (evidence); the count of incidents does not depend on it. */
-const FAILURES_PER_INCIDENT = 8;
-/** A failure stamped further ahead than this is taken as now (a JobManager clock ahead of ours). */
-const FUTURE_TOLERANCE_MS = 5 * 60_000;
-
-// ---- ingest ---------------------------------------------------------------------------------------
-
-export interface IngestResult {
-  /** Failures counted for the first time (a metric per source). */
-  added: Failure[];
-  /** New incidents (one per host per group). */
-  newIncidents: Incident[];
-  duplicates: number;
-  /** Older than the window when first seen: remembered, never counted. */
-  stale: number;
-}
-
-/** Drops incidents and remembered keys that fell out of the window. */
-export function prune(state: DetectorState, now: number, windowMs: number): void {
-  const from = now - windowMs;
-  state.incidents = state.incidents.filter((i) => latest(i) > from);
-  for (const [k, at] of Object.entries(state.seen)) if (at <= from) delete state.seen[k];
-}
-
-const latest = (i: Incident): number => Math.max(i.at, ...i.failures.map((f) => f.at));
-
-/**
- * From when a host's incidents count again after a block (or an operator's unblock): every incident
- * known now is spent, including one stamped a little ahead of the detector's clock (Flink's and
- * YARN's clocks are not ours), so a block's own evidence never counts toward the next one.
- */
-function spentUntil(state: DetectorState, host: string, now: number): number {
-  let until = Math.max(state.hosts[host]?.countAfter ?? 0, now);
-  for (const inc of state.incidents) if (inc.host === host) until = Math.max(until, latest(inc));
-  return until;
-}
-
-export function ingest(state: DetectorState, failures: readonly Failure[], now: number, windowMs: number): IngestResult {
-  prune(state, now, windowMs);
-  const out: IngestResult = { added: [], newIncidents: [], duplicates: 0, stale: 0 };
-  const from = now - windowMs;
-  for (const raw of failures) {
-    if (state.seen[raw.key] !== undefined) {
-      out.duplicates++;
-      continue;
-    }
-    const f: Failure = raw.at > now + FUTURE_TOLERANCE_MS ? { ...raw, at: now } : raw;
-    if (f.at <= from) {
-      out.stale++;
-      continue;
-    }
-    state.seen[f.key] = f.at;
-    out.added.push(f);
-    const entry: IncidentFailure = { key: f.key, at: f.at, source: f.source, signature: f.signature, summary: f.summary };
-    if (f.containerId !== undefined) entry.containerId = f.containerId;
-    if (f.job !== undefined) entry.job = f.job;
-    // Same group (one restart) = one incident. Same container seen by another source (Flink's
-    // failure and YARN's completion of one container) = one incident, the latest such. The same
-    // container failing again in a later restart (a task crashed, the task manager lived) is new.
-    const existing =
-      state.incidents.find((i) => i.host === f.host && i.groups.includes(f.group)) ??
-      [...state.incidents].reverse().find((i) => i.host === f.host && f.containerId !== undefined && i.containerIds.includes(f.containerId) && !i.sources.includes(f.source));
-    if (existing) {
-      if (!existing.groups.includes(f.group)) existing.groups.push(f.group);
-      if (f.containerId !== undefined && !existing.containerIds.includes(f.containerId)) existing.containerIds.push(f.containerId);
-      if (!existing.sources.includes(f.source)) existing.sources.push(f.source);
-      existing.at = Math.min(existing.at, f.at);
-      if (existing.failures.length < FAILURES_PER_INCIDENT) existing.failures.push(entry);
-      continue;
-    }
-    const inc: Incident = { host: f.host, at: f.at, groups: [f.group], containerIds: f.containerId !== undefined ? [f.containerId] : [], sources: [f.source], failures: [entry] };
-    state.incidents.push(inc);
-    out.newIncidents.push(inc);
-  }
-  return out;
-}
-
-/** The RM's node reports, kept as evidence. Nodes back to RUNNING are forgotten. */
-export function recordHealth(state: DetectorState, reports: readonly HealthObservation[], now: number): void {
-  const reported = new Set<string>();
-  for (const r of reports) {
-    reported.add(r.host);
-    const prev = state.health[r.host];
-    state.health[r.host] = prev && prev.state === r.state ? { ...r, seenAt: prev.seenAt } : { ...r, seenAt: r.seenAt || now };
-  }
-  for (const h of Object.keys(state.health)) if (!reported.has(h)) delete state.health[h];
-  for (const [h, hs] of Object.entries(state.hosts)) if (hs.evacuatedAt !== undefined && state.health[h]?.state !== 'DECOMMISSIONING') delete hs.evacuatedAt;
-}
-
-// ---- blocks ---------------------------------------------------------------------------------------
-
-/** An item in effect now, as the store has it. */
-export interface EffectiveBlock {
-  itemId: string;
-  by: string;
-  end: number;
-  action: BlockAction;
-}
-
-/**
- * Brings each host's last automatic block up to date with the store: gone after its end = expired;
- * gone before its end = an operator lifted it, and the incidents so far are forgiven. Shadow blocks
- * live only in the detector's state and just expire.
- */
-export function observeBlocks(state: DetectorState, itemEnd: (itemId: string) => number | undefined, now: number): { unblockedByOperator: string[] } {
-  const unblockedByOperator: string[] = [];
-  for (const [host, hs] of Object.entries(state.hosts)) {
-    const b = hs.lastBlock;
-    if (!b || b.endedAt !== undefined) continue;
-    if (b.mode === 'shadow') {
-      if (now >= b.end) {
-        b.endedAt = b.end;
-        b.endedBy = 'expiry';
-      }
-      continue;
-    }
-    const end = itemEnd(b.itemId);
-    if (end !== undefined && end > now) {
-      b.end = end; // an operator may have extended it
-      continue;
-    }
-    if (end === undefined && now < b.end) {
-      b.endedAt = now;
-      b.endedBy = 'operator';
-      hs.countAfter = spentUntil(state, host, now);
-      hs.operatorUnblockedAt = now;
-      unblockedByOperator.push(host);
-    } else {
-      b.endedAt = Math.min(b.end, now);
-      b.endedBy = 'expiry';
-    }
-  }
-  return { unblockedByOperator };
-}
-
-/** Records a block the runner made (enforce) or would have made (shadow). */
-export function recordBlock(state: DetectorState, planned: PlannedBlock, mode: 'enforce' | 'shadow', now: number): void {
-  const hs: HostState = state.hosts[planned.host] ?? (state.hosts[planned.host] = {});
-  hs.lastBlock = { itemId: planned.itemId, start: now, end: planned.end, level: planned.level, mode };
-  hs.countAfter = spentUntil(state, planned.host, now);
-}
-
-/** Backoff: a host blocked again within as long as its last block lasted gets twice as long, up to the maximum. */
-export function nextBlock(last: AutoBlock | undefined, now: number, s: Pick<DecideSettings, 'blockDurationMs' | 'maxBlockDurationMs'>): { level: number; durationMs: number } {
-  let level = 0;
-  if (last && last.endedAt !== undefined && now - last.endedAt <= Math.max(0, last.end - last.start)) level = last.level + 1;
-  const durationMs = Math.min(s.maxBlockDurationMs, s.blockDurationMs * 2 ** Math.min(level, 30));
-  // Once at the maximum, the level stops growing (it only says "how many doublings").
-  while (level > 0 && s.blockDurationMs * 2 ** (level - 1) >= s.maxBlockDurationMs) level--;
-  return { level, durationMs };
-}
-
-// ---- decide ---------------------------------------------------------------------------------------
 
 export type Decision =
   | 'block' // enforce: an item is added now
@@ -422,41 +267,3 @@ export function decide(input: DecideInput): DetectorReport {
   return { at: now, mode, hosts: reports, blocks, suppressed, jobFaults, cap: { max, inUse, runningNodes: running } };
 }
 
-/**
- * The cause of an automatic block: rule, count over window, what failed how often, the block's
- * length, and up to five pieces of evidence (time, source, failure, container). One line, no
- * control characters, within the item's cause limit.
- */
-export function explain(host: string, counted: readonly Incident[], s: Pick<DecideSettings, 'windowMs'>, durationMs: number, level: number): string {
-  const tally = new Map<string, number>();
-  for (const inc of counted) for (const sum of new Set(inc.failures.map((f) => f.summary))) tally.set(sum, (tally.get(sum) ?? 0) + 1);
-  const what = [...tally.entries()]
-    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
-    .map(([k, n]) => `${trim(k, 100)} ×${n}`)
-    .join(', ');
-  const head = `auto: ${counted.length} failures in ${shortDuration(s.windowMs)} on ${host} (${what}); blocked for ${shortDuration(durationMs)}${level > 0 ? ` (repeat offender ×${2 ** level})` : ''}`;
-  const evidence = counted
-    .flatMap((inc) => inc.failures.slice(0, 1))
-    .slice(-5)
-    .map((f) => `${new Date(f.at).toISOString().replace(/\.\d{3}Z$/, 'Z')} ${f.source}${f.job ? ` job ${f.job.slice(0, 8)}` : ''} ${trim(f.summary, 80)}${f.containerId ? ` ${f.containerId}` : ''}`);
-  let text = clean(`${head}; evidence: ${evidence.join(' | ')}`);
-  while (text.length > 1000 && evidence.length > 1) {
-    evidence.shift();
-    text = clean(`${head}; evidence: ${evidence.join(' | ')}`);
-  }
-  return text.length > 1000 ? `${text.slice(0, 999)}…` : text;
-}
-
-const trim = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
-/* eslint-disable-next-line no-control-regex */
-const clean = (s: string): string => s.replace(/[\u0000-\u001f\u007f]+/g, ' ');
-const isoOrNever = (ms: number): string => (Number.isFinite(ms) ? new Date(ms).toISOString() : 'never');
-
-/** "10m", "1h", "90s", "1h30m". */
-export function shortDuration(ms: number): string {
-  if (ms % 86_400_000 === 0 && ms >= 86_400_000) return `${ms / 86_400_000}d`;
-  if (ms % 3_600_000 === 0 && ms >= 3_600_000) return `${ms / 3_600_000}h`;
-  if (ms % 60_000 === 0 && ms >= 60_000) return ms >= 3_600_000 ? `${Math.floor(ms / 3_600_000)}h${(ms % 3_600_000) / 60_000}m` : `${ms / 60_000}m`;
-  if (ms % 1000 === 0) return `${ms / 1000}s`;
-  return `${ms}ms`;
-}

@@ -3,7 +3,8 @@
  * simulated AM's AMRMClient state (cluster.ts). Errors use {"errors":[…]}.
  */
 import { FastifyInstance, FastifyReply } from 'fastify';
-import { DEFAULT_BLACKLIST_OWNER, SimCluster, ownerError } from './cluster';
+import { SimCluster } from './cluster';
+import { DEFAULT_BLACKLIST_OWNER, ownerError } from './am-blacklist';
 
 export function sendErrors(reply: FastifyReply, status: number, ...errors: string[]): FastifyReply {
   return reply.code(status).send({ errors });

@@ -1,201 +1,42 @@
 /**
- * The simulated YARN cluster: nodes, one Flink application and its containers, the app's blacklist,
- * and a scheduler that honours it. No HTTP here (server.ts and the *-routes.ts files serve it).
+ * The simulated YARN cluster: nodes, one Flink application and its containers and attempts, and a
+ * scheduler that honours the application's blacklist. No HTTP here (server.ts and the *-routes.ts
+ * files serve it). The blacklist itself (both sides of the AMRM protocol, several owners) is
+ * am-blacklist.ts; what the AM sees complete is completed-ring.ts; where a round places is
+ * placement.ts.
  *
  * What it copies from YARN, and from where:
- *  - The AM side keeps AMRMClientImpl's three sets: `blacklistedNodes` (what the AM has asked for),
- *    and pending `blacklistAdditions` / `blacklistRemovals` that go out with the next allocate.
- *    updateBlacklist adds the additions (dropping them from pending removals), then the removals
- *    (dropping them from pending additions): within one call the removal wins.
- *  - The RM validates the request first (RMServerUtils.validateBlacklistRequest): "*" (ResourceRequest
- *    .ANY) among the additions fails the whole call with "Cannot add * to the blacklist!". The proxy
- *    contract refuses such an update at once (400) instead of poisoning the next allocate.
- *  - On allocate the scheduler applies additions then removals (AppSchedulingInfo
- *    .updateBlacklistedPlaces), then places containers. A place is blacklisted when the node's host
- *    or its rack is in the set (SchedulerAppUtils.isPlaceBlacklisted). Only RUNNING nodes take new
- *    containers (DECOMMISSIONING nodes keep theirs but get no new ones; GracefulDecommission.md).
+ *  - On allocate the scheduler takes the pending blacklist delta, then places containers. Only
+ *    RUNNING nodes take new containers (DECOMMISSIONING nodes keep theirs but get no new ones;
+ *    GracefulDecommission.md).
  *  - Node loss: LOST, UNHEALTHY, DECOMMISSIONED, SHUTDOWN, REBOOTED remove the node from the
  *    scheduler and its containers are lost (RMNodeImpl sends NodeRemovedSchedulerEvent).
  *  - Flink's ResourceManager keeps the wanted number of task managers: a released, killed or lost
  *    container is requested again and placed on the next allocation round (an AM heartbeat).
  *  - A new attempt keeps the task-manager containers (Flink sets keep-containers-across-application-
- *    attempts); the blacklist of the new attempt is chosen by `newAttemptBlacklist` (see below).
- *  - The AM's one blacklist is shared by several owners (the sidecar as `blocklist`, Flink's own
- *    blocklist as `am`, …): each owner changes only its own set, the AMRMClient holds the union, so
- *    one owner's removal never lifts a host another owner still holds.
- *  - What the AM sees in onContainersCompleted is kept in a bounded ring with a sequence number.
- *    Exit statuses are Hadoop's (ContainerExitStatus): a container the AM releases through allocate
- *    and a container on a node that leaves the scheduler both complete as ABORTED (-100), with
- *    SchedulerUtils' diagnostics "Container released by application" / "Container released on a
- *    *lost* node"; a kill or an injected failure carries whatever status it is given.
+ *    attempts); the blacklist of the new attempt is chosen by `newAttemptBlacklist` (am-blacklist.ts).
  *
  * Everything is indexed by host (no O(nodes × containers) work); one allocation round is
  * O(nodes + containers placed).
  */
-import { Clock, systemClock } from '../core/clock';
+import { Clock, every, systemClock } from '../core/clock';
 import { formatApplicationId, formatAttemptId, formatContainerId } from '../model/ids';
 import { NodeState, NODE_STATES, ReleaseResult } from '../yarn/types';
 import { Random, seededRandom, shuffle } from './random';
 import { NewAttemptBlacklist } from './options';
+import { AmBlacklist, BlacklistUpdateResult, DEFAULT_BLACKLIST_OWNER } from './am-blacklist';
+import { CompletedContainer, CompletedRing, EXIT_ABORTED, EXIT_KILLED_EXCEEDED_PMEM, LOST_CONTAINER, RELEASED_CONTAINER, defaultDiagnostics } from './completed-ring';
+import { ClusterOptions, SimAttempt, SimContainer, SimNode } from './cluster-types';
+import { SimCounters, emptyCounters } from './counters';
+import { spreadOver } from './placement';
+import { buildNodes } from './topology';
 
-/**
- * What the blacklist of a new application attempt starts as:
- *  - 'empty' (default): a new AM's AMRMClient starts with no blacklist and the scheduler attempt is
- *    fresh — the sidecar must push everything again;
- *  - 'inherit': both the scheduler's set and the proxy's view carry over (a work-preserving restart
- *    whose AM-side component recovered its state);
- *  - 'scheduler-only': the scheduler keeps the old set (AppSchedulingInfo
- *    .transferStateFromPreviousAppSchedulingInfo) but the new AM's client starts empty, so the proxy
- *    reports [] while YARN still honours the old entries, so a sidecar that trusts the proxy's
- *    list never removes them.
- */
+// The blacklist modes of a new attempt (am-blacklist.ts, AmBlacklist#newAttempt), for the routes.
 export { NEW_ATTEMPT_BLACKLIST_MODES } from './options';
 export type { NewAttemptBlacklist } from './options';
 
 /** NodeStates in which a node keeps its containers. */
 const KEEPS_CONTAINERS: ReadonlySet<NodeState> = new Set<NodeState>(['RUNNING', 'DECOMMISSIONING']);
-
-export interface ClusterOptions {
-  /** Number of NodeManagers. */
-  nodes: number;
-  /** Task-manager containers the application keeps running. */
-  containers: number;
-  /** Racks; nodes are split into contiguous blocks. Default: one rack per 20 nodes. */
-  racks?: number;
-  seed?: number;
-  /** Task-manager containers one node can hold. Default: enough for twice the even share (≥ 4). */
-  slotsPerNode?: number;
-  /** The RM's cluster timestamp (part of every id). */
-  clusterTimestamp?: number;
-  /** The application's sequence number (application_<ts>_<NNNN>). */
-  appNumber?: number;
-  /** RM epoch written into container ids as e<epoch>_ (YARN does after an RM restart); undefined = none. */
-  epoch?: number;
-  newAttemptBlacklist?: NewAttemptBlacklist;
-  /** Completed containers the proxy remembers (a ring; the oldest fall out). Default 1024. */
-  completedRingSize?: number;
-  /** Flink's default: task managers survive an AM failover. */
-  keepContainersAcrossAttempts?: boolean;
-  clock?: Clock;
-}
-
-export interface SimNode {
-  index: number;
-  host: string;
-  rack: string;
-  /** NodeId host:port. */
-  nodeId: string;
-  httpAddress: string;
-  state: NodeState;
-  healthReport: string;
-  lastHealthUpdate: number;
-  /** Ids of this application's live containers on the node (the AM's included). */
-  containers: Set<string>;
-}
-
-export interface SimContainer {
-  id: string;
-  host: string;
-  startedTime: number;
-  /** The AM container of the current attempt (never released through the proxy). */
-  isAm: boolean;
-}
-
-export interface SimAttempt {
-  number: number;
-  id: string;
-  amContainerId: string;
-  amHost: string;
-  startTime: number;
-  finishedTime: number;
-  state: 'RUNNING' | 'FAILED';
-  registered: boolean;
-}
-
-export interface SimCounters {
-  rmRequests: number;
-  amrmRequests: number;
-  /** Last `user.name` seen on the RM face (simple auth). */
-  rmLastUser: string | null;
-  blacklistPosts: number;
-  blacklistPostsRejected: number;
-  blacklistAdditions: number;
-  blacklistRemovals: number;
-  releaseCalls: number;
-  /** Every id released through the proxy, in order; an id appears once (a second release is "unknown"). */
-  releasedContainerIds: string[];
-  releaseUnknownIds: string[];
-  allocationRounds: number;
-  containersAllocated: number;
-  containersLost: number;
-  containersKilled: number;
-  attemptsStarted: number;
-  faultsInjected: { rm: number; amrm: number };
-}
-
-export function emptyCounters(): SimCounters {
-  return {
-    rmRequests: 0,
-    amrmRequests: 0,
-    rmLastUser: null,
-    blacklistPosts: 0,
-    blacklistPostsRejected: 0,
-    blacklistAdditions: 0,
-    blacklistRemovals: 0,
-    releaseCalls: 0,
-    releasedContainerIds: [],
-    releaseUnknownIds: [],
-    allocationRounds: 0,
-    containersAllocated: 0,
-    containersLost: 0,
-    containersKilled: 0,
-    attemptsStarted: 0,
-    faultsInjected: { rm: 0, amrm: 0 },
-  };
-}
-
-export type BlacklistUpdateResult =
-  | { ok: true; blacklist: string[]; owners: Record<string, string[]> }
-  | { ok: false; error: string };
-
-export const ANY = '*';
-export const CANNOT_ADD_ANY = 'Cannot add * to the blacklist!';
-
-/** The owner the proxy contract assumes when a request names none: the sidecar. */
-export const DEFAULT_BLACKLIST_OWNER = 'blocklist';
-/** An owner is a short token: it appears in logs, URLs and the proxy's state. */
-export const OWNER_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-
-export function ownerError(owner: string): string | undefined {
-  return OWNER_PATTERN.test(owner) ? undefined : `"owner" must be a short token (letters, digits, '.', '_', '-'; at most 64; got '${owner.slice(0, 80)}')`;
-}
-
-/** Hadoop's ContainerExitStatus values the simulator produces by itself. */
-export const EXIT_ABORTED = -100;
-export const EXIT_KILLED_EXCEEDED_PMEM = -104;
-export const RELEASED_CONTAINER = 'Container released by application';
-export const LOST_CONTAINER = 'Container released on a *lost* node';
-
-/** One entry of the proxy's completed-containers ring (what onContainersCompleted reported). */
-export interface CompletedContainer {
-  seq: number;
-  containerId: string;
-  /** NodeId host:port of the node the container ran on. */
-  nodeId: string;
-  exitStatus: number;
-  diagnostics: string;
-  /** Epoch ms at which the AM saw it complete. */
-  finishedAt: number;
-}
-
-/** NM-style diagnostics for an exit status (ContainerExecutor / ContainersMonitorImpl wording). */
-function defaultDiagnostics(id: string, exitStatus: number): string {
-  if (exitStatus === EXIT_KILLED_EXCEEDED_PMEM) return `Container [${id}] is running beyond physical memory limits. Killing container.`;
-  if (exitStatus > 0) return `Exception from container-launch.\nContainer id: ${id}\nExit code: ${exitStatus}`;
-  return `Container ${id} completed with exit status ${exitStatus}`;
-}
-
-const pad = (n: number, w: number): string => String(n).padStart(w, '0');
 
 export class SimCluster {
   readonly clock: Clock;
@@ -219,21 +60,9 @@ export class SimCluster {
   private readonly epoch: number | undefined;
   private nextContainerSeq = 2;
   private tmCount = 0;
-
-  // Each owner's own set; the AMRMClient holds their union.
-  private readonly owners = new Map<string, Set<string>>();
-  // AMRMClientImpl's sets (the AM side) …
-  private readonly clientBlacklist = new Set<string>();
-  private readonly pendingAdditions = new Set<string>();
-  private readonly pendingRemovals = new Set<string>();
-  // … and the scheduler's placesBlacklistedByApp (the RM side).
-  private readonly schedulerBlacklist = new Set<string>();
-
+  private readonly blacklist = new AmBlacklist();
+  private readonly completed: CompletedRing;
   private stopTicking: (() => void) | undefined;
-
-  private readonly completedRing: CompletedContainer[] = [];
-  private readonly completedRingSize: number;
-  private completedSeq = 0;
 
   constructor(opts: ClusterOptions) {
     if (!Number.isInteger(opts.nodes) || opts.nodes < 1) throw new Error('nodes must be a positive integer');
@@ -251,28 +80,11 @@ export class SimCluster {
     this.target = opts.containers;
     this.slotsPerNode = opts.slotsPerNode ?? Math.max(4, Math.ceil((2 * opts.containers) / opts.nodes));
     this.startedOn = this.clock.now();
-    this.completedRingSize = opts.completedRingSize ?? 1024;
-    if (!Number.isInteger(this.completedRingSize) || this.completedRingSize < 1) throw new Error('completedRingSize must be a positive integer');
+    this.completed = new CompletedRing(opts.completedRingSize ?? 1024);
 
-    const racks = Math.max(1, Math.min(opts.racks ?? Math.ceil(opts.nodes / 20), opts.nodes));
-    const perRack = Math.ceil(opts.nodes / racks);
-    const width = Math.max(4, String(opts.nodes).length);
-    const rackWidth = Math.max(2, String(racks).length);
-    for (let i = 0; i < opts.nodes; i++) {
-      const host = `node${pad(i + 1, width)}.sim.local`;
-      const node: SimNode = {
-        index: i,
-        host,
-        rack: `/rack${pad(Math.floor(i / perRack) + 1, rackWidth)}`,
-        nodeId: `${host}:8041`,
-        httpAddress: `${host}:8042`,
-        state: 'RUNNING',
-        healthReport: '',
-        lastHealthUpdate: this.startedOn,
-        containers: new Set(),
-      };
+    for (const node of buildNodes(opts.nodes, opts.racks, this.startedOn)) {
       this.nodes.push(node);
-      this.byHost.set(host, node);
+      this.byHost.set(node.host, node);
       this.byNodeId.set(node.nodeId, node);
     }
     this.startAttempt();
@@ -322,43 +134,32 @@ export class SimCluster {
 
   /** What the AM's AMRMClient has asked for: the union of all owners (the proxy's GET /blacklist). */
   clientBlacklistView(): string[] {
-    return [...this.clientBlacklist].sort();
+    return this.blacklist.clientView();
   }
 
   /** Each owner's hosts (owners with an empty set are left out), keys and hosts sorted. */
   ownersView(): Record<string, string[]> {
-    const out: Record<string, string[]> = {};
-    for (const owner of [...this.owners.keys()].sort()) {
-      const set = this.owners.get(owner);
-      if (set && set.size > 0) out[owner] = [...set].sort();
-    }
-    return out;
+    return this.blacklist.ownersView();
   }
 
-  /**
-   * Completed containers with a sequence number above `after`, oldest first, and the sequence
-   * number to ask after next time. An `after` beyond the newest entry means the caller remembers
-   * a proxy that has since restarted (its numbering began again): it gets the whole ring.
-   */
+  /** Completed containers after a sequence number (completed-ring.ts). */
   completedAfter(after: number): { containers: CompletedContainer[]; next: number } {
-    const from = after > this.completedSeq ? 0 : after;
-    const containers = this.completedRing.filter((c) => c.seq > from);
-    return { containers: containers.map((c) => ({ ...c })), next: this.completedSeq };
+    return this.completed.after(after);
   }
 
   /** What the scheduler honours now (RM REST appAttempt.blacklistedNodes). */
   schedulerBlacklistView(): string[] {
-    return [...this.schedulerBlacklist].sort();
+    return this.blacklist.schedulerView();
   }
 
   /** Deltas waiting for the next allocate. */
   pendingBlacklistDelta(): { additions: string[]; removals: string[] } {
-    return { additions: [...this.pendingAdditions].sort(), removals: [...this.pendingRemovals].sort() };
+    return this.blacklist.pendingDelta();
   }
 
   /** SchedulerAppUtils.isPlaceBlacklisted: host or rack. */
   isPlaceBlacklisted(node: SimNode): boolean {
-    return this.schedulerBlacklist.has(node.host) || this.schedulerBlacklist.has(node.rack);
+    return this.blacklist.isPlaceBlacklisted(node.host, node.rack);
   }
 
   nodeStateCounts(): Record<NodeState, number> {
@@ -369,67 +170,23 @@ export class SimCluster {
 
   // ---- the AMRM proxy's write path -------------------------------------------------------------
 
-  /**
-   * One owner's update (the proxy's POST /blacklist), after the RM's validation (whole update
-   * refused on "*"): the owner's set takes the additions, then the removals (removal wins within a
-   * call, YARN's rule); the AMRMClient then gets AMRMClient#updateBlacklist with the change of the
-   * union only, so a host another owner holds stays blacklisted.
-   */
+  /** One owner's update (the proxy's POST /blacklist; am-blacklist.ts), counted. */
   updateBlacklist(additions: string[], removals: string[], owner: string = DEFAULT_BLACKLIST_OWNER): BlacklistUpdateResult {
-    const bad = ownerError(owner);
-    if (bad !== undefined) {
+    const r = this.blacklist.update(additions, removals, owner);
+    if (!r.ok) {
       this.counters.blacklistPostsRejected++;
-      return { ok: false, error: bad };
-    }
-    if (additions.includes(ANY)) {
-      this.counters.blacklistPostsRejected++;
-      return { ok: false, error: CANNOT_ADD_ANY };
+      return r;
     }
     this.counters.blacklistPosts++;
     this.counters.blacklistAdditions += additions.length;
     this.counters.blacklistRemovals += removals.length;
-    let set = this.owners.get(owner);
-    if (!set) {
-      set = new Set();
-      this.owners.set(owner, set);
-    }
-    for (const a of additions) set.add(a);
-    for (const r of removals) set.delete(r);
-    if (set.size === 0) this.owners.delete(owner);
-    this.syncClient([...additions, ...removals]);
-    return { ok: true, blacklist: this.clientBlacklistView(), owners: this.ownersView() };
+    return r;
   }
 
   /** Replaces one owner's whole set (the control API's stand-in for another owner, e.g. Flink's own blocklist). */
   setOwnerBlacklist(owner: string, hosts: string[]): BlacklistUpdateResult {
-    const current = [...(this.owners.get(owner) ?? [])];
     const wanted = new Set(hosts);
-    return this.updateBlacklist(hosts, current.filter((h) => !wanted.has(h)), owner);
-  }
-
-  /** Brings the AMRMClient's set (and its pending deltas) to the union of the owners for these hosts. */
-  private syncClient(hosts: Iterable<string>): void {
-    for (const h of new Set(hosts)) {
-      let held = false;
-      for (const set of this.owners.values()) {
-        if (set.has(h)) {
-          held = true;
-          break;
-        }
-      }
-      if (held && !this.clientBlacklist.has(h)) {
-        this.clientBlacklist.add(h);
-        this.pendingAdditions.add(h);
-        this.pendingRemovals.delete(h);
-      } else if (!held && (this.clientBlacklist.has(h) || this.pendingAdditions.has(h))) {
-        this.clientBlacklist.delete(h);
-        this.pendingRemovals.add(h);
-        this.pendingAdditions.delete(h);
-      } else if (!held) {
-        // AMRMClient#updateBlacklist sends a removal even for a host it never held.
-        this.pendingRemovals.add(h);
-      }
-    }
+    return this.updateBlacklist(hosts, this.blacklist.ownerHosts(owner).filter((h) => !wanted.has(h)), owner);
   }
 
   /** AMRMClient#releaseAssignedContainer for each id; ids the AM does not hold are "unknown". */
@@ -504,13 +261,7 @@ export class SimCluster {
         this.counters.containersLost++;
       }
     }
-    if (mode !== 'inherit') {
-      this.owners.clear();
-      this.clientBlacklist.clear();
-      this.pendingAdditions.clear();
-      this.pendingRemovals.clear();
-    }
-    if (mode === 'empty') this.schedulerBlacklist.clear();
+    this.blacklist.newAttempt(mode);
     return this.startAttempt();
   }
 
@@ -546,12 +297,9 @@ export class SimCluster {
    */
   allocate(): { placed: number; pending: number } {
     this.counters.allocationRounds++;
-    for (const a of this.pendingAdditions) this.schedulerBlacklist.add(a);
-    for (const r of this.pendingRemovals) this.schedulerBlacklist.delete(r);
-    this.pendingAdditions.clear();
-    this.pendingRemovals.clear();
+    this.blacklist.applyPending();
 
-    let need = this.target - this.tmCount;
+    const need = this.target - this.tmCount;
     if (need <= 0) return { placed: 0, pending: 0 };
     const free = new Map<SimNode, number>();
     const eligible: SimNode[] = [];
@@ -566,43 +314,17 @@ export class SimCluster {
       }
     }
     shuffle(eligible, this.rng);
-    let placed = 0;
-    let round = eligible;
-    while (need > 0 && round.length > 0) {
-      const next: SimNode[] = [];
-      for (const n of round) {
-        if (need === 0) break;
-        this.place(n, false);
-        placed++;
-        need--;
-        const f = (free.get(n) ?? 0) - 1;
-        free.set(n, f);
-        if (f > 0) next.push(n);
-      }
-      round = next;
-    }
-    this.counters.containersAllocated += placed;
-    return { placed, pending: need };
+    const targets = spreadOver(eligible, free, need);
+    for (const n of targets) this.place(n, false);
+    this.counters.containersAllocated += targets.length;
+    return { placed: targets.length, pending: need - targets.length };
   }
 
   /** Runs allocate() every tickMs on the cluster's clock (an AM heartbeat); tickMs ≤ 0 = never. */
   startTicking(tickMs: number): void {
     this.stopTick();
     if (!(tickMs > 0)) return;
-    let stopped = false;
-    let cancel: () => void = () => {};
-    const arm = (): void => {
-      cancel = this.clock.setTimer(tickMs, () => {
-        if (stopped) return;
-        this.allocate();
-        arm();
-      });
-    };
-    arm();
-    this.stopTicking = () => {
-      stopped = true;
-      cancel();
-    };
+    this.stopTicking = every(this.clock, tickMs, () => this.allocate());
   }
 
   stopTick(): void {
@@ -659,8 +381,7 @@ export class SimCluster {
   private recordCompleted(c: SimContainer, exitStatus: number, diagnostics: string): void {
     if (c.isAm) return;
     const node = this.byHost.get(c.host);
-    this.completedRing.push({ seq: ++this.completedSeq, containerId: c.id, nodeId: node?.nodeId ?? c.host, exitStatus, diagnostics, finishedAt: this.clock.now() });
-    if (this.completedRing.length > this.completedRingSize) this.completedRing.splice(0, this.completedRing.length - this.completedRingSize);
+    this.completed.record({ containerId: c.id, nodeId: node?.nodeId ?? c.host, exitStatus, diagnostics, finishedAt: this.clock.now() });
   }
 
   private remove(c: SimContainer): void {

@@ -5,7 +5,8 @@
  */
 import { FastifyInstance } from 'fastify';
 import { NODE_STATES, NodeState } from '../yarn/types';
-import { NEW_ATTEMPT_BLACKLIST_MODES, NewAttemptBlacklist, SimCluster, ownerError } from './cluster';
+import { NEW_ATTEMPT_BLACKLIST_MODES, NewAttemptBlacklist, SimCluster } from './cluster';
+import { ownerError } from './am-blacklist';
 import { FACES, Face, FaultInjector, FaultSpec } from './faults';
 import { sendErrors } from './amrm-routes';
 import { RM_CONTAINERS_SHAPES, RmContainersShape, RmFaceSettings } from './rm-routes';

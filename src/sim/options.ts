@@ -4,7 +4,7 @@
  * (nor Fastify) to register its commands. The simulator's modules re-export them.
  */
 
-/** What the blacklist of a new application attempt starts as (see NewAttemptBlacklist in cluster.ts). */
+/** What the blacklist of a new application attempt starts as (see AmBlacklist#newAttempt in am-blacklist.ts). */
 export type NewAttemptBlacklist = 'empty' | 'inherit' | 'scheduler-only';
 export const NEW_ATTEMPT_BLACKLIST_MODES: readonly NewAttemptBlacklist[] = ['empty', 'inherit', 'scheduler-only'];
 

@@ -11,7 +11,8 @@ import { FastifyInstance, FastifyReply } from 'fastify';
 import { parseApplicationId, parseAttemptId } from '../model/ids';
 import { NODE_STATES, NodeState } from '../yarn/types';
 import { countNodeStates } from '../yarn/node-counts';
-import { SimCluster, SimContainer, SimNode } from './cluster';
+import { SimCluster } from './cluster';
+import { SimContainer, SimNode } from './cluster-types';
 
 import { RmContainersShape } from './options';
 export { RM_CONTAINERS_SHAPES } from './options';

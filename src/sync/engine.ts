@@ -15,7 +15,7 @@
  * Passes never overlap; kicks during a pass coalesce into one more pass. All timers come from the
  * injected Clock, so tests drive the engine with a FakeClock.
  */
-import { Clock } from '../core/clock';
+import { Clock, every } from '../core/clock';
 import { Logger } from '../core/logger';
 import { BlocklistStore } from '../store/store';
 import { AmrmProxy, ResourceManagerReader } from '../yarn/types';
@@ -65,24 +65,6 @@ export interface SyncEngineDeps {
   metrics?: Metrics;
   /** From config or CONTAINER_ID; otherwise taken from the proxy's attempt. */
   applicationId?: string;
-}
-
-/** A repeating timer on the injected clock; re-armed before the callback runs so a FakeClock advance fires every period. */
-function every(clock: Clock, periodMs: number, fn: () => void): () => void {
-  let cancel: (() => void) | undefined;
-  let stopped = false;
-  const arm = () => {
-    cancel = clock.setTimer(periodMs, () => {
-      if (stopped) return;
-      arm();
-      fn();
-    });
-  };
-  arm();
-  return () => {
-    stopped = true;
-    cancel?.();
-  };
 }
 
 export class SyncEngine implements SyncFacade {

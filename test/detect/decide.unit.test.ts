@@ -1,6 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { FakeClock } from '../../src/core/clock';
-import { DEFAULT_DECIDE_SETTINGS, DecideSettings, EffectiveBlock, decide, explain, ingest, nextBlock, observeBlocks, recordBlock, recordHealth } from '../../src/detect/decide';
+import { DEFAULT_DECIDE_SETTINGS, DecideSettings, decide } from '../../src/detect/decide';
+import { ingest, recordHealth } from '../../src/detect/incidents';
+import { EffectiveBlock, nextBlock, observeBlocks, recordBlock } from '../../src/detect/auto-blocks';
+import { explain } from '../../src/detect/explain';
 import { DetectorState, decodeState, emptyState, encodeState } from '../../src/detect/state';
 import { Failure } from '../../src/detect/types';
 

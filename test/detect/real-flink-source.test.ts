@@ -8,7 +8,8 @@ import { strict as assert } from 'node:assert';
 import { silentLogger } from '../../src/core/logger';
 import { FlinkRestSource } from '../../src/detect/sources/flink-rest';
 import { SourceContext } from '../../src/detect/source';
-import { DEFAULT_DECIDE_SETTINGS, decide, ingest } from '../../src/detect/decide';
+import { DEFAULT_DECIDE_SETTINGS, decide } from '../../src/detect/decide';
+import { ingest } from '../../src/detect/incidents';
 import { emptyState } from '../../src/detect/state';
 import { FLINK_LAUNCHERS, FlinkLine, realFlink, requireRealFlink } from '../support/real-flink';
 

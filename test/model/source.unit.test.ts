@@ -7,7 +7,7 @@ import { BlockSpec, ItemRef, parseBlockRequest } from '../../src/model/validate'
 import { mergeItems, newItem } from '../../src/model/merge';
 import { MARK_BLOCKED, toWire } from '../../src/model/item';
 import { decodeItem, encodeItem } from '../../src/store/codec';
-import { toLift } from '../../src/cli/commands/import';
+import { toLift } from '../../src/cli/commands/import-plan';
 import type { ApiItem } from '../../src/cli/client';
 
 const NOW = 1_652_313_600_000;

@@ -1,19 +1,11 @@
 /**
- * `blocklist import FILE`: YARN exclude files (XML or plain text, read exactly as Hadoop's
- * HostsFileReader reads them) or our own JSON export, written through the batch endpoint.
+ * `blocklist import FILE`: YARN exclude files (XML or plain text) or our own JSON export (what to
+ * send: import-plan.ts), written through the batch endpoint (in chunks: import-chunks.ts).
  *
  * All or nothing, as far as a client can make it: the whole file is parsed and validated with the
  * server's rules first (a malformed file names its line and host, and nothing is sent); without
  * --merge a dry-run pass checks for hosts already blocked before anything is written, so a
- * conflict imports nothing either (exit 3).
- *
- * Any size the parser accepts: the items go in chunks (CHUNK_ITEMS items and CHUNK_BYTES of JSON at
- * most, so they fit a sidecar's default request limit; a chunk a sidecar still refuses with 413 is
- * split in two and sent again — a 413 writes nothing). Each chunk is all or nothing (the server
- * validates a batch whole); when a later chunk fails, the error says how many items — the first N
- * of the file, up to which host — were imported, so `--merge` can finish the job. With --store
- * there is no network: the batches are the API's largest (10,000 items, one SQLite transaction
- * each), so a file of up to 10,000 hosts is imported all or nothing.
+ * conflict imports nothing either (exit 3). A dry run says what YARN would see (import-effect.ts).
  *
  * Provenance: every item an exclude file creates carries `source: exclude-file:<absolute path>`
  * (or --source NAME), and merges keep it. `--sync` makes the import act like `yarn rmadmin
@@ -22,46 +14,33 @@
  * hand or by another file are never lifted, even when their host left the file; a block this file
  * created is lifted even when someone merged into it since (the file created it, and a merge adds
  * to a block without taking it over — the report names who changed it last).
- *
- * Timeouts, as NodesListManager decides them: a host's own <timeout> beats -g, which beats the
- * sidecar's configured default (the item then carries no evacuationTimeout); negative = forever.
  */
-import { scopeCovers } from '../../model/scope';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { Command, Option } from 'commander';
-import { ApiItem, BatchItem, BatchResult, BlocklistClient, DryRunEffect, SidecarStatus, itemPath } from '../client';
-import { CapBasis, previewCap } from '../../sync/preview';
+import { ApiItem, BlocklistClient, DryRunEffect, BatchResult, itemPath } from '../client';
+import { CapBasis } from '../../sync/preview';
 import { CliError, runAction, usage } from '../errors';
 import { EXIT } from '../exit-codes';
-import { ExcludeFileError, formatOf, parseExcludeFile } from '../exclude-file';
+import { formatOf } from '../exclude-file';
 import { isoTime, toJson, toYaml, wireMs } from '../format';
 import { effectLines, itemSummary } from '../render';
-import { parseBlockTimeout, parseEvacuationTimeout, parseUntil } from '../time-input';
-import { BlockedItem, EVACUATE, LONG_MAX_TEXT } from '../../model/item';
+import { parseBlockTimeout, parseUntil } from '../time-input';
 import { parseBlockRequest, parseItemRef, parseSource } from '../../model/validate';
-import { CommonFlags, addCommonOptions, note, painter, parseAction, withClient, write } from './common';
+import { CommonFlags, addCommonOptions, note, painter, withClient, write } from './common';
+import { PlanFlags, Planned, excludeFileSource, planExcludeFile, planJson, toLift } from './import-plan';
+import { batchInChunks, importChunks } from './import-chunks';
+import { capOf, importEffect } from './import-effect';
 
 type ImportFormat = 'auto' | 'yarn-xml' | 'text' | 'json';
 
-interface ImportFlags extends CommonFlags {
+interface ImportFlags extends CommonFlags, PlanFlags {
   format?: ImportFormat;
-  g?: string;
-  action?: string;
-  cause?: string;
   merge?: boolean;
   scope?: string;
   timeout?: string;
   until?: string;
   dryRun?: boolean;
   sync?: boolean;
-  source?: string;
-}
-
-/** A batch item plus where it came from, for messages. */
-interface Planned {
-  item: BatchItem;
-  where: string;
 }
 
 function readInput(file: string): string {
@@ -71,197 +50,6 @@ function readInput(file: string): string {
     const code = (e as NodeJS.ErrnoException).code;
     throw new CliError(`cannot read ${file} (${code ?? (e as Error).message}); check the path`, code === 'ENOENT' ? EXIT.NOT_FOUND : EXIT.ERROR);
   }
-}
-
-/** The `source` an exclude file's blocks carry: the file's absolute path (symlinks not resolved: the name the operator uses stays stable when a config tool swaps the target). */
-export function excludeFileSource(file: string, flags: Pick<ImportFlags, 'source'>): string {
-  return flags.source ?? `exclude-file:${path.resolve(file)}`;
-}
-
-function planExcludeFile(file: string, text: string, format: 'yarn-xml' | 'text', flags: ImportFlags): Planned[] {
-  let entries;
-  try {
-    entries = parseExcludeFile(path.basename(file), text, format);
-  } catch (e) {
-    if (e instanceof ExcludeFileError) throw usage(`${file} is not a valid ${format === 'yarn-xml' ? 'YARN XML' : 'plain-text'} exclude file; nothing was imported`, e.problems);
-    throw e;
-  }
-  const g = flags.g !== undefined ? parseEvacuationTimeout(flags.g, '-g', true) : undefined;
-  const action = flags.action ? parseAction(flags.action) : EVACUATE;
-  const cause = flags.cause ?? `imported from ${path.basename(file)}`;
-  const source = excludeFileSource(file, flags);
-  return entries.map((e) => {
-    const item: BatchItem = { id: e.host, action, cause, source };
-    const t = e.timeout ?? g;
-    if (t !== undefined) item.evacuationTimeout = t < 0 ? -1 : t;
-    return { item, where: `line ${e.line}: host ${e.host}` };
-  });
-}
-
-/** Our JSON export (an array of items) or GET /blocklist's map. Start times and audit stamps are re-made. */
-function planJson(file: string, text: string, flags: ImportFlags, now: number): Planned[] {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (e) {
-    throw usage(`${file} is not valid JSON (${(e as Error).message}); nothing was imported`);
-  }
-  const raw: unknown[] = Array.isArray(doc) ? doc : doc && typeof doc === 'object' ? Object.values(doc as Record<string, unknown>) : [];
-  if (!Array.isArray(doc) && !(doc && typeof doc === 'object')) throw usage(`${file}: expected an array of items (blocklist export --format json); nothing was imported`);
-  const out: Planned[] = [];
-  raw.forEach((r, i) => {
-    const o = (r ?? {}) as Record<string, unknown>;
-    const id = typeof o.id === 'string' ? o.id : '';
-    const item: BatchItem = { id, action: flags.action ? parseAction(flags.action) : String(o.action ?? ''), cause: flags.cause ?? String(o.cause ?? '') };
-    if (typeof o.scope === 'string' && o.scope !== 'cluster') item.scope = o.scope;
-    if (typeof o.evacuationTimeout === 'number') item.evacuationTimeout = o.evacuationTimeout;
-    // An export keeps who created each block, so a later `import --sync` of the exclude file still
-    // finds its own blocks after a move to another store.
-    const source = flags.source ?? o.source;
-    if (typeof source === 'string') item.source = source;
-    const end = typeof o.endTimestamp === 'string' || typeof o.endTimestamp === 'number' ? String(o.endTimestamp) : undefined;
-    if (end !== undefined && end !== LONG_MAX_TEXT) {
-      if (wireMs(end) <= now) {
-        note(`skipping item ${i} (${id}): its block ended at ${new Date(wireMs(end)).toISOString()}`);
-        return;
-      }
-      item.endTimestamp = end;
-    }
-    out.push({ item, where: `item ${i} (${id || 'no id'})` });
-  });
-  return out;
-}
-
-/** Items per chunk sent to a sidecar, and the JSON size a chunk stays under (the default request limit is 1 MiB). */
-export const CHUNK_ITEMS = 1_000;
-export const CHUNK_BYTES = 256 * 1024;
-/** With --store (in-process, no request limit that matters): the API's largest batch. */
-const DIRECT_CHUNK_ITEMS = 10_000;
-
-/** Consecutive runs of items within the count and size bounds. */
-function chunksOf(items: BatchItem[], maxItems: number, maxBytes: number): BatchItem[][] {
-  const out: BatchItem[][] = [];
-  let cur: BatchItem[] = [];
-  let bytes = 2;
-  for (const it of items) {
-    const size = JSON.stringify(it).length + 1;
-    if (cur.length && (cur.length >= maxItems || bytes + size > maxBytes)) {
-      out.push(cur);
-      cur = [];
-      bytes = 2;
-    }
-    cur.push(it);
-    bytes += size;
-  }
-  if (cur.length) out.push(cur);
-  return out;
-}
-
-/** A 413 from the batch endpoint, told apart so the chunk can be split. */
-class TooLarge extends Error {}
-
-/** Raised when a chunk after the first failed: what was imported before it. */
-class PartialImport extends Error {
-  constructor(
-    readonly failure: CliError,
-    readonly imported: BatchResult[],
-    readonly total: number,
-  ) {
-    super(failure.message);
-  }
-}
-
-/**
- * One batch call per chunk, in file order. A 413 (nothing written) splits the chunk in two. A
- * failure after some chunks were written raises PartialImport (only for real writes: a dry run
- * writes nothing either way).
- */
-async function batchInChunks(client: BlocklistClient, items: BatchItem[], dryRun: boolean): Promise<BatchResult[]> {
-  const direct = !!client.transport.direct;
-  const queue = direct ? chunksOf(items, DIRECT_CHUNK_ITEMS, Number.MAX_SAFE_INTEGER) : chunksOf(items, CHUNK_ITEMS, CHUNK_BYTES);
-  const results: BatchResult[] = [];
-  while (queue.length) {
-    const chunk = queue.shift() as BatchItem[];
-    let res: { results: BatchResult[] };
-    try {
-      res = await batchCall(client, chunk, dryRun);
-    } catch (e) {
-      if (e instanceof TooLarge && chunk.length > 1) {
-        const half = Math.ceil(chunk.length / 2);
-        queue.unshift(chunk.slice(0, half), chunk.slice(half));
-        continue;
-      }
-      const err = e instanceof TooLarge ? new CliError(`${e.message}; nothing of this chunk was imported`, EXIT.ERROR) : e;
-      if (!dryRun && results.length && err instanceof CliError) throw new PartialImport(err, results, items.length);
-      throw err;
-    }
-    results.push(...res.results);
-  }
-  return results;
-}
-
-async function batchCall(client: BlocklistClient, items: BatchItem[], dryRun: boolean): Promise<{ results: BatchResult[] }> {
-  const res = await client.transport.request('POST', '/blocklist', { body: items, query: dryRun ? { dryRun: 'true' } : undefined });
-  if (res.status === 413) throw new TooLarge(`one host's item alone is larger than the sidecar accepts (413)`);
-  if (res.status < 200 || res.status > 299) client.fail(res, 'import refused, nothing of this chunk was imported');
-  return res.body as { results: BatchResult[] };
-}
-
-/**
- * `--sync`: the live blocks this source created whose host is not in the file (any kind: a file
- * names hosts, so only node blocks carry an exclude file's source).
- */
-export function toLift(current: Record<string, ApiItem>, source: string, inFile: ReadonlySet<string>): ApiItem[] {
-  return Object.values(current)
-    .filter((it) => it.source === source && !inFile.has(it.id))
-    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-}
-
-/** An item as the server sent it, in the model's shape (what the cap's plan reads). */
-function fromWire(it: ApiItem): BlockedItem {
-  const slash = it.id.indexOf('/');
-  const at = wireMs(it.startTimestamp);
-  const out: BlockedItem = {
-    id: it.id,
-    kind: it.kind,
-    node: it.kind === 'taskmanager' && slash > 0 ? it.id.slice(0, slash) : it.id,
-    action: it.action as BlockedItem['action'],
-    startTimestamp: at,
-    endTimestamp: wireMs(it.endTimestamp),
-    cause: it.cause,
-    scope: it.scope,
-    created: { by: it.createdBy ?? '', from: it.createdFrom ?? '', at },
-    updated: { by: it.updatedBy ?? '', from: it.updatedFrom ?? '', at },
-  };
-  if (it.kind === 'taskmanager' && slash > 0) out.containerId = it.id.slice(slash + 1);
-  return out;
-}
-
-/**
- * What the import would do to YARN, from the dry-run results and the current list, with the safety
- * cap applied as the sidecar's engine last applied it (src/sync/preview.ts): what the cap would
- * hold back is `deferred`, not an addition, and an EVACUATE item held back releases nothing.
- */
-function importEffect(results: BatchResult[], current: Record<string, ApiItem>, app: string | undefined, cap: CapBasis | undefined, now: number, lifted: ApiItem[]): DryRunEffect {
-  const before = Object.values(current).map(fromWire);
-  const after = new Map(before.map((i) => [i.id, i]));
-  for (const r of results) if (r.item) after.set(r.item.id, fromWire(r.item));
-  for (const it of lifted) after.delete(it.id);
-  const p = previewCap(before, [...after.values()], app, now, cap);
-  const releases = new Set<string>();
-  for (const r of results) {
-    const it = r.item;
-    if (!it || !scopeCovers(it.scope, app) || !p.enforced.has(it.id)) continue;
-    const was = current[it.id];
-    if (it.action === EVACUATE && was?.action !== EVACUATE) for (const c of it.taskManagers ?? []) releases.add(c);
-  }
-  return { blacklistAdditions: p.blacklistAdditions, blacklistRemovals: p.blacklistRemovals, containersToRelease: [...releases].sort(), deferred: p.deferred };
-}
-
-/** The running sidecar's cap basis (its nodes and remembered denominator), when it has an engine. */
-function capOf(s: SidecarStatus): CapBasis | undefined {
-  if (!s.safetyCap || !s.nodes) return undefined;
-  return { nodes: s.nodes.list, runningNodesFloor: s.safetyCap.runningNodes, maxBlockedFraction: s.safetyCap.maxBlockedFraction };
 }
 
 interface ImportOutcome {
@@ -315,22 +103,6 @@ async function runImport(client: BlocklistClient, planned: Planned[], flags: Imp
     }
   }
   return { results: await importChunks(client, items) };
-}
-
-/** The real write, with a partial failure explained. */
-async function importChunks(client: BlocklistClient, items: BatchItem[]): Promise<BatchResult[]> {
-  try {
-    return await batchInChunks(client, items, false);
-  } catch (e) {
-    if (!(e instanceof PartialImport)) throw e;
-    const n = e.imported.length;
-    const last = e.imported[n - 1]?.id ?? '';
-    throw new CliError(
-      `${e.failure.message} — ${n} of ${e.total} item(s) were imported before this (the first ${n} of the file, up to '${last}'), the other ${e.total - n} were not; re-run with --merge to import the rest`,
-      e.failure.code,
-      e.failure.details,
-    );
-  }
 }
 
 export function register(program: Command): void {

@@ -1,0 +1,47 @@
+/**
+ * What the simulator counts, for tests, the demo and the benchmarks (the control API's
+ * GET /sim/v1/counters): calls on each face, blacklist and release traffic, containers placed,
+ * lost and killed. Plain numbers; the cluster and the routes add to them.
+ */
+
+export interface SimCounters {
+  rmRequests: number;
+  amrmRequests: number;
+  /** Last `user.name` seen on the RM face (simple auth). */
+  rmLastUser: string | null;
+  blacklistPosts: number;
+  blacklistPostsRejected: number;
+  blacklistAdditions: number;
+  blacklistRemovals: number;
+  releaseCalls: number;
+  /** Every id released through the proxy, in order; an id appears once (a second release is "unknown"). */
+  releasedContainerIds: string[];
+  releaseUnknownIds: string[];
+  allocationRounds: number;
+  containersAllocated: number;
+  containersLost: number;
+  containersKilled: number;
+  attemptsStarted: number;
+  faultsInjected: { rm: number; amrm: number };
+}
+
+export function emptyCounters(): SimCounters {
+  return {
+    rmRequests: 0,
+    amrmRequests: 0,
+    rmLastUser: null,
+    blacklistPosts: 0,
+    blacklistPostsRejected: 0,
+    blacklistAdditions: 0,
+    blacklistRemovals: 0,
+    releaseCalls: 0,
+    releasedContainerIds: [],
+    releaseUnknownIds: [],
+    allocationRounds: 0,
+    containersAllocated: 0,
+    containersLost: 0,
+    containersKilled: 0,
+    attemptsStarted: 0,
+    faultsInjected: { rm: 0, amrm: 0 },
+  };
+}
