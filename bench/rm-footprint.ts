@@ -70,6 +70,11 @@ interface Measured {
   /** Bytes/s with the node list's share scaled to the default 10-minute refresh. */
   bps: number;
   detail: string;
+  /** N sidecars: the ZooKeeper server's client connections with all of them running (its `cons` answer). */
+  zkConnections?: number;
+  /** N sidecars: how long starting them one after the other took, and the process's RSS after the window. */
+  startMs?: number;
+  rssMb?: number;
 }
 
 /**
@@ -177,6 +182,7 @@ async function measureMany(n: number, nodes: number, sizes: RmFootprintSizes, zk
   const root = `/bench-many-${process.pid}-${n}-${Date.now()}`;
   const nodesRefreshS = Math.max(1, Math.round(sizes.windowMs / 2000));
   const sidecars: Sidecar[] = [];
+  const started = Date.now();
   try {
     for (let i = 0; i < n; i++) {
       const config = sidecarConfigForSimulator(sim.url, path.join(dir, `unused-${i}.db`), {
@@ -190,8 +196,12 @@ async function measureMany(n: number, nodes: number, sizes: RmFootprintSizes, zk
       });
       sidecars.push(await startSidecar({ config, logger: silentLogger, env: {} }));
     }
+    const startMs = Date.now() - started;
     for (let i = 1; i <= 10; i++) await putNode(sidecars[0].url, simHost(i, nodes), { action: 'MARK_BLOCKED', cause: 'bench' });
-    return await steadyWindow(tap, sizes, nodesRefreshS);
+    const measured = await steadyWindow(tap, sizes, nodesRefreshS);
+    // Counted at the server after the window, every sidecar still running: with sharing on, one
+    // session per sidecar (store, watch, election and shared readings on one connection).
+    return { ...measured, zkConnections: (await zk.connections()).count, startMs, rssMb: process.memoryUsage().rss / 2 ** 20 };
   } finally {
     for (const s of sidecars) await s.close();
     await tap.close();
@@ -199,7 +209,8 @@ async function measureMany(n: number, nodes: number, sizes: RmFootprintSizes, zk
   }
 }
 
-async function benchMany(sizes: RmFootprintSizes, out: SectionResult): Promise<void> {
+/** The N-sidecar scenarios alone (exported so they can be run without the rest of the section). */
+export async function benchMany(sizes: RmFootprintSizes, out: SectionResult): Promise<void> {
   const nodes = Math.max(...sizes.nodeCounts);
   const why = zookeeperUnavailableReason();
   if (why) {
@@ -228,6 +239,23 @@ async function benchMany(sizes: RmFootprintSizes, out: SectionResult): Promise<v
         met: r.bps <= GOAL_BYTES_PER_S * n,
         note: `${r.rps.toFixed(2)} req/s: ${r.detail}; one sidecar alone on the store ${one.bps.toFixed(0)} B/s (${one.detail})`,
       });
+      if (r.zkConnections !== undefined) {
+        // ZooKeeper refuses a client address past maxClientCnxns (60 by default): at two sessions
+        // per sidecar, 30 sidecars on one host were the ceiling.
+        out.rows.push({
+          section: 'rm-footprint',
+          figure: `ZooKeeper connections per sidecar, ${n} sidecars with yarn.cluster-state.shared on one server (its cons answer: ${r.zkConnections} in all)`,
+          value: r.zkConnections / n,
+          unit: 'connections',
+          limit: 1,
+          limitUnit: 'connections',
+          limitWhat: 'one session per sidecar',
+          ratio: r.zkConnections / n,
+          goal: '≤ 1×',
+          met: r.zkConnections <= n,
+          note: `${n} sidecars in one process on 127.0.0.1: ${r.zkConnections} of ZooKeeper's default maxClientCnxns of 60 per client address; started one after the other in ${((r.startMs ?? 0) / 1000).toFixed(1)} s; process RSS ${(r.rssMb ?? 0).toFixed(0)} MB after the window`,
+        });
+      }
       out.rows.push({
         section: 'rm-footprint',
         figure: `RM bytes/s projected to 1,000 jobs on one store (from 1 and ${n} sidecars), ${nodes.toLocaleString('en')} nodes`,

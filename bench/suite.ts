@@ -46,7 +46,7 @@ export function sizesFor(quick: boolean): BenchSizes {
     throughput: { concurrency: [8, 32], durationMs: 5000, storeInserts: 1000 },
     evacuation: { nodes: 100, perNode: 10, tickMs: 100, releaseBatchSize: 500 },
     memory: { items: [1_000, 10_000, 100_000], soakItems: 10_000, soakSeconds: 60 },
-    rmFootprint: { nodeCounts: [1_000, 10_000], sidecarCounts: [10, 25], containers: 500, windowMs: 60_000, warmupMs: 5_000 },
+    rmFootprint: { nodeCounts: [1_000, 10_000], sidecarCounts: [10, 50], containers: 500, windowMs: 60_000, warmupMs: 5_000 },
     listing: { items: 100_000, listings: 30, memListings: 10, ratioItems: 10_000, ratioRequests: 20 },
   };
 }

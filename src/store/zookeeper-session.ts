@@ -80,8 +80,6 @@ export class ZkSession extends EventEmitter {
   private readonly deadlines: ConnectionDeadlines;
   /** Clients replaced because they were stuck (for diagnostics and tests). */
   replacements = 0;
-  /** New sessions opened after the first (expiry or a stuck client): for diagnostics and tests. */
-  renewals = 0;
 
   constructor(private readonly opts: ZkSessionOptions) {
     super();
@@ -112,7 +110,6 @@ export class ZkSession extends EventEmitter {
 
   /** The session is over for this client: a fresh client (a new session) and the users told. */
   private renew(why: string): void {
-    this.renewals++;
     this.log.warn(`zookeeper: ${why}`, { hosts: this.opts.hosts });
     const old = this.client;
     this.client = this.newClient();
