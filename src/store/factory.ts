@@ -40,7 +40,8 @@ export async function openStore(values: ConfigValues, logger: Logger, session?: 
     const { ZookeeperStore } = await import('./zookeeper-store.js');
     store = await ZookeeperStore.open({ ...zookeeperSettings(values), ...(session ? { session } : {}), logger });
   } else {
-    store = new SqliteStore(values['cluster.resource-blocklist.store.sqlite.path'], { logger });
+    // A long-running sidecar commits on a write thread: the event loop serves requests during the fsync.
+    store = new SqliteStore(values['cluster.resource-blocklist.store.sqlite.path'], { logger, writeThread: true });
   }
   logger.info('blocklist store opened', { store: store.description });
   return store;

@@ -7,25 +7,28 @@ import { describeStoreConformance } from './conformance';
 import { strict as assert } from 'node:assert';
 import { newItem } from '../../src/model/merge';
 
-describeStoreConformance('sqlite', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-sqlite-'));
-  const file = path.join(dir, 'blocklist.db');
-  return {
-    open: async () => new SqliteStore(file),
-    async writeRaw(id, text) {
-      // A second connection, as a hand edit would be; end_ts NULL = never expires.
-      const db = new Database(file);
-      try {
-        db.prepare('INSERT OR REPLACE INTO items(id, end_ts, data) VALUES (?, NULL, ?)').run(id, text);
-      } finally {
-        db.close();
-      }
-    },
-    cleanup: async () => fs.rmSync(dir, { recursive: true, force: true }),
-  };
-});
+for (const writeThread of [false, true]) {
+  describeStoreConformance(writeThread ? 'sqlite, writes on a worker thread (the sidecar)' : 'sqlite', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-sqlite-'));
+    const file = path.join(dir, 'blocklist.db');
+    return {
+      open: async () => new SqliteStore(file, { writeThread }),
+      async writeRaw(id, text) {
+        // A second connection, as a hand edit would be; end_ts NULL = never expires.
+        const db = new Database(file);
+        try {
+          db.prepare('INSERT OR REPLACE INTO items(id, end_ts, data) VALUES (?, NULL, ?)').run(id, text);
+        } finally {
+          db.close();
+        }
+      },
+      cleanup: async () => fs.rmSync(dir, { recursive: true, force: true }),
+    };
+  });
+}
 
-describe('sqlite store: group commit and the list cache', () => {
+for (const writeThread of [false, true]) {
+describe(`sqlite store${writeThread ? ' (writes on a worker thread)' : ''}: group commit and the list cache`, () => {
   const actor = { by: 't', from: 't' };
   const item = (id: string, cause = 'x', at = 1000) =>
     newItem({ id, kind: 'node', node: id, action: 'MARK_BLOCKED', end: { type: 'permanent' }, cause, scope: 'cluster', allowMerge: true }, at, actor);
@@ -35,14 +38,14 @@ describe('sqlite store: group commit and the list cache', () => {
 
   it('concurrent adds share one commit; a request on a corrupt row fails alone, the others land', async () => {
     const file = path.join(dir, 'b.db');
-    const store = new SqliteStore(file);
+    const store = new SqliteStore(file, { writeThread });
     const raw = new Database(file);
     raw.prepare('INSERT INTO items(id, end_ts, data) VALUES (?, NULL, ?)').run('bad', '{not json');
     raw.close();
     const results = await Promise.allSettled([store.add({ item: item('a'), allowMerge: false }), store.add({ item: item('bad'), allowMerge: true }), store.add({ item: item('c'), allowMerge: false })]);
     assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
     await store.close();
-    const again = new SqliteStore(file);
+    const again = new SqliteStore(file, { writeThread });
     assert.ok(await again.get('a'));
     assert.ok(await again.get('c'));
     await again.close();
@@ -50,8 +53,8 @@ describe('sqlite store: group commit and the list cache', () => {
 
   it('list() stays exact through local writes (kept incrementally) and another process\'s writes (reloaded)', async () => {
     const file = path.join(dir, 'b.db');
-    const a = new SqliteStore(file);
-    const b = new SqliteStore(file);
+    const a = new SqliteStore(file, { writeThread });
+    const b = new SqliteStore(file, { writeThread });
     const ids = async (s: SqliteStore) => (await s.list()).map((i) => `${i.id}:${i.cause}`);
     await a.add({ item: item('n2'), allowMerge: false });
     assert.deepEqual(await ids(a), ['n2:x']);
@@ -69,5 +72,56 @@ describe('sqlite store: group commit and the list cache', () => {
     assert.deepEqual(await ids(b), await ids(a));
     await a.close();
     await b.close();
+  });
+});
+}
+
+describe('sqlite store: writes on a worker thread', () => {
+  const actor = { by: 't', from: 't' };
+  const item = (id: string) => newItem({ id, kind: 'node', node: id, action: 'MARK_BLOCKED', end: { type: 'permanent' }, cause: 'x', scope: 'cluster', allowMerge: true }, 1000, actor);
+  let dir: string;
+  beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-sqlite-wt-'))));
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('the event loop keeps turning while a commit runs; adds that arrive meanwhile are acknowledged after it, durable', async () => {
+    const file = path.join(dir, 'b.db');
+    const store = new SqliteStore(file, { writeThread: true });
+    await store.add({ item: item('warm'), allowMerge: false }); // the thread is started
+    let turns = 0;
+    let done = false;
+    const first = store.add({ item: item('a'), allowMerge: false }).then((o) => ((done = true), o));
+    const later: Promise<unknown>[] = [];
+    while (!done) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      turns++;
+      if (turns <= 3 && !done) later.push(store.add({ item: item(`b${turns}`), allowMerge: false }));
+    }
+    assert.ok(turns >= 2, `the loop turned ${turns} time(s) during one commit`);
+    assert.equal((await first).outcome, 'created');
+    for (const o of (await Promise.all(later)) as { outcome: string }[]) assert.equal(o.outcome, 'created');
+    await store.close();
+    const again = new SqliteStore(file);
+    assert.deepEqual((await again.list()).map((i) => i.id), ['a', ...later.map((_, k) => `b${k + 1}`), 'warm']);
+    await again.close();
+  });
+
+  it('list() during a stream of writes is always a state the store was in, and ends exact', async () => {
+    const file = path.join(dir, 'b.db');
+    const store = new SqliteStore(file, { writeThread: true });
+    const writes: Promise<unknown>[] = [];
+    const seen: number[] = [];
+    for (let k = 0; k < 200; k++) {
+      writes.push(store.add({ item: item(`h${String(k).padStart(3, '0')}`), allowMerge: false }));
+      if (k % 20 === 0) {
+        const ids = (await store.list()).map((i) => i.id);
+        // Adds commit in order of arrival: a listing is always a prefix of them.
+        assert.deepEqual(ids, ids.map((_, j) => `h${String(j).padStart(3, '0')}`));
+        seen.push(ids.length);
+      }
+    }
+    await Promise.all(writes);
+    assert.equal((await store.list()).length, 200);
+    assert.deepEqual(seen, [...seen].sort((x, y) => x - y));
+    await store.close();
   });
 });

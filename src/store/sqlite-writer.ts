@@ -1,0 +1,126 @@
+/**
+ * Where the SQLite store's writes run: on the store's own connection (inline: the CLI, tests, an
+ * in-memory database) or on a worker thread that owns a second connection to the same file (the
+ * sidecar). Both run sqlite-writes.ts; a write resolves only after its transaction committed
+ * (fsync'd, synchronous=FULL) and rejects with the error the inline run would have thrown.
+ */
+import Database from 'better-sqlite3';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { StoreUnavailableError } from './store';
+import { OpOf, SqliteWrites, ThreadInit, ThreadReply, ThreadRequest, WriteOp, WriteResults, fromWire, runWrite } from './sqlite-writes';
+
+export interface SqliteWriter {
+  run<K extends WriteOp['op']>(op: OpOf<K>): Promise<WriteResults[K]>;
+  /** Whether a write was posted and has not answered yet. */
+  readonly inFlight: boolean;
+  /** Resolves once every write posted so far has answered (never rejects). */
+  settled(): Promise<void>;
+  /** Waits for the writes in flight, then releases the connection or thread. */
+  close(): Promise<void>;
+}
+
+/** Runs each write synchronously on the store's connection (the fsync blocks the caller's thread). */
+export class InlineWriter implements SqliteWriter {
+  private writes: SqliteWrites | undefined;
+  readonly inFlight = false;
+
+  constructor(private readonly db: Database.Database) {}
+
+  run<K extends WriteOp['op']>(op: OpOf<K>): Promise<WriteResults[K]> {
+    try {
+      // Prepared on first use: a read-only store never prepares its write statements.
+      this.writes ??= new SqliteWrites(this.db);
+      return Promise.resolve(runWrite<K>(this.writes, op));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  settled(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  async close(): Promise<void> {}
+}
+
+type Waiter = { resolve: (v: WriteResults[WriteOp['op']]) => void; reject: (e: Error) => void };
+
+/**
+ * Posts each write to a worker thread (sqlite-write-thread.ts) that runs them in order on its own
+ * connection. The worker is started on first use and again after it died; while it has nothing in
+ * flight it does not keep the process alive.
+ */
+export class ThreadWriter implements SqliteWriter {
+  private worker: Worker | undefined;
+  private nextId = 1;
+  private readonly waiting = new Map<number, Waiter>();
+  private last: Promise<void> = Promise.resolve();
+
+  constructor(private readonly init: ThreadInit) {}
+
+  get inFlight(): boolean {
+    return this.waiting.size > 0;
+  }
+
+  settled(): Promise<void> {
+    return this.last;
+  }
+
+  run<K extends WriteOp['op']>(op: OpOf<K>): Promise<WriteResults[K]> {
+    const p = this.post({ id: this.nextId++, write: op }) as Promise<WriteResults[K]>;
+    this.last = p.then(
+      () => undefined,
+      () => undefined,
+    );
+    return p;
+  }
+
+  async close(): Promise<void> {
+    await this.last;
+    const w = this.worker;
+    if (!w) return;
+    const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
+    await this.post({ id: this.nextId++, close: true }).catch(() => undefined);
+    await exited;
+  }
+
+  private post(m: ThreadRequest): Promise<WriteResults[WriteOp['op']]> {
+    return new Promise((resolve, reject) => {
+      let w: Worker;
+      try {
+        w = this.thread();
+      } catch (e) {
+        reject(new StoreUnavailableError(`sqlite store: the write thread cannot start: ${e instanceof Error ? e.message : String(e)}`, e));
+        return;
+      }
+      this.waiting.set(m.id, { resolve, reject });
+      w.ref();
+      w.postMessage(m);
+    });
+  }
+
+  private thread(): Worker {
+    if (this.worker) return this.worker;
+    const w = new Worker(path.join(__dirname, 'sqlite-write-thread.js'), { workerData: this.init });
+    w.unref();
+    w.on('message', (r: ThreadReply) => {
+      const waiter = this.waiting.get(r.id);
+      if (!waiter) return;
+      this.waiting.delete(r.id);
+      if (this.waiting.size === 0) w.unref();
+      if (r.ok) waiter.resolve(r.value);
+      else waiter.reject(fromWire(r.error));
+    });
+    const gone = (why: string) => {
+      if (this.worker === w) this.worker = undefined;
+      const e = new StoreUnavailableError(`sqlite store: the write thread ${why}; a write in flight may or may not have committed`);
+      for (const waiter of this.waiting.values()) waiter.reject(e);
+      this.waiting.clear();
+    };
+    w.on('error', (e) => gone(`failed: ${e.message}`));
+    w.on('exit', (code) => gone(`exited (code ${code})`));
+    this.worker = w;
+    return w;
+  }
+}

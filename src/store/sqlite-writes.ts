@@ -1,0 +1,273 @@
+/**
+ * The SQLite store's writes, on one connection: the schema, the pragmas that make a commit durable,
+ * and every write transaction. The store runs them either on its own connection (inline) or on a
+ * connection owned by a worker thread (sqlite-write-thread.ts), so the fsync of a commit does not
+ * hold the event loop; both run this one code, and everything a write returns is plain data that
+ * crosses a thread by structured clone.
+ *
+ * - WAL + synchronous=FULL: a commit is fsync'd before it returns, so an acknowledged write
+ *   survives SIGKILL and power loss. synchronous is a per-connection setting: every writing
+ *   connection sets it here.
+ * - Writes run in BEGIN IMMEDIATE transactions: the merge is read-modify-write under SQLite's
+ *   write lock, atomic across threads and processes (the CLI may open the same file).
+ * - Schema migrations are numbered and recorded in PRAGMA user_version.
+ */
+import Database from 'better-sqlite3';
+import { BlockedItem, isPermanent } from '../model/item';
+import { decide } from '../model/decide';
+import { AddOutcome, AddRequest, StoreUnavailableError, outcomeOf } from './store';
+import { CorruptItemError, decodeStored, encodeItem } from './codec';
+import { QuarantinedRow, quarantinedRow } from './quarantine';
+
+/** Each entry migrates from version i to i+1. Append only; never edit a shipped step. */
+const MIGRATIONS: string[] = [
+  `CREATE TABLE items (
+     id     TEXT PRIMARY KEY,
+     end_ts INTEGER,            -- NULL = permanent; indexed for removeExpired
+     data   TEXT NOT NULL       -- codec.ts JSON
+   ) WITHOUT ROWID;
+   CREATE INDEX items_end ON items(end_ts) WHERE end_ts IS NOT NULL;
+   CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+   INSERT INTO meta(key, value) VALUES ('version', 0);`,
+  `CREATE TABLE records (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;`,
+];
+
+export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
+
+/** The store version before and after a write transaction (equal: nothing changed). */
+export type Versions = [before: number, after: number];
+
+/** A failure as data: what crosses back from the write thread and becomes the same error again. */
+export type WireError = { kind: 'corrupt'; message: string; id?: string } | { kind: 'sqlite'; message: string; code?: string } | { kind: 'other'; message: string };
+
+/** One addMany call of a group commit: its outcomes, or the corrupt stored row that failed it alone. */
+export type GroupResult = { outcomes: AddOutcome[] } | { corrupt: WireError };
+
+export interface AddsDone {
+  results: GroupResult[];
+  versions: Versions;
+}
+export type RemoveDone = { item: BlockedItem; versions: Versions } | undefined;
+export type RemoveQuarantinedDone = { row: QuarantinedRow; versions: Versions } | undefined;
+export interface RemoveExpiredDone {
+  gone: BlockedItem[];
+  versions: Versions;
+}
+
+const endColumn = (item: BlockedItem): number | null => (isPermanent(item.endTimestamp) ? null : item.endTimestamp);
+
+export function toWire(e: unknown): WireError {
+  if (e instanceof CorruptItemError) return { kind: 'corrupt', message: e.message, ...(e.id !== undefined ? { id: e.id } : {}) };
+  const code = (e as { code?: unknown } | null)?.code;
+  if (e instanceof Database.SqliteError || typeof code === 'string') return { kind: 'sqlite', message: e instanceof Error ? e.message : String(e), ...(typeof code === 'string' ? { code } : {}) };
+  if (e instanceof StoreUnavailableError) return { kind: 'sqlite', message: e.message };
+  return { kind: 'other', message: e instanceof Error ? e.message : String(e) };
+}
+
+/** The error a WireError stands for (a sqlite one keeps its code, so the store maps it to "unavailable"). */
+export function fromWire(w: WireError): Error {
+  if (w.kind === 'corrupt') {
+    const e = new CorruptItemError(w.message);
+    if (w.id !== undefined) e.id = w.id;
+    return e;
+  }
+  if (w.kind === 'sqlite') return Object.assign(new Error(w.message), { code: w.code ?? 'SQLITE_ERROR' });
+  return new Error(w.message);
+}
+
+/** Opens a connection that writes: WAL, synchronous=FULL, the schema migrated. */
+export function openWritable(file: string, busyTimeoutMs: number): Database.Database {
+  const db = new Database(file, { timeout: busyTimeoutMs });
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    migrate(db, file);
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+  return db;
+}
+
+function migrate(db: Database.Database, file: string): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > MIGRATIONS.length) {
+    throw new StoreUnavailableError(`sqlite store ${file} has schema version ${current}, newer than this program (${MIGRATIONS.length}); upgrade the sidecar`);
+  }
+  for (let v = current; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v]);
+      db.pragma(`user_version = ${v + 1}`);
+    }).immediate();
+  }
+}
+
+export class SqliteWrites {
+  private readonly stmts: {
+    get: Database.Statement<[string], { data: string }>;
+    insert: Database.Statement<[string, number | null, string]>;
+    update: Database.Statement<[number | null, string, string]>;
+    del: Database.Statement<[string]>;
+    expired: Database.Statement<[number], { id: string; data: string }>;
+    version: Database.Statement<[], { value: number }>;
+    bump: Database.Statement<[]>;
+    writeRecord: Database.Statement<[string, string]>;
+  };
+
+  constructor(private readonly db: Database.Database) {
+    this.stmts = {
+      get: db.prepare('SELECT data FROM items WHERE id = ?'),
+      insert: db.prepare('INSERT INTO items(id, end_ts, data) VALUES (?, ?, ?)'),
+      update: db.prepare('UPDATE items SET end_ts = ?, data = ? WHERE id = ?'),
+      del: db.prepare('DELETE FROM items WHERE id = ?'),
+      expired: db.prepare('SELECT id, data FROM items WHERE end_ts IS NOT NULL AND end_ts <= ?'),
+      version: db.prepare("SELECT value FROM meta WHERE key = 'version'"),
+      bump: db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'version'"),
+      writeRecord: db.prepare('INSERT INTO records(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
+    };
+  }
+
+  private version(): number {
+    return this.stmts.version.get()?.value ?? 0;
+  }
+
+  /**
+   * read → decide → write, inside the group's BEGIN IMMEDIATE transaction: SQLite's write lock is
+   * held from the read to the write, so the compare-and-set cannot lose and needs no retry.
+   */
+  private addOne(req: AddRequest): AddOutcome {
+    const row = this.stmts.get.get(req.item.id);
+    const d = decide(row ? decodeStored(req.item.id, row.data) : undefined, req, req.item.created.at);
+    if (d.outcome === 'created' || d.outcome === 'merged') {
+      if (row) this.stmts.update.run(endColumn(d.write), encodeItem(d.write), d.write.id);
+      else this.stmts.insert.run(d.write.id, endColumn(d.write), encodeItem(d.write));
+      this.stmts.bump.run();
+    }
+    return outcomeOf(d);
+  }
+
+  /**
+   * One transaction, so one fsync, for several addMany calls. Each call runs in its own savepoint:
+   * a call that fails on bad stored data (a corrupt row) is rolled back alone; any other failure
+   * (I/O, a full disk) throws and commits none of them.
+   */
+  commitAdds(groups: readonly AddRequest[][]): AddsDone {
+    return this.db
+      .transaction((): AddsDone => {
+        const before = this.version();
+        const results = groups.map((reqs): GroupResult => {
+          try {
+            return { outcomes: this.db.transaction(() => reqs.map((r) => this.addOne(r)))() };
+          } catch (e) {
+            if (e instanceof CorruptItemError) return { corrupt: toWire(e) };
+            throw e;
+          }
+        });
+        return { results, versions: [before, this.version()] };
+      })
+      .immediate();
+  }
+
+  remove(id: string): RemoveDone {
+    return this.db
+      .transaction((): RemoveDone => {
+        const row = this.stmts.get.get(id);
+        if (!row) return undefined;
+        // A row that cannot be decoded is not removed here (CorruptItemError): removeQuarantined.
+        const item = decodeStored(id, row.data);
+        const before = this.version();
+        this.stmts.del.run(id);
+        this.stmts.bump.run();
+        return { item, versions: [before, this.version()] };
+      })
+      .immediate();
+  }
+
+  removeQuarantined(id: string): RemoveQuarantinedDone {
+    return this.db
+      .transaction((): RemoveQuarantinedDone => {
+        const row = this.stmts.get.get(id);
+        if (!row) return undefined;
+        try {
+          decodeStored(id, row.data);
+          return undefined; // decodable: not quarantined, not removed here
+        } catch (e) {
+          if (!(e instanceof CorruptItemError)) throw e;
+          const before = this.version();
+          this.stmts.del.run(id);
+          this.stmts.bump.run();
+          return { row: quarantinedRow(e, id), versions: [before, this.version()] };
+        }
+      })
+      .immediate();
+  }
+
+  /** Rows past their end; one that cannot be decoded is skipped (quarantined, never expired). */
+  removeExpired(now: number): RemoveExpiredDone {
+    return this.db
+      .transaction((): RemoveExpiredDone => {
+        const before = this.version();
+        const gone: BlockedItem[] = [];
+        for (const r of this.stmts.expired.all(now)) {
+          try {
+            gone.push(decodeStored(r.id, r.data));
+          } catch (e) {
+            if (!(e instanceof CorruptItemError)) throw e;
+            continue;
+          }
+          this.stmts.del.run(r.id);
+        }
+        if (gone.length) this.stmts.bump.run();
+        return { gone, versions: [before, this.version()] };
+      })
+      .immediate();
+  }
+
+  writeRecord(key: string, value: string): void {
+    this.stmts.writeRecord.run(key, value);
+  }
+}
+
+/** Every write the store sends to its writer, and what each returns. */
+export type WriteOp =
+  | { op: 'adds'; groups: AddRequest[][] }
+  | { op: 'remove'; id: string }
+  | { op: 'removeQuarantined'; id: string }
+  | { op: 'removeExpired'; now: number }
+  | { op: 'writeRecord'; key: string; value: string };
+
+export interface WriteResults {
+  adds: AddsDone;
+  remove: RemoveDone;
+  removeQuarantined: RemoveQuarantinedDone;
+  removeExpired: RemoveExpiredDone;
+  writeRecord: undefined;
+}
+
+export type OpOf<K extends WriteOp['op']> = Extract<WriteOp, { op: K }>;
+
+/** Runs one write on a connection (the inline writer and the write thread both call this). */
+export function runWrite<K extends WriteOp['op']>(w: SqliteWrites, op: OpOf<K>): WriteResults[K];
+export function runWrite(w: SqliteWrites, op: WriteOp): WriteResults[WriteOp['op']] {
+  switch (op.op) {
+    case 'adds':
+      return w.commitAdds(op.groups);
+    case 'remove':
+      return w.remove(op.id);
+    case 'removeQuarantined':
+      return w.removeQuarantined(op.id);
+    case 'removeExpired':
+      return w.removeExpired(op.now);
+    case 'writeRecord':
+      w.writeRecord(op.key, op.value);
+      return undefined;
+  }
+}
+
+/** What the write thread is asked and answers (one message each way per write, matched by id). */
+export type ThreadRequest = { id: number; write: WriteOp } | { id: number; close: true };
+export type ThreadReply = { id: number; ok: true; value: WriteResults[WriteOp['op']] } | { id: number; ok: false; error: WireError };
+export interface ThreadInit {
+  file: string;
+  busyTimeoutMs: number;
+}

@@ -1,0 +1,98 @@
+/**
+ * When passes run under a stream of writes: at most one pass in flight and one queued, so the
+ * writes that land while a push is on its way go out together in the next push; a lone write
+ * starts its pass at once (no clock advance, no added wait). In-process over the simulator's
+ * cluster with a FakeClock (rig.ts); the proxy's push is held open by the test.
+ */
+import { strict as assert } from 'node:assert';
+import { nodeItem } from './fakes';
+import { closeRigs, rig } from './rig';
+import { BlacklistChange } from '../../src/yarn/types';
+
+afterEach(closeRigs);
+
+/** Holds every push until the test lets it go; counts the pushes that started. */
+function holdPushes(r: Awaited<ReturnType<typeof rig>>): { started: () => number; release: () => void } {
+  const original = r.proxy.updateBlacklist.bind(r.proxy);
+  let started = 0;
+  let gate: { open: Promise<void>; let: () => void } | undefined;
+  const arm = () => {
+    let letGo = () => {};
+    const open = new Promise<void>((resolve) => (letGo = resolve));
+    gate = { open, let: letGo };
+  };
+  arm();
+  r.proxy.updateBlacklist = async (change: BlacklistChange, owner?: string) => {
+    started++;
+    const g = gate;
+    await g?.open;
+    return original(change, owner);
+  };
+  return {
+    started: () => started,
+    release: () => {
+      const g = gate;
+      arm();
+      g?.let();
+    },
+  };
+}
+
+const passes = async (r: Awaited<ReturnType<typeof rig>>): Promise<number> => (await r.metrics.passes.get()).values.reduce((n, v) => n + v.value, 0);
+const turns = async (n: number) => {
+  for (let i = 0; i < n; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+};
+
+describe('sync/engine: passes coalesce under a stream of writes', () => {
+  it('writes that land while a push is in flight make one more pass and one push, not one each', async () => {
+    const r = await rig();
+    const held = holdPushes(r);
+    const before = await passes(r);
+    await r.store.put(nodeItem(r.host(1)));
+    r.engine.kick('api');
+    await turns(5);
+    assert.equal(held.started(), 1, 'the first write is pushed at once');
+    for (const i of [2, 3, 4, 5, 6]) {
+      await r.store.put(nodeItem(r.host(i)));
+      r.engine.kick('api');
+      await turns(2);
+    }
+    assert.equal(held.started(), 1, 'nothing else is pushed while the first push is in flight');
+    held.release();
+    await turns(10);
+    assert.equal(held.started(), 2, 'the five later writes go out in one push');
+    held.release();
+    await r.engine.idle();
+    assert.deepEqual(r.proxy.updates, [
+      { additions: [r.host(1)], removals: [] },
+      { additions: [2, 3, 4, 5, 6].map((i) => r.host(i)).sort(), removals: [] },
+    ]);
+    assert.equal((await passes(r)) - before, 2, 'two passes for six writes');
+    assert.deepEqual(r.blacklist(), [1, 2, 3, 4, 5, 6].map((i) => r.host(i)).sort());
+  });
+
+  it('a lone write after a burst starts its pass at once: no clock advance, no wait for a timer', async () => {
+    const r = await rig({ settings: { pollIntervalMs: 3_600_000 } });
+    for (const i of [1, 2, 3]) {
+      await r.store.put(nodeItem(r.host(i)));
+      r.engine.kick('api');
+    }
+    await r.engine.idle();
+    const pushes = r.proxy.updates.length;
+    await r.store.put(nodeItem(r.host(7)));
+    r.engine.kick('api');
+    await r.engine.idle();
+    assert.equal(r.proxy.updates.length, pushes + 1);
+    assert.deepEqual(r.proxy.updates.at(-1), { additions: [r.host(7)], removals: [] });
+  });
+
+  it('kicks in one event-loop turn (one group commit acknowledged together) make one pass', async () => {
+    const r = await rig();
+    const before = await passes(r);
+    for (const i of [1, 2, 3, 4]) await r.store.put(nodeItem(r.host(i)));
+    for (let k = 0; k < 4; k++) r.engine.kick('api');
+    await r.engine.idle();
+    assert.equal((await passes(r)) - before, 1);
+    assert.deepEqual(r.proxy.updates, [{ additions: [1, 2, 3, 4].map((i) => r.host(i)).sort(), removals: [] }]);
+  });
+});
