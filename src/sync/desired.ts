@@ -4,7 +4,7 @@
  * unit-tested directly.
  */
 import { BlockedItem } from '../model/item';
-import { effectiveItems } from '../model/effective';
+import { appliesTo, effectiveItems, isEffective } from '../model/effective';
 import { NodeState } from '../yarn/types';
 
 /** What the cap needs to know about one cluster node. */
@@ -16,7 +16,8 @@ export interface NodeView {
 }
 
 export interface DesiredInput {
-  items: Iterable<BlockedItem>;
+  /** Walked twice (the effective set, then the blacklist in this order): an array, not a one-shot iterable. */
+  items: readonly BlockedItem[];
   applicationId: string | undefined;
   now: number;
   /** The cluster's nodes as the RM reports them (any state). */
@@ -120,9 +121,20 @@ export function planDesired(input: DesiredInput): DesiredPlan {
       taskManagers.push(item);
       continue;
     }
+    if (item.kind === 'node') {
+      // One host: it takes a slot when it is RUNNING (or no list says otherwise) and not counted yet.
+      const h = item.node;
+      if (!(input.assumeRunning || running.has(h)) || counted.has(h)) enforced.push(item);
+      else if (used + 1 <= capacity) {
+        enforced.push(item);
+        used++;
+        counted.add(h);
+      } else deferred.push(item);
+      continue;
+    }
     // A rack takes one slot per RUNNING node it covers, all or none (YARN takes the rack whole).
     // Without a node list (assumeRunning) every blocked host counts, and a rack at least once.
-    const hosts = item.kind === 'rack' ? (rackRunning.get(item.id) ?? (input.assumeRunning ? [item.id] : [])) : input.assumeRunning || running.has(item.node) ? [item.node] : [];
+    const hosts = rackRunning.get(item.id) ?? (input.assumeRunning ? [item.id] : []);
     const fresh = hosts.filter((h) => !counted.has(h));
     if (fresh.length === 0) enforced.push(item);
     else if (used + fresh.length <= capacity) {
@@ -131,8 +143,25 @@ export function planDesired(input: DesiredInput): DesiredPlan {
       for (const h of fresh) counted.add(h);
     } else deferred.push(item);
   }
-  const blacklist = [...new Set(enforced.map((i) => i.node))].sort();
+  const blacklist = blacklistOf(input, deferred);
   return { effective, enforced, deferred, taskManagers, blacklist, runningNodes: runningNow, capacity, capNodes, capUsed: used };
+}
+
+/**
+ * The enforced hosts, sorted and unique. Built in the order the items came in (the store lists
+ * them by id, and a node's or rack's id is its host), so the sort finds them already in order:
+ * O(n) per pass instead of sorting n host names from age order.
+ */
+function blacklistOf(input: DesiredInput, deferred: readonly BlockedItem[]): string[] {
+  const held = deferred.length > 0 ? new Set<BlockedItem>(deferred) : undefined;
+  const hosts: string[] = [];
+  // The same test as effectiveItems: in scope and not ended.
+  for (const item of input.items) if (item.kind !== 'taskmanager' && appliesTo(item, input.applicationId) && isEffective(item, input.now) && !held?.has(item)) hosts.push(item.node);
+  hosts.sort();
+  let n = 0;
+  for (let i = 0; i < hosts.length; i++) if (i === 0 || hosts[i] !== hosts[i - 1]) hosts[n++] = hosts[i];
+  hosts.length = n;
+  return hosts;
 }
 
 export interface BlacklistDiff {
@@ -148,13 +177,21 @@ export interface BlacklistDiff {
  * skip an addition. A host never lands in both lists.
  */
 export function diffBlacklist(desired: Iterable<string>, actual: Iterable<string>, repushAll = false, maybeOnYarn: Iterable<string> = []): BlacklistDiff {
-  const want = new Set(desired);
-  const have = new Set(actual);
-  const additions = [...want].filter((h) => repushAll || !have.has(h)).sort();
-  const candidates = new Set(have);
-  for (const h of maybeOnYarn) candidates.add(h);
-  const removals = [...candidates].filter((h) => !want.has(h)).sort();
-  return { additions, removals };
+  // Sets are used as they are: a pass hands in thousands of hosts, and copies were most of its cost.
+  const want = asSet(desired);
+  const have = asSet(actual);
+  const additions: string[] = [];
+  for (const h of want) if (repushAll || !have.has(h)) additions.push(h);
+  const removals: string[] = [];
+  for (const h of have) if (!want.has(h)) removals.push(h);
+  const extra = new Set<string>();
+  for (const h of maybeOnYarn) if (!want.has(h) && !have.has(h)) extra.add(h);
+  removals.push(...extra);
+  return { additions: additions.sort(), removals: removals.sort() };
+}
+
+function asSet(hosts: Iterable<string>): ReadonlySet<string> {
+  return hosts instanceof Set ? (hosts as ReadonlySet<string>) : new Set(hosts);
 }
 
 export function isEmptyDiff(d: BlacklistDiff): boolean {

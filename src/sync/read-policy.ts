@@ -89,14 +89,15 @@ export function rmAttemptsDue(lastReadForAttempt: string | undefined, currentAtt
 
 /** What the items in force for this application need read: the hosts of node items, and whether any item counts. */
 export function needs(items: Iterable<BlockedItem>, applicationId: string | undefined, now: number): { nodeHosts: string[]; any: boolean } {
-  const hosts = new Set<string>();
+  // No set needed: a node's and a rack's id is its host (or path), and ids are unique in a store.
+  const hosts: string[] = [];
   let any = false;
   for (const i of items) {
     if (!appliesTo(i, applicationId) || !isEffective(i, now)) continue;
     any = true;
     // A rack item needs the list too (its nodes count against the cap and are evacuated): its
     // path is never a host on the list, so it reads like an unseen host — once, then each interval.
-    if (i.kind === 'node' || i.kind === 'rack') hosts.add(i.node);
+    if (i.kind === 'node' || i.kind === 'rack') hosts.push(i.node);
   }
-  return { nodeHosts: [...hosts], any };
+  return { nodeHosts: hosts, any };
 }
