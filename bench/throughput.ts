@@ -5,7 +5,8 @@
  *    concurrent keep-alive clients (a worker thread), against the full sidecar: SQLite store, the
  *    sync engine pushing every change to the simulator, audit, metrics. Limit: the store's own
  *    durable insert rate, measured alone in this run (SqliteStore.add back to back, fresh file).
- *    Goal: ≥ 0.5 of it.
+ *    Goal (issue 15): new items ≥ 1.0× of it at 32 clients (concurrent writes share a group commit,
+ *    so they can beat one-at-a-time inserts) and ≥ 0.5× below that; merges ≥ 0.5×.
  * (GET /blocklist against JSON.stringify moved to the listing section, bench/listing.ts.)
  */
 import * as path from 'node:path';
@@ -83,6 +84,7 @@ export async function benchThroughput(s: ThroughputSizes): Promise<SectionResult
         rates.push(rate);
         if (r.ok === 0) throw new Error(`throughput ${mode}×${concurrency}: no request succeeded (${r.firstError ?? 'no error recorded'})`);
         const perSecond = (r.ok * 1000) / r.elapsedMs;
+        const goal = mode === 'new' && concurrency >= 32 ? 1 : 0.5;
         const row: Row = {
           section: SECTION,
           figure: `PUT (${mode === 'new' ? 'new item, 201' : 'merge, 202'}) × ${concurrency} clients, per second`,
@@ -92,8 +94,8 @@ export async function benchThroughput(s: ThroughputSizes): Promise<SectionResult
           limitUnit: '/s',
           limitWhat: 'SqliteStore.add alone, durable',
           ratio: perSecond / rate,
-          goal: '≥ 0.5×',
-          met: perSecond / rate >= 0.5,
+          goal: `≥ ${goal.toFixed(1)}×`,
+          met: perSecond / rate >= goal,
           ...(r.failed ? { note: `${r.failed} failed (${r.firstError ?? ''})` } : {}),
         };
         out.rows.push(row);
