@@ -61,6 +61,8 @@ export interface ApiItem {
   updatedAt?: string;
   sync?: ItemSyncStatus;
   dryRun?: DryRunEffect;
+  /** A PUT's answer only: what the request did (a 202 is either a merge or nothing at all). */
+  outcome?: 'created' | 'merged' | 'unchanged';
 }
 
 export interface BatchResult {
@@ -224,7 +226,7 @@ export class BlocklistClient {
     return (await this.ok<ApiItem>('GET', itemPath(id), `cannot show '${id}'`)).body;
   }
 
-  /** 201 created, 202 merged (the status tells which). */
+  /** 201 created, 202 merged or unchanged (the body's `outcome` tells which). */
   async block(id: string, body: BlockBody, dryRun: boolean): Promise<{ status: number; body: ApiItem }> {
     return this.ok<ApiItem>('PUT', itemPath(id), `cannot block '${id}'`, { body, query: dryRun ? { dryRun: 'true' } : undefined });
   }

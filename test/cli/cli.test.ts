@@ -48,6 +48,9 @@ describe('cli: the blocklist executable against a real sidecar', function () {
 
     const merged = json<Item>(expectCode(await cli('block', 'node1', '--cause', 'nic', '--merge', '--evacuate', '--evacuation-timeout', '10m', '-o', 'json'), 0, 'merge'));
     assert.deepEqual([merged.cause, merged.action, merged.evacuationTimeout], ['disk full,nic', 'MARK_BLOCKED_AND_EVACUATE_TASKS', 600]);
+    // A merge that adds nothing says so (the PUT's outcome), rather than "merged".
+    const same = expectCode(await cli('block', 'node1', '--cause', 'nic', '--merge', '--until', '2030-01-01T06:00Z'), 0, 'merge adding nothing');
+    assert.equal(same.stdout, 'nothing changed, already blocked so: node1 EVACUATE permanently, evacuation timeout 10m, cause "disk full,nic"\n');
 
     const before = Date.now();
     const [timedR, permR, tm, human] = await Promise.all([

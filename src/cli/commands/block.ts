@@ -103,9 +103,12 @@ function defineBlock(program: Command, name: string, kind: 'node' | 'taskmanager
             const p = painter(flags);
             const what = kind === 'taskmanager' ? 'task manager' : kind;
             if (flags.dryRun) {
-              write(`${p.yellow('dry run:')} would ${res.status === 201 ? `block ${what}` : 'merge into'} ${itemSummary(item, now)}\n`);
+              const would = item.outcome === 'unchanged' ? 'change nothing, already blocked so:' : res.status === 201 ? `block ${what}` : 'merge into';
+              write(`${p.yellow('dry run:')} would ${would} ${itemSummary(item, now)}\n`);
               write(effectLines(item.dryRun, p));
               write('nothing was changed\n');
+            } else if (item.outcome === 'unchanged') {
+              write(`nothing changed, already blocked so: ${itemSummary(item, now)}\n`);
             } else if (res.status === 202) {
               write(`merged into the existing block: ${itemSummary(item, now)}\n`);
             } else {
