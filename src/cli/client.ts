@@ -38,6 +38,7 @@ export type { EvacuationPhase } from '../sync/facade';
 import type { EvacuationStatus } from '../sync/facade';
 import type { ItemSyncStatus, SidecarStatus } from '../api/status-presenter';
 import type { DryRunEffect } from '../api/preview';
+import type { PutOutcome } from '../api/blocklist-service';
 import type { ConflictCode } from '../model/decide';
 export type { EvacuationStatus as WireEvacuation, ItemSyncStatus as WireSync, SidecarStatus, DryRunEffect };
 
@@ -62,7 +63,7 @@ export interface ApiItem {
   sync?: ItemSyncStatus;
   dryRun?: DryRunEffect;
   /** A PUT's answer only: what the request did (a 202 is either a merge or nothing at all). */
-  outcome?: 'created' | 'merged' | 'unchanged';
+  outcome?: PutOutcome;
 }
 
 export interface BatchResult {
