@@ -12,9 +12,11 @@
  *  - the retry timer after a failed pass (capped exponential backoff; nothing is dropped, since
  *    the next pass recomputes the whole difference from fresh reads).
  *
- * Passes never overlap; kicks during a pass coalesce into one more pass. All timers come from the
- * injected Clock, so tests drive the engine with a FakeClock.
+ * Passes never overlap; kicks during a pass coalesce into one more pass, and a stream of passes in
+ * a row is paced (pace()). All timers of the blocklist's meaning come from the injected Clock, so
+ * tests drive the engine with a FakeClock.
  */
+import { performance } from 'node:perf_hooks';
 import { Clock, every } from '../core/clock';
 import { Logger } from '../core/logger';
 import { BlocklistStore } from '../store/store';
@@ -67,6 +69,11 @@ export interface SyncEngineDeps {
   applicationId?: string;
 }
 
+/** Passes in a row (each queued behind the previous one) before the engine paces them (see pace()). */
+export const PACE_AFTER = 2;
+/** The longest pause between paced passes: a slow pass must not hold back the next one for long. */
+export const MAX_PACE_MS = 50;
+
 export class SyncEngine implements SyncFacade {
   readonly metrics: Metrics;
   private readonly controller: Controller;
@@ -81,6 +88,10 @@ export class SyncEngine implements SyncFacade {
   private cancelRetry: (() => void) | undefined;
   private readonly stoppers: (() => void)[] = [];
   private lastFailure: string | undefined;
+  /** Kicks since the current pass started (several per pass: a stream of writes). */
+  private kicksDuringPass = 0;
+  /** Ends a pacing wait early (stop()). */
+  private cancelPace: (() => void) | undefined;
 
   constructor(private readonly deps: SyncEngineDeps) {
     this.metrics = deps.metrics ?? createMetrics();
@@ -127,6 +138,7 @@ export class SyncEngine implements SyncFacade {
     this.stopped = true;
     for (const s of this.stoppers.splice(0)) s();
     this.cancelRetry?.();
+    this.cancelPace?.();
     this.deadlines.stop();
     await this.idle();
   }
@@ -136,6 +148,7 @@ export class SyncEngine implements SyncFacade {
     if (this.stopped) return;
     this.reasons.add(reason);
     this.dirty = true;
+    this.kicksDuringPass++;
     this.pump();
   }
 
@@ -174,11 +187,19 @@ export class SyncEngine implements SyncFacade {
     // group commit resolves them in one turn) each kick, and all those kicks then make one pass and
     // one push instead of two. A lone write waits one turn (microseconds).
     await new Promise<void>((resolve) => setImmediate(resolve));
+    // Passes in a row, each started because several writes arrived during the one before (a
+    // stream). One write per pass is someone waiting for each block to land before the next: never paced.
+    let inARow = 0;
+    let lastPassMs = 0;
     while (this.dirty && !this.stopped) {
+      if (inARow >= PACE_AFTER) await this.pace(lastPassMs);
+      if (this.stopped) break;
       this.dirty = false;
+      this.kicksDuringPass = 0;
       const why = [...this.reasons].join('; ');
       this.reasons.clear();
       let out: PassOutcome;
+      const started = performance.now();
       try {
         out = await this.controller.pass();
       } catch (e) {
@@ -199,8 +220,36 @@ export class SyncEngine implements SyncFacade {
         this.dirty = true;
         this.reasons.add('more containers to release');
       }
+      lastPassMs = performance.now() - started;
+      inARow = this.dirty && this.kicksDuringPass >= 2 ? inARow + 1 : 0;
     }
     return 'idle';
+  }
+
+  /**
+   * Under a stream of writes every pass finds kicks waiting and the next starts at once, so passes
+   * run back to back and their cost (linear in the items, plus the proxy's round trips) takes the
+   * event loop from the writes themselves. Once two passes in a row have each had several writes
+   * land while they ran, the next one waits as long as the previous one took (at most
+   * MAX_PACE_MS): passes then hold the loop at most about half the time, and each push carries the
+   * writes of two pass lengths. A lone write never waits, nor does a client that sends its next
+   * block as soon as the previous one reached YARN (one write per pass). Real time on purpose: this
+   * shares the process's CPU, it is not a deadline of the blocklist.
+   */
+  private pace(ms: number): Promise<void> {
+    const wait = Math.min(ms, MAX_PACE_MS);
+    if (wait < 1) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const t = setTimeout(() => {
+        this.cancelPace = undefined;
+        resolve();
+      }, wait);
+      this.cancelPace = () => {
+        clearTimeout(t);
+        this.cancelPace = undefined;
+        resolve();
+      };
+    });
   }
 
   private scheduleRetry(out: Extract<PassOutcome, { result: 'failed' }>, why: string): void {

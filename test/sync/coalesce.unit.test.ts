@@ -8,13 +8,18 @@ import { strict as assert } from 'node:assert';
 import { nodeItem } from './fakes';
 import { closeRigs, rig } from './rig';
 import { BlacklistChange } from '../../src/yarn/types';
+import { performance } from 'node:perf_hooks';
+import { MAX_PACE_MS } from '../../src/sync/engine';
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 afterEach(closeRigs);
 
 /** Holds every push until the test lets it go; counts the pushes that started. */
-function holdPushes(r: Awaited<ReturnType<typeof rig>>): { started: () => number; release: () => void } {
+function holdPushes(r: Awaited<ReturnType<typeof rig>>): { started: () => number; release: () => void; startedAt: number[] } {
   const original = r.proxy.updateBlacklist.bind(r.proxy);
   let started = 0;
+  const startedAt: number[] = [];
   let gate: { open: Promise<void>; let: () => void } | undefined;
   const arm = () => {
     let letGo = () => {};
@@ -24,11 +29,13 @@ function holdPushes(r: Awaited<ReturnType<typeof rig>>): { started: () => number
   arm();
   r.proxy.updateBlacklist = async (change: BlacklistChange, owner?: string) => {
     started++;
+    startedAt.push(performance.now());
     const g = gate;
     await g?.open;
     return original(change, owner);
   };
   return {
+    startedAt,
     started: () => started,
     release: () => {
       const g = gate;
@@ -94,5 +101,57 @@ describe('sync/engine: passes coalesce under a stream of writes', () => {
     await r.engine.idle();
     assert.equal((await passes(r)) - before, 1);
     assert.deepEqual(r.proxy.updates, [{ additions: [1, 2, 3, 4].map((i) => r.host(i)).sort(), removals: [] }]);
+  });
+
+  it('a stream of passes in a row is paced: once two passes each had several writes land, the next waits as long as the one before took', async () => {
+    const r = await rig();
+    const held = holdPushes(r);
+    const write = async (i: number) => {
+      await r.store.put(nodeItem(r.host(i)));
+      r.engine.kick('api');
+    };
+    const HOLD = 30;
+    /** Lets the held push go after HOLD ms and returns when it was let go. */
+    const hold = async () => {
+      await sleep(HOLD);
+      const at = performance.now();
+      held.release();
+      return at;
+    };
+    await write(1);
+    await turns(5);
+    assert.equal(held.started(), 1);
+    // One write per pass (a client waiting for each block to land): never paced.
+    await write(2);
+    await hold();
+    await turns(10);
+    await write(3);
+    let end = await hold();
+    await turns(10);
+    assert.equal(held.started(), 3, 'one write per pass: each pass starts at once');
+    assert.ok(held.startedAt[2] - end < HOLD, 'no pause');
+    // Several writes per pass, twice in a row: the next pass waits.
+    await write(4);
+    await write(5);
+    await hold();
+    await turns(10);
+    assert.equal(held.started(), 4, 'the first pass of the stream starts at once');
+    await write(6);
+    await write(7);
+    end = await hold();
+    await turns(10);
+    assert.equal(held.started(), 4, 'the next waits');
+    await sleep(Math.min(HOLD, MAX_PACE_MS) + 20);
+    assert.equal(held.started(), 5, 'and then runs');
+    assert.ok(held.startedAt[4] - end >= HOLD * 0.8, `paused ${(held.startedAt[4] - end).toFixed(1)} ms after a pass of ${HOLD} ms`);
+    held.release();
+    await r.engine.idle();
+    assert.deepEqual(r.blacklist(), [1, 2, 3, 4, 5, 6, 7].map((i) => r.host(i)).sort());
+    // The stream is over: a lone write is pushed at once again.
+    await write(8);
+    await turns(10);
+    assert.equal(held.started(), 6);
+    held.release();
+    await r.engine.idle();
   });
 });
