@@ -14,9 +14,11 @@
  * This class only keeps time and decides; the session (zookeeper-session.ts) tells it what the
  * client does and acts on its verdict, so the state machine and the clock stay apart.
  */
+import { Clock, every, systemClock } from '../core/clock';
 import { ZkTimeoutError } from './zookeeper-errors';
 
-const now = (): number => performance.now();
+/** Monotonic by default: a wall-clock step must neither hide a stuck client nor fake one. */
+const monotonicClock: Clock = { now: () => performance.now(), setTimer: systemClock.setTimer };
 
 export interface ConnectionDeadlinesOptions {
   /** Deadline of connect + handshake, and of a probe's answer while connected. */
@@ -26,58 +28,62 @@ export interface ConnectionDeadlinesOptions {
   probe(timeoutMs: number): Promise<unknown>;
   /** The current client is stuck: replace it (the session calls clientStarted() for the new one). */
   stuck(why: string): void;
+  /** Whose time the deadlines are kept in (tests: a FakeClock). Default: monotonic, real timers. */
+  clock?: Clock;
 }
 
 export class ConnectionDeadlines {
   /** When the current client started trying to (re)connect; undefined while connected. */
   private connectingSince: number | undefined;
   /** When the ensemble was last known unreachable from here, continuously; undefined while it answers. */
-  private unreachableSince: number | undefined = now();
+  private unreachableSince: number | undefined;
   /** Last time any call got an answer (an error reply counts): no probe is needed before this is stale. */
   private lastAnswer = 0;
   private probing = false;
   /** Counts clients: a probe's verdict about a replaced client is ignored. */
   private epoch = 0;
   private closed = false;
-  private readonly timer: NodeJS.Timeout;
+  private readonly clock: Clock;
+  private readonly stopChecking: () => void;
 
   constructor(private readonly opts: ConnectionDeadlinesOptions) {
+    this.clock = opts.clock ?? monotonicClock;
+    this.unreachableSince = this.clock.now();
     // Checked a few times per deadline, so a stuck client is replaced within ~1.25× the deadline.
-    this.timer = setInterval(() => this.check(), Math.max(50, Math.min(1000, Math.floor(opts.connectTimeoutMs / 4))));
-    this.timer.unref();
+    this.stopChecking = every(this.clock, Math.max(50, Math.min(1000, Math.floor(opts.connectTimeoutMs / 4))), () => this.check());
   }
 
   /** A fresh client starts connecting: its own deadline starts now. */
   clientStarted(): void {
     this.epoch++;
-    this.connectingSince = now();
+    this.connectingSince = this.clock.now();
   }
 
   /** The connection dropped; the client reconnects by itself, within the connect deadline. */
   disconnected(): void {
-    this.connectingSince ??= now();
-    this.unreachableSince ??= now();
+    this.connectingSince ??= this.clock.now();
+    this.unreachableSince ??= this.clock.now();
   }
 
   connected(): void {
     this.connectingSince = undefined;
     this.unreachableSince = undefined;
-    this.lastAnswer = now();
+    this.lastAnswer = this.clock.now();
   }
 
   /** Any reply from a server (an error reply too) proves the connection alive. */
   answered(): void {
-    this.lastAnswer = now();
+    this.lastAnswer = this.clock.now();
   }
 
   /** How long the ensemble has been unreachable from this session, continuously (0 = it answers). */
   unreachableForMs(): number {
-    return this.unreachableSince === undefined ? 0 : Math.max(0, now() - this.unreachableSince);
+    return this.unreachableSince === undefined ? 0 : Math.max(0, this.clock.now() - this.unreachableSince);
   }
 
   private check(): void {
     if (this.closed) return;
-    const t = now();
+    const t = this.clock.now();
     if (this.connectingSince !== undefined) {
       if (t - this.connectingSince > this.opts.connectTimeoutMs) this.opts.stuck(`no session within ${this.opts.connectTimeoutMs} ms`);
       return;
@@ -105,6 +111,6 @@ export class ConnectionDeadlines {
 
   close(): void {
     this.closed = true;
-    clearInterval(this.timer);
+    this.stopChecking();
   }
 }

@@ -114,7 +114,15 @@ export class ZkSession extends EventEmitter {
     const old = this.client;
     this.client = this.newClient();
     abandon(old);
-    this.emit('session');
+    // The users share this session: one user's failing handler must not leave the others (the
+    // store's watch, the election, the shared readings) un-told and working on the old session.
+    for (const listener of this.listeners('session')) {
+      try {
+        (listener as () => void)();
+      } catch (e) {
+        this.log.warn('zookeeper: a session listener failed', { error: (e as Error).message });
+      }
+    }
   }
 
   private get log(): Logger {
