@@ -90,6 +90,15 @@ describe('shared cluster state: one elected sidecar reads the RM for all (real Z
     members.push(m);
     return m;
   };
+  /** Waits until the leader's reading of `kind` is in ZooKeeper, as `m` sees it. */
+  const znodeExists = async (m: Member, kind: 'metrics' | 'nodes'): Promise<void> => {
+    for (let i = 0; i < 100; i++) {
+      if (await m.session.exists(`${base}/cluster-state/${kind}`, 2000)) return;
+      await sleep(20);
+    }
+    throw new Error(`${base}/cluster-state/${kind}: not published within 2 s`);
+  };
+
   const leaders = (): Member[] => members.filter((m) => m.share.election.isLeader);
 
   before(async function () {
@@ -145,6 +154,9 @@ describe('shared cluster state: one elected sidecar reads the RM for all (real Z
     const leader = leaders()[0];
     const [b, c] = ms.filter((m) => m !== leader);
     await until('a shared node list', () => leader.share.stats().rmReads.nodes > 0, 5000);
+    // The leader counts its read before its publish lands: wait for the znode, or the follower
+    // (rightly) reads the RM itself.
+    await znodeExists(b, 'nodes');
     assert.equal((await b.share.reader.nodes()).length, 39);
     // The host joins the cluster; the shared list does not have it yet.
     for (const m of ms) m.rm.hidden.delete(newHost);
@@ -229,7 +241,7 @@ describe('shared cluster state: one elected sidecar reads the RM for all (real Z
     await until('a shared reading', () => leaders()[0].share.stats().rmReads.metrics > 0, 5000);
     // The leader counts its read before its publish lands: wait for the znode, or the follower
     // (rightly) reads the RM itself.
-    for (let i = 0; i < 100 && !(await follower.session.exists(`${base}/cluster-state/metrics`, 2000)); i++) await sleep(20);
+    await znodeExists(follower, 'metrics');
     await follower.share.reader.clusterMetrics();
     assert.equal(follower.rm.metricsCalls, 0);
     await cluster!.kill(cluster!.ids()[0]);
