@@ -44,7 +44,8 @@ export class InlineWriter implements SqliteWriter {
   async close(): Promise<void> {}
 }
 
-type Waiter = { resolve: (v: WriteResults[WriteOp['op']]) => void; reject: (e: Error) => void };
+/** `thread`: the worker the write was posted to; only that worker's death fails it. */
+type Waiter = { resolve: (v: WriteResults[WriteOp['op']]) => void; reject: (e: Error) => void; thread: Worker };
 
 /**
  * Posts each write to a worker thread (sqlite-write-thread.ts) that runs them in order on its own
@@ -94,10 +95,15 @@ export class ThreadWriter implements SqliteWriter {
         reject(new StoreUnavailableError(`sqlite store: the write thread cannot start: ${e instanceof Error ? e.message : String(e)}`, e));
         return;
       }
-      this.waiting.set(m.id, { resolve, reject });
+      this.waiting.set(m.id, { resolve, reject, thread: w });
       w.ref();
       w.postMessage(m);
     });
+  }
+
+  private waitsOn(w: Worker): boolean {
+    for (const waiter of this.waiting.values()) if (waiter.thread === w) return true;
+    return false;
   }
 
   private thread(): Worker {
@@ -108,15 +114,21 @@ export class ThreadWriter implements SqliteWriter {
       const waiter = this.waiting.get(r.id);
       if (!waiter) return;
       this.waiting.delete(r.id);
-      if (this.waiting.size === 0) w.unref();
+      if (!this.waitsOn(w)) w.unref();
       if (r.ok) waiter.resolve(r.value);
       else waiter.reject(fromWire(r.error));
     });
     const gone = (why: string) => {
       if (this.worker === w) this.worker = undefined;
       const e = new StoreUnavailableError(`sqlite store: the write thread ${why}; a write in flight may or may not have committed`);
-      for (const waiter of this.waiting.values()) waiter.reject(e);
-      this.waiting.clear();
+      // Only the writes posted to this thread: an uncaught exception is reported as 'error' and the
+      // thread's 'exit' comes later, by which time writes may be running on its replacement (they
+      // would be failed while they commit, and their answers then dropped).
+      for (const [id, waiter] of this.waiting) {
+        if (waiter.thread !== w) continue;
+        this.waiting.delete(id);
+        waiter.reject(e);
+      }
     };
     w.on('error', (e) => gone(`failed: ${e.message}`));
     w.on('exit', (code) => gone(`exited (code ${code})`));
