@@ -6,7 +6,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { nodeItem } from './fakes';
-import { closeRigs, rig } from './rig';
+import { T0, closeRigs, rig } from './rig';
 import { BlacklistChange } from '../../src/yarn/types';
 import { performance } from 'node:perf_hooks';
 import { MAX_PACE_MS } from '../../src/sync/engine';
@@ -153,5 +153,45 @@ describe('sync/engine: passes coalesce under a stream of writes', () => {
     assert.equal(held.started(), 6);
     held.release();
     await r.engine.idle();
+  });
+
+  it('an expiry deadline takes effect on time under a stream of paced passes (one pass and one pause late at most)', async () => {
+    const r = await rig({ nodes: 80, settings: { pollIntervalMs: 3_600_000 } });
+    await r.block(nodeItem(r.host(1), { end: T0 + 1_000 }));
+    assert.deepEqual(r.blacklist(), [r.host(1)]);
+    // Each push takes PUSH ms, and a writer lands several writes during each: passes run back to back, paced.
+    const PUSH = 20;
+    const push = r.proxy.updateBlacklist.bind(r.proxy);
+    r.proxy.updateBlacklist = async (change, owner) => {
+      await sleep(PUSH);
+      return push(change, owner);
+    };
+    let stop = false;
+    let written = 0;
+    const stream = (async () => {
+      for (let i = 2; !stop && i <= 80; i++) {
+        await r.store.put(nodeItem(r.host(i)));
+        r.engine.kick('api');
+        written++;
+        await sleep(3);
+      }
+    })();
+    await sleep(4 * PUSH);
+    const at = performance.now();
+    r.clock.advance(1_000); // the deadline timer fires
+    let late = Infinity;
+    for (let k = 0; k < 100 && late === Infinity; k++) {
+      if (!r.blacklist().includes(r.host(1))) late = performance.now() - at;
+      else await sleep(2);
+    }
+    const during = written;
+    stop = true;
+    await stream;
+    await r.engine.idle();
+    assert.ok(late !== Infinity, 'the expired node is still on the blacklist 200+ ms after its deadline');
+    // The pass in flight, then at most one pause and the pass that drops it (each a push long).
+    assert.ok(late < 4 * PUSH + MAX_PACE_MS + 100, `expired item left the blacklist ${late.toFixed(0)} ms after its deadline`);
+    assert.ok(during >= 10, `the stream went on meanwhile (${during} writes)`);
+    assert.ok(!r.blacklist().includes(r.host(1)));
   });
 });

@@ -1,0 +1,98 @@
+/**
+ * Other writers on the sidecar's SQLite file while the sidecar is under write load: the
+ * `blocklist` CLI with `--store sqlite:FILE` (another process, its own connection) blocks,
+ * merges into an item the API writers are extending at the same moment, and unblocks. The
+ * sidecar writes on its write thread and reads (its list cache) on its main connection: another
+ * process's commit must still move the version it polls, be read, and reach YARN.
+ */
+import { strict as assert } from 'node:assert';
+import { RunningSimulator, startSimulator } from '../../src/sim/server';
+import { http as request } from '../support/sidecar';
+import { startYarnSidecar, waitFor, YarnSidecar } from './support';
+import { expectCode, runCli } from '../cli/run';
+import { count, printFigures } from '../fuzz/figures';
+
+const sorted = (a: readonly string[]) => [...a].sort();
+
+describe('faults: the CLI writes the store file while the sidecar is under write load', function () {
+  this.timeout(40_000);
+  let sim: RunningSimulator;
+  let s: YarnSidecar | undefined;
+
+  beforeEach(async () => {
+    sim = await startSimulator({ port: 0, nodes: 60, containers: 10, tickMs: 0, seed: 9 });
+  });
+  afterEach(async () => {
+    await s?.close();
+    s = undefined;
+    await sim.close();
+  });
+  after(() => printFigures('other writers', ['CLI writes during API load', 'API writes during CLI writes', 'slowest CLI write to YARN (ms)']));
+
+  it('blocks, a merge into a hot item and an unblock by `--store` are read and enforced; no API write or merge lost', async () => {
+    s = await startYarnSidecar({ rm: sim.url, proxy: sim.url });
+    const sidecar = s;
+    const store = `sqlite:${sidecar.db}`;
+    const hosts = sim.cluster.nodes.map((n) => n.host).filter((h) => h !== sim.cluster.currentAttempt.amHost);
+    const [hot, victim, ...rest] = hosts;
+    const cliHosts = rest.slice(0, 2);
+    const apiHosts = rest.slice(3, 43);
+    const onYarn = () => sim.cluster.clientBlacklistView();
+    const put = (h: string, body: Record<string, unknown>) => request(sidecar.url, 'PUT', `/blocklist/nodes/${h}`, body);
+    assert.equal((await put(victim, { action: 'MARK_BLOCKED', cause: 'to unblock' })).status, 201);
+
+    // Four API writers: each creates its hosts, then keeps extending them (and the hot item) with a
+    // later end, so every write is a commit that moves the version, until the CLI is done.
+    const base = Date.now() + 3_600_000;
+    let stop = false;
+    let apiWrites = 0;
+    const acked = new Set<string>();
+    const writers = [0, 1, 2, 3].map(async (w) => {
+      const mine = apiHosts.filter((_, i) => i % 4 === w);
+      for (let round = 0; !stop; round++) {
+        for (const h of [...mine, hot]) {
+          const r = await put(h, { action: 'MARK_BLOCKED', cause: 'load', endTimestamp: base + round * 1000 + w, allowMerge: true });
+          assert.ok(r.status === 201 || r.status === 202, `${h}: ${r.status} ${r.text}`);
+          acked.add(h);
+          apiWrites++;
+        }
+      }
+    });
+    const writersDone = Promise.all(writers);
+    try {
+      await waitFor('the API writers under way', () => apiWrites >= 40, 10_000);
+      const atStart = apiWrites;
+      let slowest = 0;
+      const enforced = async (what: string, cond: () => boolean | Promise<boolean>) => {
+        const t0 = Date.now();
+        await waitFor(what, cond, 5_000);
+        slowest = Math.max(slowest, Date.now() - t0);
+      };
+      for (const h of cliHosts) {
+        expectCode(await runCli(['block', h, '--cause', 'cli', '--store', store]), 0, `block ${h} --store`);
+        await enforced(`${h} (blocked by the CLI) on YARN`, () => onYarn().includes(h));
+        assert.equal((await request(sidecar.url, 'GET', `/blocklist/nodes/${h}`)).status, 200);
+      }
+      // The same item, written by the API writers and the CLI at once: the CLI's cause is merged in.
+      expectCode(await runCli(['block', hot, '--cause', 'cli merge', '--merge', '--store', store]), 0, `block ${hot} --merge --store`);
+      await enforced(`the sidecar reads the CLI's merge into ${hot}`, async () => ((await request(sidecar.url, 'GET', `/blocklist/nodes/${hot}`)).body as { cause: string }).cause.includes('cli merge'));
+      expectCode(await runCli(['unblock', victim, '--store', store]), 0, `unblock ${victim} --store`);
+      await enforced(`${victim} (unblocked by the CLI) off YARN`, () => !onYarn().includes(victim));
+      assert.equal((await request(sidecar.url, 'GET', `/blocklist/nodes/${victim}`)).status, 404);
+      count('CLI writes during API load', cliHosts.length + 2);
+      count('API writes during CLI writes', apiWrites - atStart);
+      count('slowest CLI write to YARN (ms)', slowest);
+      assert.ok(apiWrites - atStart >= 20, `the API load went on during the CLI writes (${apiWrites - atStart} writes)`);
+    } finally {
+      stop = true;
+      await writersDone;
+    }
+
+    const item = (await request(sidecar.url, 'GET', `/blocklist/nodes/${hot}`)).body as { cause: string };
+    assert.deepEqual(sorted(item.cause.split(',')), ['cli merge', 'load']);
+    const listed = Object.keys((await request(sidecar.url, 'GET', '/blocklist')).body as Record<string, unknown>);
+    for (const h of [...acked, ...cliHosts]) assert.ok(listed.includes(h), `${h} missing from the sidecar's list`);
+    assert.ok(!listed.includes(victim));
+    await waitFor('YARN equals the store', () => JSON.stringify(sorted(onYarn())) === JSON.stringify(sorted(listed)), 5_000);
+  });
+});
