@@ -43,6 +43,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     frameworkErrors,
   }) as unknown as FastifyInstance;
 
+  endConnectionsWhileClosing(app);
   await app.register(errorHandling, { logger: deps.logger });
   installLosslessJson(app);
   await app.register(requestBodies);
@@ -59,4 +60,23 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(opsRoutes, deps);
   if (deps.console !== false) await app.register(async (child) => consoleRoutes(child, { auth: deps.auth !== undefined }));
   return app;
+}
+
+/**
+ * close() ends only the keep-alive connections idle at that moment (Node's server.close()), and
+ * Fastify answers 503 + `Connection: close` only to requests that arrive later. A connection whose
+ * request was in flight went back to idle keep-alive after its answer and held close() until the
+ * client dropped it (keepAliveTimeout: 72 s): a SIGTERM under traffic always ran into the forced
+ * exit. A response sent while closing therefore ends its connection.
+ */
+function endConnectionsWhileClosing(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onSend', (_req, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close');
+    done(null, payload);
+  });
 }
