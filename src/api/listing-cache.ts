@@ -25,10 +25,16 @@ import { scopeCovers, scopeMatches } from '../model/scope';
 
 /** A full listing with more entries than this is streamed in slices; below it one buffer is faster. */
 export const STREAM_ABOVE = 2_000;
-/** Entries serialised per event-loop turn (build and stream), and per stored slab. */
+/** Entries serialised per step of a cache build, and per stored slab. */
 const SLICE = 500;
 /** The memo of live JSON fragments is dropped when it grows past this (values are few in practice). */
 const MEMO_MAX = 4096;
+/** Most items in one chunk of a streamed listing. */
+const CHUNK_MAX = 500;
+/** A chunk ends after this much work even if it holds fewer items (an item's live part can be costly). */
+const CHUNK_MS = 2;
+/** Work of all streamed listings (and cache builds) per event-loop turn, all together. */
+const TURN_BUDGET_MS = 8;
 /** How long a full listing may be joined or reused (its live parts are as old as that). */
 export const SHARE_MS = 1000;
 /** A finished full listing up to this size is kept for SHARE_MS for the next request to reuse. */
@@ -69,9 +75,7 @@ export interface ListingSource {
   list(): Promise<BlockedItem[]>;
 }
 
-const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
-
-async function buildEntries(list: BlockedItem[]): Promise<ListingEntries> {
+async function buildEntries(list: BlockedItem[], turn: () => Promise<void>): Promise<ListingEntries> {
   const items = [...list].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const slabs: Buffer[] = [];
   const offsets: Uint32Array[] = [];
@@ -116,7 +120,7 @@ export class ListingCache {
     const version = await this.store.version();
     if (this.current?.version === version) return this.current.entries;
     if (this.building?.version === version) return this.building.promise;
-    const promise = this.store.list().then(buildEntries);
+    const promise = this.store.list().then((list) => buildEntries(list, () => new Promise((r) => this.pace(r))));
     const b = { version, promise };
     this.building = b;
     try {
@@ -148,28 +152,33 @@ export class ListingCache {
 
   /**
    * A full unfiltered listing joins one that started less than SHARE_MS ago on the same entries
-   * and is still being sent: its slices are built once and written to every socket. The price is
+   * and is still being sent: its chunks are built once and written to every socket. The price is
    * that the live parts (sync state, task managers) of a joiner are up to SHARE_MS old.
    */
-  share(entries: ListingEntries, now: number): SharedListing {
+  share(entries: ListingEntries, now: number, live: Live): SharedListing {
     const s = this.shared;
-    if (s && s.entries === entries && (s.readers.size > 0 || s.complete) && now >= s.now && now < s.until) return s;
+    if (s && s.entries === entries && (s.readers.size > 0 || s.complete) && s.dropped === 0 && now >= s.now && now < s.until) return s;
     // Valid for SHARE_MS, and never past the first end of an item it lists (expiry is exact).
     let until = now + SHARE_MS;
     for (const item of entries.items) if (item.endTimestamp > now && item.endTimestamp < until) until = item.endTimestamp;
     const fresh: SharedListing = {
       entries,
       now,
+      filter: {},
+      live,
+      chunks: [],
+      next: 0,
       until,
       readers: new Set(),
-      slices: [],
       complete: false,
+      dropped: 0,
+      openedAt: performance.now(),
       done: () => {
         if (this.shared !== fresh) return;
         // A small finished body is kept briefly: a client polling the list gets it for the cost
         // of writing the bytes. Anything else is forgotten at once (it holds the whole body).
-        const bytes = fresh.slices.reduce((n, b) => n + (b?.length ?? Infinity), 0);
-        if (fresh.slices.length === Math.ceil(entries.items.length / SLICE) && bytes <= RECENT_MAX_BYTES) {
+        const bytes = fresh.chunks.reduce((n, b) => n + (b?.length ?? Infinity), 0);
+        if (fresh.next >= entries.items.length && fresh.dropped === 0 && bytes <= RECENT_MAX_BYTES) {
           fresh.complete = true;
           setTimeout(() => {
             if (this.shared === fresh) this.shared = undefined;
@@ -180,26 +189,91 @@ export class ListingCache {
     this.shared = fresh;
     return fresh;
   }
+
+  /**
+   * Runs `step` in a later event-loop turn, sharing one budget per turn (TURN_BUDGET_MS) with every
+   * other step queued: the listings in flight take turns, and past the budget the rest waits for
+   * the next turn, after the loop has polled for I/O (/healthz, /metrics, other requests).
+   */
+  pace(step: () => void): void {
+    this.steps.push(step);
+    if (this.steps.length === 1 && !this.draining) setImmediate(this.drain);
+  }
+
+  private readonly steps: (() => void)[] = [];
+  private draining = false;
+  private readonly drain = (): void => {
+    this.draining = true;
+    const t0 = performance.now();
+    // Only the steps queued before this turn: a step that queues another runs it next turn.
+    let n = this.steps.length;
+    try {
+      while (n-- > 0 && performance.now() - t0 < TURN_BUDGET_MS) (this.steps.shift() as () => void)();
+    } finally {
+      this.draining = false;
+      if (this.steps.length > 0) setImmediate(this.drain);
+    }
+  };
 }
 
 interface Reader {
-  /** The next slice this reader will send. */
+  /** The next chunk this reader will send. */
   at: number;
 }
 
-interface SharedListing {
+/**
+ * The body of one full listing as chunks of members (`"id":{…}` joined by commas, no braces), built
+ * on demand from `next` on. A chunk ends after CHUNK_MAX items or CHUNK_MS of work, whichever comes
+ * first, so one chunk never holds the event loop long whatever an item costs (the live part of an
+ * item whose host the RM does not know is the names nearest to it: an edit distance against every
+ * known host, the first time a node list is seen).
+ */
+interface ChunkSource {
   entries: ListingEntries;
-  /** The clock when it started: expiry and live parts are as of then. */
+  /** The clock of the listing: expiry and live parts are as of then. */
   now: number;
+  filter: ListingFilter;
+  live: Live;
+  /** Built chunks; undefined once every reader is past one (dropped to free its bytes). */
+  chunks: (Buffer | undefined)[];
+  /** The index of the first item not yet in a chunk. */
+  next: number;
+}
+
+interface SharedListing extends ChunkSource {
   /** Joinable while the clock is before this. */
   until: number;
   readers: Set<Reader>;
-  /** Every slice built and still held: reusable after its readers are gone. */
+  /** Every chunk built and still held: reusable after its readers are gone. */
   complete: boolean;
-  /** Built slices (encoded once, written to every reader); dropped once every reader is past them. */
-  slices: (Buffer | undefined)[];
+  /** Chunks before this index have been dropped. */
+  dropped: number;
+  /** When the first reader started (performance.now()): after SHARE_MS nobody joins any more. */
+  openedAt: number;
   /** Forget it once nobody reads it (it holds the body). */
   done: () => unknown;
+}
+
+/** Builds the next chunk of `src` (CHUNK_MAX items or CHUNK_MS of work); empty when nothing in it counts. */
+function buildChunk(cache: ListingCache, src: ChunkSource): Buffer {
+  const { items } = src.entries;
+  const deadline = performance.now() + CHUNK_MS;
+  const parts: Buffer[] = [];
+  let i = src.next;
+  const stop = Math.min(items.length, i + CHUNK_MAX);
+  while (i < stop) {
+    const item = items[i];
+    if (keep(item, src.now, src.filter)) {
+      if (parts.length > 0) parts.push(COMMA);
+      parts.push(headOf(src.entries, i), cache.tail(src.live(item)));
+    }
+    i++;
+    if (performance.now() > deadline) break;
+  }
+  src.next = i;
+  const b = parts.length ? Buffer.concat(parts) : EMPTY_MAP.subarray(0, 0);
+  src.chunks.push(b);
+  return b;
 }
 
 /** Does item i count for this request (not expired, matches the filter)? */
@@ -260,17 +334,18 @@ export function listingPage(cache: ListingCache, e: ListingEntries, o: { now: nu
 }
 
 /**
- * The whole listing: one buffer when small, else a stream producing one slice per event-loop
- * turn, only when the consumer (the socket) asks for more.
+ * The whole listing: one buffer when small, else a stream producing one chunk at a time, only when
+ * the consumer (the socket) asks for more, each step paced by the cache's per-turn budget (so
+ * however many listings are in flight, their work per event-loop turn stays bounded and the other
+ * requests are served in between). Backpressure is the stream's: a step runs only when the
+ * socket has taken what was pushed before, so at most about one chunk per reader waits in memory.
  */
 export function fullListing(cache: ListingCache, e: ListingEntries, o: { now: number; filter: ListingFilter; live: Live }): Buffer | Readable {
   if (e.items.length <= STREAM_ABOVE) return listingPage(cache, e, { ...o, limit: Number.MAX_SAFE_INTEGER }).body;
-  const shared = !o.filter.kind && !o.filter.scope && !o.filter.action && !o.filter.appliesTo ? cache.share(e, o.now) : undefined;
-  const count = Math.ceil(e.items.length / SLICE);
-  const build = (k: number): Buffer => {
-    const m = members(cache, e, k * SLICE, Math.min(e.items.length, (k + 1) * SLICE), shared ? shared.now : o.now, o.filter, o.live);
-    return m.count ? Buffer.concat(m.parts) : EMPTY_MAP.subarray(0, 0);
-  };
+  const unfiltered = !o.filter.kind && !o.filter.scope && !o.filter.action && !o.filter.appliesTo;
+  const shared = unfiltered ? cache.share(e, o.now, o.live) : undefined;
+  const src: ChunkSource = shared ?? { entries: e, now: o.now, filter: o.filter, live: o.live, chunks: [], next: 0 };
+  const total = e.items.length;
   const reader: Reader = { at: 0 };
   shared?.readers.add(reader);
   let released = false;
@@ -280,54 +355,47 @@ export function fullListing(cache: ListingCache, e: ListingEntries, o: { now: nu
     shared.readers.delete(reader);
     if (shared.readers.size === 0) shared.done();
   };
-  /** Slice k for this reader: shared ones are built by whoever comes first and dropped behind the last reader. */
-  const slice = (k: number): Buffer => {
-    if (!shared) return build(k);
-    let b = shared.slices[k];
-    if (b === undefined) shared.slices[k] = b = build(k);
-    reader.at = k + 1;
-    // Once nobody can join any more, a slice every reader has passed is not needed again.
-    if (performance.now() - openedAt > SHARE_MS) {
-      let min = Infinity;
-      for (const r of shared.readers) min = Math.min(min, r.at);
-      for (let j = dropped; j < min; j++) shared.slices[j] = undefined;
-      dropped = Math.max(dropped, min);
+  /** This reader's next chunk, built if nobody has yet; undefined past the end. */
+  const nextChunk = (): Buffer | undefined => {
+    const j = reader.at;
+    let b = src.chunks[j];
+    if (b === undefined) {
+      if (src.next >= total) return undefined;
+      b = buildChunk(cache, src);
     }
+    reader.at = j + 1;
+    if (shared) dropBehind(shared);
+    else src.chunks[j] = undefined;
     return b;
   };
-  const openedAt = performance.now();
-  let dropped = 0;
-  let k = 0;
   let wroteAny = false;
-  let scheduled = false;
-  const produce = (): void => {
-    scheduled = false;
+  let queued = false;
+  const step = (): void => {
+    queued = false;
     if (stream.destroyed) return;
-    // One slice per event-loop turn; a slice another reader built is written as is (no copy).
-    let pushed = false;
-    for (let scanned = 0; k < count && !pushed && scanned < 8; scanned++) {
-      const b = slice(k++);
-      if (b.length > 0) {
-        stream.push(wroteAny ? COMMA : OPEN);
-        stream.push(b);
-        wroteAny = true;
-        pushed = true;
-      }
-    }
-    if (k >= count) {
+    const b = nextChunk();
+    if (b === undefined) {
       stream.push(wroteAny ? CLOSE : EMPTY_MAP);
       release();
       stream.push(null);
-    } else if (!pushed) {
-      scheduled = true;
-      setImmediate(produce);
+      return;
     }
+    if (b.length === 0) {
+      // Nothing in this chunk counts (filtered or expired): take the next one in a later step.
+      queued = true;
+      cache.pace(step);
+      return;
+    }
+    stream.push(wroteAny ? COMMA : OPEN);
+    wroteAny = true;
+    // push() asks for more (read() again) only while the stream's buffer has room.
+    stream.push(b);
   };
   const stream = new Readable({
     read() {
-      if (scheduled) return;
-      scheduled = true;
-      setImmediate(produce);
+      if (queued) return;
+      queued = true;
+      cache.pace(step);
     },
     destroy(err, cb) {
       release();
@@ -335,4 +403,14 @@ export function fullListing(cache: ListingCache, e: ListingEntries, o: { now: nu
     },
   });
   return stream;
+}
+
+/** Once nobody can join any more, a chunk every reader has passed is not needed again. */
+function dropBehind(s: SharedListing): void {
+  if (performance.now() - s.openedAt <= SHARE_MS) return;
+  let min = Infinity;
+  for (const r of s.readers) min = Math.min(min, r.at);
+  if (min === Infinity) return;
+  for (let j = s.dropped; j < min; j++) s.chunks[j] = undefined;
+  s.dropped = Math.max(s.dropped, min);
 }

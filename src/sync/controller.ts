@@ -21,7 +21,7 @@ import { StoreWatcher } from './watch-store';
 import { AttemptWatcher } from './watch-attempt';
 import { BlacklistWatcher } from './watch-blacklist';
 import { NodesWatcher } from './watch-nodes';
-import { needs } from './read-policy';
+import { NeedsMemo } from './read-policy';
 
 /** yarn.nodes.refresh-interval's default: the node list is megabytes at 10,000 nodes. */
 export const DEFAULT_NODES_REFRESH_MS = 10 * 60_000;
@@ -102,6 +102,8 @@ export class Controller {
   private readonly rules: Rules;
   private memory: Memory = emptyMemory();
   private viewCache: SyncView | undefined;
+  /** What the items in force need read, kept while the snapshot and the clock allow (the poll asks every tick). */
+  private readonly needs = new NeedsMemo();
   /** What the view shows, as of the last pass. */
   private shown: Shown = { pending: { additions: [], removals: [] }, pendingReleases: [], evacuations: new Map(), statuses: new Map(), deadlines: new Map() };
 
@@ -182,7 +184,7 @@ export class Controller {
     const attempt = await this.watch.attempt.refresh(now);
     if (!attempt.ok) return failed('attempt', attempt.error);
     if (attempt.newAttempt) this.onNewAttempt();
-    const need = needs(snapshot.items, this.watch.attempt.applicationId, now);
+    const need = this.needs.get(snapshot.items, this.watch.attempt.applicationId, now);
     const nodes = await this.watch.nodes.refresh(now, need.nodeHosts);
     if (!nodes.ok) return failed('nodes', nodes.error);
     const appId = this.watch.attempt.applicationId;
@@ -280,7 +282,7 @@ export class Controller {
     const now = this.deps.clock.now();
     const items = this.watch.store.cache.value?.items ?? [];
     const appId = this.watch.attempt.applicationId;
-    const need = needs(items, appId, now);
+    const need = this.needs.get(items, appId, now);
     if (this.watch.containers.stale(now, { evacuating: false, itemsInForce: need.any }) || this.watch.nodes.stale(now, need.nodeHosts)) return 'refresh';
     return undefined;
   }

@@ -57,12 +57,23 @@ export interface NodeListState {
  * enough).
  */
 export function nodeListDue(s: NodeListState, needed: Iterable<string>, now: number, p: ReadIntervals): ReadDecision & { unseen: string[] } {
+  return nodeListDueFor(s, unseenHosts(s, needed), now, p);
+}
+
+/** The needed hosts neither on the list nor known to be missing from it; `any`: anything is needed. */
+export function unseenHosts(s: NodeListState, needed: Iterable<string>): { unseen: string[]; any: boolean } {
   const unseen: string[] = [];
   let any = false;
   for (const h of needed) {
     any = true;
     if (!s.hosts.has(h) && !s.missing?.has(h)) unseen.push(h);
   }
+  return { unseen, any };
+}
+
+/** nodeListDue with the unseen hosts already known (unseenHosts of the same state and needs). */
+export function nodeListDueFor(s: NodeListState, u: { unseen: string[]; any: boolean }, now: number, p: ReadIntervals): ReadDecision & { unseen: string[] } {
+  const { unseen, any } = u;
   if (!any) return { due: false, unseen };
   if (s.readAt === undefined) return { due: true, reason: 'first', unseen };
   const age = now - s.readAt;
@@ -89,15 +100,42 @@ export function rmAttemptsDue(lastReadForAttempt: string | undefined, currentAtt
 
 /** What the items in force for this application need read: the hosts of node items, and whether any item counts. */
 export function needs(items: Iterable<BlockedItem>, applicationId: string | undefined, now: number): { nodeHosts: string[]; any: boolean } {
+  return needsUntil(items, applicationId, now).value;
+}
+
+type Needs = { nodeHosts: string[]; any: boolean };
+
+/** needs() and the first instant after `now` when its answer can change by itself (an item's end). */
+function needsUntil(items: Iterable<BlockedItem>, applicationId: string | undefined, now: number): { value: Needs; until: number } {
   // No set needed: a node's and a rack's id is its host (or path), and ids are unique in a store.
   const hosts: string[] = [];
   let any = false;
+  let until = Infinity;
   for (const i of items) {
     if (!appliesTo(i, applicationId) || !isEffective(i, now)) continue;
     any = true;
+    if (i.endTimestamp < until) until = i.endTimestamp;
     // A rack item needs the list too (its nodes count against the cap and are evacuated): its
     // path is never a host on the list, so it reads like an unseen host — once, then each interval.
     if (i.kind === 'node' || i.kind === 'rack') hosts.push(i.node);
   }
-  return { nodeHosts: hosts, any };
+  return { value: { nodeHosts: hosts, any }, until };
+}
+
+/**
+ * needs() of one snapshot, kept while nothing it depends on moves: the same items array (a store
+ * snapshot is replaced, never changed in place), the same application, and the clock within
+ * [then, the first end of an item in force). The poll asks every tick; with 100,000 items the
+ * scan and its host set cost tens of milliseconds of event loop each time.
+ */
+export class NeedsMemo {
+  private last: { items: readonly BlockedItem[]; applicationId: string | undefined; from: number; until: number; value: Needs } | undefined;
+
+  get(items: readonly BlockedItem[], applicationId: string | undefined, now: number): Needs {
+    const l = this.last;
+    if (l && l.items === items && l.applicationId === applicationId && now >= l.from && now < l.until) return l.value;
+    const { value, until } = needsUntil(items, applicationId, now);
+    this.last = { items, applicationId, from: now, until, value };
+    return value;
+  }
 }

@@ -37,7 +37,12 @@ export function ownSet(read: ProxyBlacklist, owner: string): { own: Set<string>;
   return { own: new Set(read.owners[owner] ?? []), others };
 }
 
-const sameSet = (a: ReadonlySet<string>, b: ReadonlySet<string>): boolean => a.size === b.size && [...a].every((h) => b.has(h));
+/** Without spreading `a` into an array: with 100,000 hosts that copy is garbage on every poll tick. */
+function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const h of a) if (!b.has(h)) return false;
+  return true;
+}
 
 export class BlacklistWatcher {
   readonly cache = new Cached<BlacklistView>("YARN's blacklist", { kind: 'every-pass' });

@@ -15,7 +15,7 @@ import { Logger } from '../core/logger';
 import { ClusterMetrics, ResourceManagerReader } from '../yarn/types';
 import { NodeView } from './desired';
 import { Cached, READ_OK, ReadOutcome, message } from './cache';
-import { ReadIntervals, countsDue, nodeListDue } from './read-policy';
+import { NodeListState, ReadIntervals, countsDue, nodeListDueFor, unseenHosts } from './read-policy';
 
 export class NodesWatcher {
   /** The policy lives in read-policy.ts; the cache only holds the value and its age. */
@@ -43,13 +43,28 @@ export class NodesWatcher {
 
   /** Whether a poll tick should ask for a pass to refresh either cache. */
   stale(now: number, neededHosts: readonly string[]): boolean {
-    return countsDue(this.counts.readAt, now, neededHosts.length > 0, this.intervals).due || nodeListDue({ readAt: this.cache.readAt, hosts: this.hosts, missing: this.missing }, neededHosts, now, this.intervals).due;
+    return countsDue(this.counts.readAt, now, neededHosts.length > 0, this.intervals).due || this.listDue(neededHosts, now).due;
   }
+
+  /**
+   * The node list's read decision. Which needed hosts are unseen is kept for the same needs array
+   * and the same list: the poll asks every tick, and with 100,000 node items the scan is tens of
+   * milliseconds of event loop (callers pass the array NeedsMemo keeps while nothing changed).
+   */
+  private listDue(neededHosts: readonly string[], now: number): ReturnType<typeof nodeListDueFor> {
+    const s: NodeListState = { readAt: this.cache.readAt, hosts: this.hosts, missing: this.missing };
+    const m = this.unseen;
+    const u = m && m.needed === neededHosts && m.hosts === this.hosts && m.missing === this.missing ? m.u : unseenHosts(s, neededHosts);
+    this.unseen = { needed: neededHosts, hosts: this.hosts, missing: this.missing, u };
+    return nodeListDueFor(s, u, now, this.intervals);
+  }
+
+  private unseen: { needed: readonly string[]; hosts: ReadonlySet<string>; missing: ReadonlySet<string>; u: ReturnType<typeof unseenHosts> } | undefined;
 
   /** `neededHosts`: hosts of the node items in force now (empty: nothing needs the list). */
   async refresh(now: number, neededHosts: readonly string[]): Promise<ReadOutcome> {
     const inForce = neededHosts.length > 0;
-    const list = nodeListDue({ readAt: this.cache.readAt, hosts: this.hosts, missing: this.missing }, neededHosts, now, this.intervals);
+    const list = this.listDue(neededHosts, now);
     if (list.due) {
       try {
         const read = await this.deps.rm.nodes(undefined, list.unseen.length ? { hosts: list.unseen } : undefined);
