@@ -18,10 +18,7 @@ import { Row, SectionResult, emptyResult } from './lib/report';
 import { RmTap } from './lib/rm-tap';
 import { startSimChild } from './lib/sim-child';
 import { sleep } from './lib/stats';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { ResourceManagerClient } from '../src/yarn/rm-client';
-import { parseNodes } from '../src/yarn/rm-json';
-import { stopParsingWorker } from '../src/yarn/off-thread';
+import { loopDelayRows } from './rm-loop-delay';
 import { ZkCluster, zookeeperUnavailableReason } from '../test/support/zookeeper';
 import { Sidecar } from '../src/sidecar/sidecar';
 
@@ -128,42 +125,6 @@ async function measure(s: Scenario, sizes: RmFootprintSizes): Promise<Measured> 
   } finally {
     await sidecar.close();
     await tap.close();
-    await sim.close();
-  }
-}
-
-/**
- * The event loop while the sidecar reads a big node list: the worst delay the loop saw (the
- * monitor's max, 1 ms resolution) during reads through the RM client (parsed in a worker), against
- * the same monitor during the same number of reads parsed inline (fetch, JSON.parse, validation:
- * what the client did before), interleaved so both see the same machine load.
- */
-export async function measureLoopDelay(nodes: number, reads: number): Promise<{ maxMs: number; p99Ms: number; inlineMaxMs: number; inlineP99Ms: number; bytes: number }> {
-  const sim = await startSimChild({ nodes, containers: 10, tickMs: 0 });
-  try {
-    const rm = new ResourceManagerClient({ addresses: sim.url });
-    await rm.nodes(); // starts the worker; its start-up is paid once per process
-    const worker = monitorEventLoopDelay({ resolution: 1 });
-    const inline = monitorEventLoopDelay({ resolution: 1 });
-    let bytes = 0;
-    for (let i = 0; i < reads; i++) {
-      inline.enable();
-      const text = await (await fetch(`${sim.url}/ws/v1/cluster/nodes`)).text();
-      bytes = text.length;
-      parseNodes(JSON.parse(text));
-      await sleep(5);
-      inline.disable();
-      await sleep(20);
-      worker.enable();
-      const got = await rm.nodes();
-      await sleep(5);
-      worker.disable();
-      if (got.length !== nodes) throw new Error(`read ${got.length} nodes, expected ${nodes}`);
-      await sleep(20);
-    }
-    return { maxMs: worker.max / 1e6, p99Ms: worker.percentile(99) / 1e6, inlineMaxMs: inline.max / 1e6, inlineP99Ms: inline.percentile(99) / 1e6, bytes };
-  } finally {
-    await stopParsingWorker();
     await sim.close();
   }
 }
@@ -278,33 +239,7 @@ export async function benchMany(sizes: RmFootprintSizes, out: SectionResult): Pr
 export async function benchRmFootprint(sizes: RmFootprintSizes): Promise<SectionResult> {
   const out = emptyResult();
   const maxNodes = Math.max(...sizes.nodeCounts);
-  const loop = await measureLoopDelay(maxNodes, 5);
-  const what = `${maxNodes.toLocaleString('en')} nodes (${(loop.bytes / 1e6).toFixed(1)} MB; parsed in a worker)`;
-  out.rows.push({
-    section: 'rm-footprint',
-    figure: `event-loop delay p99 during 5 reads of ${what}`,
-    value: loop.p99Ms,
-    unit: 'ms',
-    limit: loop.inlineP99Ms,
-    limitUnit: 'ms',
-    limitWhat: 'the same reads parsed inline (fetch + JSON.parse + validation), interleaved',
-    ratio: loop.p99Ms / loop.inlineP99Ms,
-    goal: '≤ 0.5×',
-    met: loop.p99Ms <= 0.5 * loop.inlineP99Ms,
-    note: 'monitorEventLoopDelay, 1 ms resolution',
-  });
-  out.rows.push({
-    section: 'rm-footprint',
-    figure: `event-loop delay max during 5 reads of ${what}`,
-    value: loop.maxMs,
-    unit: 'ms',
-    limit: loop.inlineMaxMs,
-    limitUnit: 'ms',
-    limitWhat: 'the same reads parsed inline, interleaved',
-    ratio: loop.maxMs / loop.inlineMaxMs,
-    goal: 'context (a loaded machine deschedules the whole process: the max then measures the machine)',
-    met: undefined,
-  });
+  out.rows.push(...(await loopDelayRows(maxNodes)));
   const scenarios: Scenario[] = [
     ...sizes.nodeCounts.map((n) => ({ name: `idle, ${n.toLocaleString('en')} nodes`, nodes: n, busy: false })),
     { name: `10 blocked + 1 evacuating, ${Math.max(...sizes.nodeCounts).toLocaleString('en')} nodes`, nodes: Math.max(...sizes.nodeCounts), busy: true },

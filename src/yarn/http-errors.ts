@@ -12,7 +12,12 @@ const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EA
 export function isConnectionError(e: unknown): boolean {
   if (!isAxiosError(e)) return false;
   if (e.response) return false;
-  return e.code !== undefined ? CONNECTION_CODES.has(e.code) || e.code === 'ERR_CANCELED' || e.code === AxiosError.ECONNABORTED : true;
+  return isConnectionCode(e.code);
+}
+
+/** The same for an error code alone (a request made without axios, e.g. by the node-list worker). */
+export function isConnectionCode(code: string | undefined): boolean {
+  return code !== undefined ? CONNECTION_CODES.has(code) || code === 'ERR_CANCELED' || code === AxiosError.ECONNABORTED : true;
 }
 
 export function isTimeout(e: unknown): boolean {

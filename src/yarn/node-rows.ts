@@ -31,7 +31,7 @@ const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
  * Rows back to nodes, `slice` rows per event-loop turn, so a 10,000-node list never holds the loop
  * for more than a millisecond or two at a time.
  */
-export async function decodeNodeRows(rows: string, count: number, slice = 1000): Promise<ClusterNode[]> {
+export async function decodeNodeRows(rows: string, count: number, slice = 250): Promise<ClusterNode[]> {
   if (count === 0) return [];
   const lines = rows.split(R);
   const out: ClusterNode[] = new Array<ClusterNode>(lines.length);

@@ -1,23 +1,23 @@
 /**
- * Parses big RM answers in a worker thread (rm-json-worker.ts). One worker per process, started on
- * first use and unref'd (it never keeps a CLI alive); requests are answered in order. A small
- * answer is parsed inline: below OFF_THREAD_BYTES a round trip to the worker costs more than the
- * parse. If the worker cannot start or dies, parsing falls back to inline (slower for the loop,
- * never wrong).
+ * The RM's node list off the event loop (rm-json-worker.ts): the worker fetches it (fetchNodes)
+ * or parses a body received here (parseNodesText). One worker per process, started on first use
+ * and unref'd (it never keeps a CLI alive). If the worker cannot start or dies, the caller falls
+ * back to the main thread (slower for the loop, never wrong).
  */
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { ClusterNode } from './types';
 import { RmShapeError, parseNodes } from './rm-json';
 import { decodeNodeRows } from './node-rows';
-import type { ParseReply, ParseRequest } from './rm-json-worker';
+import type { AnswerHeaders, FetchNodesRequest, FetchReply, ParseReply, ParseRequest } from './rm-json-worker';
 
 /** 256 KB of JSON is ~700 nodes: ~5 ms inline on a busy 2-core machine. */
 export const OFF_THREAD_BYTES = 256 * 1024;
 
 export class NotJsonError extends Error {}
 
-type Pending = { resolve: (r: ParseReply) => void; reject: (e: Error) => void };
+type Reply = ParseReply | FetchReply;
+type Pending = { resolve: (r: Reply) => void; reject: (e: Error) => void };
 
 let worker: Worker | undefined;
 let broken = false;
@@ -35,7 +35,7 @@ function getWorker(): Worker | undefined {
   try {
     const w = new Worker(path.join(__dirname, 'rm-json-worker.js'));
     w.unref();
-    w.on('message', (r: ParseReply) => {
+    w.on('message', (r: Reply) => {
       const p = pending.get(r.id);
       if (!p) return;
       pending.delete(r.id);
@@ -58,7 +58,8 @@ function getWorker(): Worker | undefined {
   }
 }
 
-function inline(text: string): ClusterNode[] {
+/** The node list parsed and validated on this thread (NotJsonError, RmShapeError as parseNodesText). */
+export function parseNodesInline(text: string): ClusterNode[] {
   let body: unknown;
   try {
     body = text.trim() === '' ? undefined : JSON.parse(text);
@@ -69,31 +70,57 @@ function inline(text: string): ClusterNode[] {
   return parseNodes(body);
 }
 
+/** Posts one request to the worker; undefined when there is no worker (or it died meanwhile). */
+async function ask(msg: ParseRequest | FetchNodesRequest): Promise<Reply | undefined> {
+  const w = getWorker();
+  if (!w) return undefined;
+  try {
+    return await new Promise<Reply>((resolve, reject) => {
+      pending.set(msg.id, { resolve, reject });
+      if (pending.size === 1) w.ref();
+      w.postMessage(msg);
+    });
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The node list from the RM's raw answer. Throws NotJsonError for a body that is not JSON and
  * RmShapeError for JSON of the wrong shape, like the inline parsers.
  */
 export async function parseNodesText(text: string): Promise<ClusterNode[]> {
-  if (text.length < OFF_THREAD_BYTES) return inline(text);
-  const w = getWorker();
-  if (!w) return inline(text);
-  const id = nextId++;
-  let reply: ParseReply;
-  try {
-    reply = await new Promise<ParseReply>((resolve, reject) => {
-      pending.set(id, { resolve, reject });
-      if (pending.size === 1) w.ref();
-      w.postMessage({ id, kind: 'nodes', body: text } satisfies ParseRequest);
-    });
-  } catch {
-    return inline(text);
-  }
+  if (text.length < OFF_THREAD_BYTES) return parseNodesInline(text);
+  const reply = await ask({ id: nextId++, kind: 'nodes', body: text });
+  if (reply === undefined || !('ok' in reply)) return parseNodesInline(text);
   if (!reply.ok) {
     if (reply.notJson) throw new NotJsonError('not JSON');
     if (reply.shape) throw new RmShapeError(reply.error);
     throw new Error(reply.error);
   }
   return decodeNodeRows(reply.rows, reply.count);
+}
+
+/** What the worker's GET of the node list came to, with the rows turned back into nodes. */
+export type FetchedNodes =
+  | { kind: 'nodes'; status: number; headers: AnswerHeaders; nodes: ClusterNode[]; bytes: number }
+  | { kind: 'other'; status: number; headers: AnswerHeaders; text: string }
+  | { kind: 'not-json'; status: number; headers: AnswerHeaders; text: string }
+  | { kind: 'shape'; status: number; headers: AnswerHeaders; error: string }
+  | { kind: 'transport'; code?: string; message: string; timeout: boolean };
+
+/**
+ * One GET of `url` made by the worker, the body parsed and validated there; only the rows come
+ * back. Undefined when no worker can run it: the caller then makes the request itself.
+ */
+export async function fetchNodes(url: string, o: { headers: Record<string, string>; timeoutMs: number; ca?: string }): Promise<FetchedNodes | undefined> {
+  const reply = await ask({ id: nextId++, kind: 'fetch-nodes', url, headers: o.headers, timeoutMs: o.timeoutMs, ...(o.ca !== undefined ? { ca: o.ca } : {}) });
+  if (reply === undefined || !('kind' in reply)) return undefined;
+  if (reply.kind !== 'nodes') {
+    const { id: _id, ...rest } = reply;
+    return rest;
+  }
+  return { kind: 'nodes', status: reply.status, headers: reply.headers, nodes: await decodeNodeRows(reply.rows, reply.count), bytes: reply.bytes };
 }
 
 /** Stops the worker (tests; a sidecar's exit ends it anyway). */

@@ -24,9 +24,9 @@ import * as https from 'node:https';
 import { parseApplicationId, parseAttemptId } from '../model/ids';
 import { Logger, silentLogger } from '../core/logger';
 import { RmAuthenticator, RmAuthorization, offersNegotiate } from './rm-auth';
-import { excerpt, isConnectionError, retriableStatus, transportError, tryParseJson, createYarnHttp } from './http-errors';
+import { excerpt, isConnectionCode, isConnectionError, retriableStatus, transportError, tryParseJson, createYarnHttp } from './http-errors';
 import { RmShapeError, parseApplication, parseAttempts, parseClusterInfo, parseClusterMetrics, parseContainers } from './rm-json';
-import { NotJsonError, parseNodesText } from './off-thread';
+import { FetchedNodes, NotJsonError, fetchNodes, parseNodesInline } from './off-thread';
 import {
   AppContainer,
   ApplicationInfo,
@@ -53,6 +53,22 @@ export interface RmClientOptions {
   httpsAgent?: https.Agent;
   /** SPNEGO (Kerberos) for a secured RM; absent = no Authorization header. */
   auth?: RmAuthenticator;
+  /**
+   * The node list is fetched and parsed by a worker thread (default true). False: on the event
+   * loop, as every other call (the bench's baseline; also a way out should the worker misbehave).
+   */
+  offThread?: boolean;
+}
+
+/** One HTTP answer, whichever thread received it. */
+interface Answer {
+  status: number;
+  location?: string;
+  wwwAuthenticate?: string;
+  /** The body as text: an error, a redirect, or a 2xx received on this thread. */
+  text: string;
+  /** A 2xx node list the worker received and parsed: the nodes, or why it could not. */
+  nodes?: { ok: true; nodes: ClusterNode[] } | { ok: false; notJson: boolean; error: string };
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -79,6 +95,9 @@ export class ResourceManagerClient implements ResourceManagerReader {
   private readonly maxRedirects: number;
   private readonly log: Logger;
   private readonly auth: RmAuthenticator | undefined;
+  private readonly offThread: boolean;
+  /** The CA bundle of the https agent, for the worker's own requests. */
+  private readonly ca: string | undefined;
   /** Index into addresses of the RM that answered last (the active one, as far as we know). */
   private preferred = 0;
 
@@ -91,6 +110,8 @@ export class ResourceManagerClient implements ResourceManagerReader {
     this.maxRedirects = opts.maxRedirects ?? 3;
     this.log = opts.logger ?? silentLogger;
     this.auth = opts.auth;
+    this.offThread = opts.offThread ?? true;
+    this.ca = caText(opts.httpsAgent);
     this.http = createYarnHttp({ timeoutMs: this.timeoutMs, ...(opts.httpsAgent ? { httpsAgent: opts.httpsAgent } : {}) });
   }
 
@@ -119,20 +140,19 @@ export class ResourceManagerClient implements ResourceManagerReader {
   }
 
   /**
-   * The node list is the RM's biggest answer (megabytes at 10,000 nodes): it is parsed and
-   * validated in a worker thread (off-thread.ts), so the event loop is not held for the
-   * 60-250 ms a JSON.parse of it takes on a busy machine.
+   * The node list is the RM's biggest answer (megabytes at 10,000 nodes): a worker thread makes
+   * the request, receives and parses the body (off-thread.ts), so the event loop holds neither the
+   * megabytes nor the 60-250 ms a JSON.parse of them takes on a busy machine. Which RM, the
+   * redirects and the Kerberos header and checks stay here (getFrom), the same as for every call.
    */
   private async nodesAt(path: string): Promise<ClusterNode[]> {
-    const text = await this.getText(path);
-    try {
-      return await parseNodesText(text);
-    } catch (e) {
-      if (e instanceof NotJsonError) throw new YarnCallError(`RM GET ${path}: 200 but the body is not JSON: ${excerpt(text)}`, 200, true);
-      return this.shaped('nodes', undefined, () => {
-        throw e;
-      });
-    }
+    const a = await this.getAnswer(path, this.offThread ? 'nodes' : 'text');
+    const got = a.nodes ?? parseHere(a.text);
+    if (got.ok) return got.nodes;
+    if (got.notJson) throw new YarnCallError(`RM GET ${path}: 200 but the body is not JSON: ${excerpt(got.error)}`, 200, true);
+    return this.shaped('nodes', undefined, () => {
+      throw new RmShapeError(got.error);
+    });
   }
 
   async application(appId: string): Promise<ApplicationInfo> {
@@ -200,10 +220,10 @@ export class ResourceManagerClient implements ResourceManagerReader {
   }
 
   /** The second 401 in a row for one request: the RM does not accept our tickets even fresh ones. */
-  private refused(url: string, path: string, res: AxiosResponse<unknown>): YarnCallError {
+  private refused(url: string, path: string, res: Answer): YarnCallError {
     const auth = this.auth as RmAuthenticator;
     const service = auth.servicePrincipal(hostOf(url));
-    const body = excerpt(res.data, 160);
+    const body = excerpt(res.text, 160);
     return new YarnCallError(
       `RM GET ${path}: 401 from ${url}: the RM refused the SPNEGO ticket of ${auth.principal} for ${service} even after a fresh login ` +
         `(check that the RM's keytab holds ${service} with the KDC's current key, and the clocks)${body ? `; RM said: ${body}` : ''}`,
@@ -213,10 +233,9 @@ export class ResourceManagerClient implements ResourceManagerReader {
   }
 
   /** Mutual authentication: an answer that carries a Negotiate token must verify against our context. */
-  private async verifyAnswer(authz: RmAuthorization, url: string, path: string, res: AxiosResponse<unknown>): Promise<void> {
-    const header = res.headers['www-authenticate'];
+  private async verifyAnswer(authz: RmAuthorization, url: string, path: string, res: Answer): Promise<void> {
     try {
-      await authz.verify(typeof header === 'string' ? header : undefined);
+      await authz.verify(res.wwwAuthenticate);
     } catch (e) {
       throw new YarnCallError(`RM GET ${path}: the answer of ${url} failed Kerberos mutual authentication: ${(e as Error).message}`, res.status, true);
     }
@@ -239,19 +258,24 @@ export class ResourceManagerClient implements ResourceManagerReader {
 
   /** GET path from the preferred RM, falling over to the others on connection failure: the raw 2xx body. */
   private async getText(path: string): Promise<string> {
+    return (await this.getAnswer(path, 'text')).text;
+  }
+
+  /** The 2xx answer to GET path, from the preferred RM or the next that can be reached. */
+  private async getAnswer(path: string, how: 'text' | 'nodes'): Promise<Answer> {
     const n = this.addresses.length;
     const failures: string[] = [];
     let last: YarnCallError | undefined;
     for (let k = 0; k < n; k++) {
       const index = (this.preferred + k) % n;
       const base = this.addresses[index];
-      const outcome = await this.getFrom(base, path);
+      const outcome = await this.getFrom(base, path, how);
       if (outcome.kind === 'ok') {
         if (this.preferred !== outcome.answeredBy) {
           this.log.info('RM changed', { rm: this.addresses[outcome.answeredBy] });
         }
         this.preferred = outcome.answeredBy;
-        return outcome.body;
+        return outcome.answer;
       }
       last = outcome.error;
       failures.push(`${base}: ${outcome.error.message}`);
@@ -261,24 +285,16 @@ export class ResourceManagerClient implements ResourceManagerReader {
     throw new YarnCallError(`no ResourceManager reachable for GET ${path}: ${failures.join('; ')}`, last?.status, true);
   }
 
-  private async getFrom(
-    base: string,
-    path: string,
-  ): Promise<{ kind: 'ok'; body: string; answeredBy: number } | { kind: 'next'; error: YarnCallError }> {
+  private async getFrom(base: string, path: string, how: 'text' | 'nodes'): Promise<{ kind: 'ok'; answer: Answer; answeredBy: number } | { kind: 'next'; error: YarnCallError }> {
     let url = this.withUser(base + path);
     let answeredBy = this.addresses.indexOf(base);
     let reloggedIn = false;
     for (let hop = 0; ; ) {
       const authz = await this.authorization(url, path);
-      let res: AxiosResponse<unknown>;
-      try {
-        res = await this.http.get<unknown>(url, authz ? { headers: { Authorization: authz.header } } : undefined);
-      } catch (e) {
-        const err = transportError(`RM GET ${path}`, url, e, this.timeoutMs);
-        if (isConnectionError(e)) return { kind: 'next', error: err };
-        throw err;
-      }
-      if (this.auth && res.status === 401 && offersNegotiate(res.headers['www-authenticate'])) {
+      const got = await this.exchange(url, path, authz ? { Authorization: authz.header } : {}, how);
+      if (got.kind === 'next') return got;
+      const res = got.answer;
+      if (this.auth && res.status === 401 && offersNegotiate(res.wwwAuthenticate)) {
         if (!reloggedIn) {
           // An expired or revoked ticket, or a key changed on the KDC: one fresh login, same request.
           reloggedIn = true;
@@ -290,7 +306,7 @@ export class ResourceManagerClient implements ResourceManagerReader {
       }
       if (authz) await this.verifyAnswer(authz, url, path, res);
       if (REDIRECTS.has(res.status)) {
-        const location = res.headers['location'];
+        const location = res.location;
         if (typeof location !== 'string' || location === '') {
           throw new YarnCallError(`RM GET ${path}: ${res.status} redirect from ${url} without a Location header`, res.status, true);
         }
@@ -306,15 +322,77 @@ export class ResourceManagerClient implements ResourceManagerReader {
         continue;
       }
       if (res.status >= 200 && res.status < 300) {
-        const body = typeof res.data === 'string' ? res.data : JSON.stringify(res.data) ?? '';
-        return { kind: 'ok', body, answeredBy: answeredBy >= 0 ? answeredBy : this.preferred };
+        return { kind: 'ok', answer: res, answeredBy: answeredBy >= 0 ? answeredBy : this.preferred };
       }
       // A standby that cannot redirect (no active known yet) answers 503: another RM may be active.
-      const error = httpError(`RM GET ${path}`, res.status, res.data);
+      const error = httpError(`RM GET ${path}`, res.status, res.text);
       if (res.status === 503) return { kind: 'next', error };
       throw error;
     }
   }
+
+  /**
+   * One request, one answer: the node list through the worker when one runs (it fetches and
+   * parses), everything else — and the node list when no worker can start — with axios here. A
+   * connection failure is 'next' (another RM of the HA list may answer); other failures throw.
+   */
+  private async exchange(url: string, path: string, headers: Record<string, string>, how: 'text' | 'nodes'): Promise<{ kind: 'answer'; answer: Answer } | { kind: 'next'; error: YarnCallError }> {
+    if (how === 'nodes') {
+      const f = await fetchNodes(url, { headers, timeoutMs: this.timeoutMs, ...(this.ca !== undefined ? { ca: this.ca } : {}) });
+      if (f !== undefined) return fromWorker(`RM GET ${path}`, url, f, this.timeoutMs);
+    }
+    let res: AxiosResponse<unknown>;
+    try {
+      res = await this.http.get<unknown>(url, Object.keys(headers).length ? { headers } : undefined);
+    } catch (e) {
+      const err = transportError(`RM GET ${path}`, url, e, this.timeoutMs);
+      if (isConnectionError(e)) return { kind: 'next', error: err };
+      throw err;
+    }
+    const text = typeof res.data === 'string' ? res.data : JSON.stringify(res.data) ?? '';
+    const location = res.headers['location'];
+    const negotiate = res.headers['www-authenticate'];
+    return {
+      kind: 'answer',
+      answer: { status: res.status, text, ...(typeof location === 'string' ? { location } : {}), ...(typeof negotiate === 'string' ? { wwwAuthenticate: negotiate } : {}) },
+    };
+  }
+}
+
+/** The worker's reply as an answer (or the next RM, or an error), as exchange() gives it. */
+function fromWorker(what: string, url: string, f: FetchedNodes, timeoutMs: number): { kind: 'answer'; answer: Answer } | { kind: 'next'; error: YarnCallError } {
+  if (f.kind === 'transport') {
+    const error = f.timeout
+      ? new YarnCallError(`${what}: no answer from ${url} within ${timeoutMs} ms`, undefined, true)
+      : new YarnCallError(`${what}: cannot reach ${url}${f.code ? ` (${f.code})` : ''}: ${f.message}`, undefined, true);
+    if (f.timeout || isConnectionCode(f.code)) return { kind: 'next', error };
+    throw error;
+  }
+  const answer: Answer = { status: f.status, text: '', ...f.headers };
+  if (f.kind === 'other') answer.text = f.text;
+  else if (f.kind === 'nodes') answer.nodes = { ok: true, nodes: f.nodes };
+  else if (f.kind === 'not-json') answer.nodes = { ok: false, notJson: true, error: f.text };
+  else answer.nodes = { ok: false, notJson: false, error: f.error };
+  return { kind: 'answer', answer };
+}
+
+/** A node list received on this thread, parsed here. */
+function parseHere(text: string): { ok: true; nodes: ClusterNode[] } | { ok: false; notJson: boolean; error: string } {
+  try {
+    return { ok: true, nodes: parseNodesInline(text) };
+  } catch (e) {
+    if (e instanceof NotJsonError) return { ok: false, notJson: true, error: text };
+    if (e instanceof RmShapeError) return { ok: false, notJson: false, error: e.message };
+    throw e;
+  }
+}
+
+/** The PEM text an https agent was given as `ca` (createYarnHttpsAgent), for the worker's requests. */
+function caText(agent: https.Agent | undefined): string | undefined {
+  const ca = agent?.options.ca;
+  if (ca === undefined) return undefined;
+  const list = Array.isArray(ca) ? ca : [ca];
+  return list.map((c: string | Buffer) => (typeof c === 'string' ? c : c.toString('utf8'))).join('\n');
 }
 
 /** The host name of a URL as a Kerberos service principal names it: lower case, no port, no brackets. */

@@ -153,6 +153,19 @@ describe('kerberos: the sidecar reads a SPNEGO-protected RM (real KDC, real http
     }
   });
 
+  it('the node list, fetched by the worker thread, carries the ticket too: standby 307, then the active RM', async () => {
+    const login = new KerberosLogin({ principal: `sidecar@${REALM}`, keytab, krb5Conf: kdc.krb5Conf, probeHost: 'localhost', clock: systemClock });
+    try {
+      await login.start();
+      const rm = new ResourceManagerClient({ addresses: [standby, active], auth: login });
+      const nodes = await rm.nodes();
+      assert.deepEqual(new Set(nodes.map((n) => n.host)), new Set(sim.cluster.nodes.map((n) => n.host)));
+      assert.equal(rm.activeAddress, `http://${active}`);
+    } finally {
+      await login.stop();
+    }
+  });
+
   it('a ticket that expires mid-run (3 s lifetime set in the KDC) is renewed before it runs out, without a failed pass', async function () {
     this.timeout(20_000);
     kdc.addPrincipal('short', { maxlife: '3 seconds' });
@@ -217,6 +230,8 @@ describe('kerberos: the sidecar reads a SPNEGO-protected RM (real KDC, real http
       await login.start();
       const rm = new ResourceManagerClient({ addresses: `127.0.0.1:${(impostor.address() as AddressInfo).port}`, auth: login });
       await assert.rejects(rm.clusterInfo(), /failed Kerberos mutual authentication/);
+      // The same for the node list, whose request the worker thread makes.
+      await assert.rejects(rm.nodes(), /failed Kerberos mutual authentication/);
     } finally {
       await login.stop();
       await new Promise((r) => impostor.close(r));
