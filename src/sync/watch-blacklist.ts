@@ -39,6 +39,7 @@ export function ownSet(read: ProxyBlacklist, owner: string): { own: Set<string>;
 
 /** Without spreading `a` into an array: with 100,000 hosts that copy is garbage on every poll tick. */
 function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  if (a === b) return true;
   if (a.size !== b.size) return false;
   for (const h of a) if (!b.has(h)) return false;
   return true;
@@ -101,13 +102,23 @@ export class BlacklistWatcher {
     this.deps.metrics.blacklistHosts.set(hosts.length);
   }
 
+  /** The last answer taken and what it became: the same answer again (the proxy client hands out the same object for an unchanged body) is not rebuilt. */
+  private taken: { read: ProxyBlacklist; scheduler: readonly string[] | undefined; value: BlacklistView } | undefined;
+
   private take(read: ProxyBlacklist, now: number): void {
+    const t = this.taken;
+    if (t && t.read === read && t.scheduler === this.scheduler.value && this.cache.value === t.value) {
+      this.cache.set(t.value, now);
+      return;
+    }
     const { own, others } = ownSet(read, this.deps.owner);
     // Read on every pass: the union is built only when the RM's view has hosts to check against it.
     const scheduler = this.scheduler.value ?? [];
     const union = scheduler.length > 0 ? new Set(read.blacklist) : undefined;
     const schedulerOnly = union ? scheduler.filter((h) => !union.has(h) && !own.has(h)) : [];
-    this.cache.set({ actual: own, othersHold: others, schedulerOnly, owners: read.owners }, now);
+    const value: BlacklistView = { actual: own, othersHold: others, schedulerOnly, owners: read.owners };
+    this.cache.set(value, now);
+    this.taken = { read, scheduler: this.scheduler.value, value };
     this.deps.metrics.blacklistHosts.set(own.size);
   }
 

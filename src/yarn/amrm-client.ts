@@ -7,6 +7,7 @@
  * a refused update (e.g. "*", YARN's "Cannot add * to the blacklist!") will not get better.
  */
 import { AxiosInstance, AxiosResponse } from 'axios';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as https from 'node:https';
 import { parseApplicationId, parseAttemptId, parseContainerId } from '../model/ids';
@@ -74,8 +75,32 @@ export class AmrmProxyClient implements AmrmProxy {
     return { applicationId, appAttemptId, registered: reg === true || reg === 'true' };
   }
 
+  /**
+   * The proxy's blacklist (this owner's set and the others'). The sync engine asks on every poll
+   * tick; with 100,000 blocked hosts the answer is megabytes, and parsing, checking and keeping a
+   * fresh copy of it every second held the event loop for tens of milliseconds and fed the
+   * garbage collector. An answer byte-for-byte the same as the last one (same SHA-256) is
+   * answered with the same object, which the caller may then recognise as nothing new.
+   */
   async blacklist(): Promise<BlacklistView> {
-    const o = await this.call('GET', '/blacklist');
+    let digest = '';
+    const last = this.lastBlacklist;
+    const o = await this.call('GET', '/blacklist', undefined, (text) => {
+      digest = createHash('sha256').update(text).digest('base64');
+      return last?.digest === digest;
+    });
+    if (o === UNCHANGED) {
+      if (last) return last.view;
+      throw new Error('unreachable: an unchanged answer without a previous one');
+    }
+    const view = this.blacklistOf(o);
+    this.lastBlacklist = { digest, view };
+    return view;
+  }
+
+  private lastBlacklist: { digest: string; view: BlacklistView } | undefined;
+
+  private blacklistOf(o: Record<string, unknown>): BlacklistView {
     const blacklist = strings(o, 'blacklist');
     // A proxy that predates owners answers only the union; then every entry is of unknown owner.
     if (o.owners === undefined) return { blacklist, owners: {} };
@@ -153,7 +178,13 @@ export class AmrmProxyClient implements AmrmProxy {
     return { released: strings(o, 'released'), unknown: strings(o, 'unknown') };
   }
 
-  private async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown>> {
+  /**
+   * One request; the 2xx body as a JSON object, or UNCHANGED when `unchanged` says the raw 2xx
+   * text is the same as last time (nothing to parse).
+   */
+  private async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown>>;
+  private async call(method: 'GET' | 'POST', path: string, body: unknown, unchanged: (text: string) => boolean): Promise<Record<string, unknown> | typeof UNCHANGED>;
+  private async call(method: 'GET' | 'POST', path: string, body?: unknown, unchanged?: (text: string) => boolean): Promise<Record<string, unknown> | typeof UNCHANGED> {
     const what = `AMRM proxy ${method} ${AMRM_BASE_PATH}${path}`;
     let res: AxiosResponse<unknown>;
     const headers: Record<string, string> = body === undefined ? {} : { 'Content-Type': 'application/json' };
@@ -163,6 +194,7 @@ export class AmrmProxyClient implements AmrmProxy {
     } catch (e) {
       throw transportError(what, this.baseUrl + AMRM_BASE_PATH + path, e, this.timeoutMs);
     }
+    if (unchanged && res.status >= 200 && res.status < 300 && typeof res.data === 'string' && unchanged(res.data)) return UNCHANGED;
     const parsed = tryParseJson(res.data);
     if (res.status < 200 || res.status >= 300) {
       throw new YarnCallError(`${what}: ${res.status} ${errorText(parsed) ?? (excerpt(res.data) || '(empty body)')}`, res.status, retriableStatus(res.status));
@@ -173,6 +205,9 @@ export class AmrmProxyClient implements AmrmProxy {
     return parsed as Record<string, unknown>;
   }
 }
+
+/** What call() answers for a body its caller already has. */
+const UNCHANGED: unique symbol = Symbol('unchanged');
 
 /** The proxy secret (first line of the file); a missing or empty file is a retriable error (the hand-off may not be written yet). */
 function readSecret(file: string): string {
