@@ -54,15 +54,17 @@ export class BlacklistWatcher {
   constructor(private readonly deps: { proxy: AmrmProxy; rm: ResourceManagerReader; logger: Logger; metrics: Metrics; owner: string }) {}
 
   async refresh(now: number, applicationId: string | undefined, attemptId: string | undefined): Promise<ReadOutcome> {
-    let read: ProxyBlacklist;
+    // A new RM view changes what take() makes of an answer: then the answer is read whole.
+    const schedulerDue = rmAttemptsDue(this.schedulerReadFor, attemptId);
+    let read: ProxyBlacklist | undefined;
     try {
-      read = await this.deps.proxy.blacklist();
+      read = await this.read(schedulerDue);
     } catch (e) {
       return { ok: false, error: message(e) };
     }
     // The RM's view of the attempt (an RM call, shared by every job): at start and when the
     // attempt changes, never on a timer or after a failure (read-policy.ts rmAttemptsDue).
-    if (rmAttemptsDue(this.schedulerReadFor, attemptId)) {
+    if (schedulerDue) {
       this.scheduler.set(await this.schedulerView(applicationId, attemptId), now);
       this.schedulerReadFor = attemptId ?? '';
     }
@@ -76,9 +78,9 @@ export class BlacklistWatcher {
    * longer know what YARN has: the belief is dropped, and the first answer afterwards is a change.
    */
   async drifted(now: number): Promise<boolean> {
-    let read: ProxyBlacklist;
+    let read: ProxyBlacklist | undefined;
     try {
-      read = await this.deps.proxy.blacklist();
+      read = await this.read();
     } catch {
       this.invalidate();
       return false;
@@ -102,15 +104,38 @@ export class BlacklistWatcher {
     this.deps.metrics.blacklistHosts.set(hosts.length);
   }
 
-  /** The last answer taken and what it became: the same answer again (the proxy client hands out the same object for an unchanged body) is not rebuilt. */
-  private taken: { read: ProxyBlacklist; scheduler: readonly string[] | undefined; value: BlacklistView } | undefined;
+  /**
+   * The digest of the proxy's last answer and what take() made of it. With 100,000 hosts that
+   * answer is megabytes every poll tick: when the proxy says it is unchanged (blacklistSince) and
+   * nothing since replaced what was taken (a push, an invalidation, the RM's view), the belief
+   * stands as it is — nothing parsed, no sets rebuilt.
+   */
+  private taken: { digest: string; scheduler: readonly string[] | undefined; value: BlacklistView } | undefined;
 
-  private take(read: ProxyBlacklist, now: number): void {
+  /** The proxy's answer, or undefined when it is the one last taken and the belief is still that. */
+  private async read(whole = false): Promise<ProxyBlacklist | undefined> {
+    const proxy = this.deps.proxy;
+    if (!proxy.blacklistSince) return proxy.blacklist();
     const t = this.taken;
-    if (t && t.read === read && t.scheduler === this.scheduler.value && this.cache.value === t.value) {
-      this.cache.set(t.value, now);
+    const current = !whole && t && t.scheduler === this.scheduler.value && this.cache.value === t.value;
+    const r = await proxy.blacklistSince(current ? t.digest : undefined);
+    if (r.unchanged) return undefined;
+    this.digest = r.digest;
+    return r.view;
+  }
+
+  /** The digest of the answer read() returned last (take() files it with what it made). */
+  private digest: string | undefined;
+
+  private take(read: ProxyBlacklist | undefined, now: number): void {
+    const t = this.taken;
+    if (read === undefined) {
+      // read() said: the same answer as the one taken, and the belief is still what it made.
+      if (t) this.cache.set(t.value, now);
       return;
     }
+    const digest = this.digest;
+    this.digest = undefined;
     const { own, others } = ownSet(read, this.deps.owner);
     // Read on every pass: the union is built only when the RM's view has hosts to check against it.
     const scheduler = this.scheduler.value ?? [];
@@ -118,7 +143,7 @@ export class BlacklistWatcher {
     const schedulerOnly = union ? scheduler.filter((h) => !union.has(h) && !own.has(h)) : [];
     const value: BlacklistView = { actual: own, othersHold: others, schedulerOnly, owners: read.owners };
     this.cache.set(value, now);
-    this.taken = { read, scheduler: this.scheduler.value, value };
+    this.taken = digest !== undefined ? { digest, scheduler: this.scheduler.value, value } : undefined;
     this.deps.metrics.blacklistHosts.set(own.size);
   }
 

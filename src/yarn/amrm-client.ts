@@ -75,30 +75,26 @@ export class AmrmProxyClient implements AmrmProxy {
     return { applicationId, appAttemptId, registered: reg === true || reg === 'true' };
   }
 
-  /**
-   * The proxy's blacklist (this owner's set and the others'). The sync engine asks on every poll
-   * tick; with 100,000 blocked hosts the answer is megabytes, and parsing, checking and keeping a
-   * fresh copy of it every second held the event loop for tens of milliseconds and fed the
-   * garbage collector. An answer byte-for-byte the same as the last one (same SHA-256) is
-   * answered with the same object, which the caller may then recognise as nothing new.
-   */
   async blacklist(): Promise<BlacklistView> {
-    let digest = '';
-    const last = this.lastBlacklist;
-    const o = await this.call('GET', '/blacklist', undefined, (text) => {
-      digest = createHash('sha256').update(text).digest('base64');
-      return last?.digest === digest;
-    });
-    if (o === UNCHANGED) {
-      if (last) return last.view;
-      throw new Error('unreachable: an unchanged answer without a previous one');
-    }
-    const view = this.blacklistOf(o);
-    this.lastBlacklist = { digest, view };
-    return view;
+    return this.blacklistOf(await this.call('GET', '/blacklist'));
   }
 
-  private lastBlacklist: { digest: string; view: BlacklistView } | undefined;
+  /**
+   * The sync engine asks every poll tick; with 100,000 blocked hosts the answer is megabytes, and
+   * decoding, parsing and checking it every second held the event loop for tens of milliseconds
+   * and fed the garbage collector. Here the body stays bytes (a megabytes-long string per tick
+   * would sit in V8's large-object space until a full collection) and only its SHA-256 is kept;
+   * the same digest as the caller's means nothing to parse.
+   */
+  async blacklistSince(digest: string | undefined): Promise<{ unchanged: true } | { unchanged: false; view: BlacklistView; digest: string }> {
+    let now = '';
+    const o = await this.call('GET', '/blacklist', undefined, (raw) => {
+      now = createHash('sha256').update(raw).digest('base64');
+      return now === digest;
+    });
+    if (o === UNCHANGED) return { unchanged: true };
+    return { unchanged: false, view: this.blacklistOf(o), digest: now };
+  }
 
   private blacklistOf(o: Record<string, unknown>): BlacklistView {
     const blacklist = strings(o, 'blacklist');
@@ -180,21 +176,24 @@ export class AmrmProxyClient implements AmrmProxy {
 
   /**
    * One request; the 2xx body as a JSON object, or UNCHANGED when `unchanged` says the raw 2xx
-   * text is the same as last time (nothing to parse).
+   * bytes are the same as last time (nothing to decode or parse).
    */
   private async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown>>;
-  private async call(method: 'GET' | 'POST', path: string, body: unknown, unchanged: (text: string) => boolean): Promise<Record<string, unknown> | typeof UNCHANGED>;
-  private async call(method: 'GET' | 'POST', path: string, body?: unknown, unchanged?: (text: string) => boolean): Promise<Record<string, unknown> | typeof UNCHANGED> {
+  private async call(method: 'GET' | 'POST', path: string, body: unknown, unchanged: (raw: Buffer) => boolean): Promise<Record<string, unknown> | typeof UNCHANGED>;
+  private async call(method: 'GET' | 'POST', path: string, body?: unknown, unchanged?: (raw: Buffer) => boolean): Promise<Record<string, unknown> | typeof UNCHANGED> {
     const what = `AMRM proxy ${method} ${AMRM_BASE_PATH}${path}`;
     let res: AxiosResponse<unknown>;
     const headers: Record<string, string> = body === undefined ? {} : { 'Content-Type': 'application/json' };
     if (this.secretFile !== undefined) headers.Authorization = `Bearer ${readSecret(this.secretFile)}`;
     try {
-      res = await this.http.request<unknown>({ method, url: path, data: body, headers });
+      res = await this.http.request<unknown>({ method, url: path, data: body, headers, ...(unchanged ? { responseType: 'arraybuffer' as const } : {}) });
     } catch (e) {
       throw transportError(what, this.baseUrl + AMRM_BASE_PATH + path, e, this.timeoutMs);
     }
-    if (unchanged && res.status >= 200 && res.status < 300 && typeof res.data === 'string' && unchanged(res.data)) return UNCHANGED;
+    if (Buffer.isBuffer(res.data)) {
+      if (unchanged && res.status >= 200 && res.status < 300 && unchanged(res.data)) return UNCHANGED;
+      res.data = res.data.toString('utf8');
+    }
     const parsed = tryParseJson(res.data);
     if (res.status < 200 || res.status >= 300) {
       throw new YarnCallError(`${what}: ${res.status} ${errorText(parsed) ?? (excerpt(res.data) || '(empty body)')}`, res.status, retriableStatus(res.status));

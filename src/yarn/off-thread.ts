@@ -19,39 +19,39 @@ export class NotJsonError extends Error {}
 type Reply = ParseReply | FetchReply;
 type Pending = { resolve: (r: Reply) => void; reject: (e: Error) => void };
 
-let worker: Worker | undefined;
-let broken = false;
-let nextId = 1;
-const pending = new Map<number, Pending>();
-
-function failAll(e: Error): void {
-  for (const p of pending.values()) p.reject(e);
-  pending.clear();
+/** The running worker and the requests it has not answered yet (each worker its own: one that is stopping fails only its own). */
+interface Running {
+  w: Worker;
+  pending: Map<number, Pending>;
 }
 
-function getWorker(): Worker | undefined {
+let worker: Running | undefined;
+let broken = false;
+let nextId = 1;
+
+function getWorker(): Running | undefined {
   if (broken) return undefined;
   if (worker) return worker;
   try {
     const w = new Worker(path.join(__dirname, 'rm-json-worker.js'));
+    const r: Running = { w, pending: new Map() };
+    const failAll = (e: Error): void => {
+      if (worker === r) worker = undefined;
+      for (const p of r.pending.values()) p.reject(e);
+      r.pending.clear();
+    };
     w.unref();
-    w.on('message', (r: Reply) => {
-      const p = pending.get(r.id);
+    w.on('message', (reply: Reply) => {
+      const p = r.pending.get(reply.id);
       if (!p) return;
-      pending.delete(r.id);
-      if (pending.size === 0) w.unref();
-      p.resolve(r);
+      r.pending.delete(reply.id);
+      if (r.pending.size === 0) w.unref();
+      p.resolve(reply);
     });
-    w.on('error', (e) => {
-      worker = undefined;
-      failAll(e);
-    });
-    w.on('exit', () => {
-      if (worker === w) worker = undefined;
-      failAll(new Error('the RM parsing worker exited'));
-    });
-    worker = w;
-    return w;
+    w.on('error', (e) => failAll(e));
+    w.on('exit', () => failAll(new Error('the RM parsing worker exited')));
+    worker = r;
+    return r;
   } catch {
     broken = true;
     return undefined;
@@ -72,13 +72,13 @@ export function parseNodesInline(text: string): ClusterNode[] {
 
 /** Posts one request to the worker; undefined when there is no worker (or it died meanwhile). */
 async function ask(msg: ParseRequest | FetchNodesRequest): Promise<Reply | undefined> {
-  const w = getWorker();
-  if (!w) return undefined;
+  const r = getWorker();
+  if (!r) return undefined;
   try {
     return await new Promise<Reply>((resolve, reject) => {
-      pending.set(msg.id, { resolve, reject });
-      if (pending.size === 1) w.ref();
-      w.postMessage(msg);
+      r.pending.set(msg.id, { resolve, reject });
+      if (r.pending.size === 1) r.w.ref();
+      r.w.postMessage(msg);
     });
   } catch {
     return undefined;
@@ -123,9 +123,19 @@ export async function fetchNodes(url: string, o: { headers: Record<string, strin
   return { kind: 'nodes', status: reply.status, headers: reply.headers, nodes: await decodeNodeRows(reply.rows, reply.count), bytes: reply.bytes };
 }
 
+/** Whether the worker thread is running now (tests). */
+export function parsingWorkerRunning(): boolean {
+  return worker !== undefined;
+}
+
+/** Stops the worker if nothing is waiting for it (it starts again on the next big read). */
+export async function releaseIdleWorker(): Promise<void> {
+  if (worker && worker.pending.size === 0) await stopParsingWorker();
+}
+
 /** Stops the worker (tests; a sidecar's exit ends it anyway). */
 export async function stopParsingWorker(): Promise<void> {
-  const w = worker;
+  const r = worker;
   worker = undefined;
-  if (w) await w.terminate();
+  if (r) await r.w.terminate();
 }

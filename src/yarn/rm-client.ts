@@ -26,7 +26,7 @@ import { Logger, silentLogger } from '../core/logger';
 import { RmAuthenticator, RmAuthorization, offersNegotiate } from './rm-auth';
 import { excerpt, isConnectionCode, isConnectionError, retriableStatus, transportError, tryParseJson, createYarnHttp } from './http-errors';
 import { RmShapeError, parseApplication, parseAttempts, parseClusterInfo, parseClusterMetrics, parseContainers } from './rm-json';
-import { FetchedNodes, NotJsonError, fetchNodes, parseNodesInline } from './off-thread';
+import { FetchedNodes, NotJsonError, OFF_THREAD_BYTES, fetchNodes, parseNodesInline, releaseIdleWorker } from './off-thread';
 import {
   AppContainer,
   ApplicationInfo,
@@ -67,6 +67,8 @@ interface Answer {
   wwwAuthenticate?: string;
   /** The body as text: an error, a redirect, or a 2xx received on this thread. */
   text: string;
+  /** Bytes of a body the worker received (the text is then empty). */
+  bytes?: number;
   /** A 2xx node list the worker received and parsed: the nodes, or why it could not. */
   nodes?: { ok: true; nodes: ClusterNode[] } | { ok: false; notJson: boolean; error: string };
 }
@@ -96,6 +98,14 @@ export class ResourceManagerClient implements ResourceManagerReader {
   private readonly log: Logger;
   private readonly auth: RmAuthenticator | undefined;
   private readonly offThread: boolean;
+  /**
+   * Whether the last node list was big enough for the worker (undefined: none read yet, so the
+   * worker is tried). A small cluster's list (< OFF_THREAD_BYTES, ~700 nodes) is read here and
+   * the worker, whose own heap costs the process tens of megabytes, is stopped.
+   */
+  private bigNodeList: boolean | undefined;
+  /** Nodes the RM counted last (clusterMetrics): before any list is read, a small count keeps the first read here too. */
+  private nodeCount: number | undefined;
   /** The CA bundle of the https agent, for the worker's own requests. */
   private readonly ca: string | undefined;
   /** Index into addresses of the RM that answered last (the active one, as far as we know). */
@@ -125,7 +135,9 @@ export class ResourceManagerClient implements ResourceManagerReader {
   }
 
   async clusterMetrics(): Promise<ClusterMetrics> {
-    return this.shaped('cluster metrics', await this.get('/ws/v1/cluster/metrics'), parseClusterMetrics);
+    const m = this.shaped('cluster metrics', await this.get('/ws/v1/cluster/metrics'), parseClusterMetrics);
+    this.nodeCount = Math.max(m.totalNodes, m.activeNodes + m.decommissioningNodes + m.decommissionedNodes + m.lostNodes + m.unhealthyNodes + m.rebootedNodes + m.shutdownNodes);
+    return m;
   }
 
   /**
@@ -146,8 +158,15 @@ export class ResourceManagerClient implements ResourceManagerReader {
    * redirects and the Kerberos header and checks stay here (getFrom), the same as for every call.
    */
   private async nodesAt(path: string): Promise<ClusterNode[]> {
-    const a = await this.getAnswer(path, this.offThread ? 'nodes' : 'text');
+    // About 350 bytes of JSON per node: below OFF_THREAD_BYTES the worker costs more than it saves.
+    const expectBig = this.bigNodeList ?? (this.nodeCount === undefined || this.nodeCount * 350 >= OFF_THREAD_BYTES);
+    const a = await this.getAnswer(path, this.offThread && expectBig ? 'nodes' : 'text');
     const got = a.nodes ?? parseHere(a.text);
+    const big = (a.bytes ?? Buffer.byteLength(a.text)) >= OFF_THREAD_BYTES;
+    if (this.offThread && big !== this.bigNodeList) {
+      this.bigNodeList = big;
+      if (!big && a.bytes !== undefined) void releaseIdleWorker();
+    }
     if (got.ok) return got.nodes;
     if (got.notJson) throw new YarnCallError(`RM GET ${path}: 200 but the body is not JSON: ${excerpt(got.error)}`, 200, true);
     return this.shaped('nodes', undefined, () => {
@@ -370,7 +389,10 @@ function fromWorker(what: string, url: string, f: FetchedNodes, timeoutMs: numbe
   }
   const answer: Answer = { status: f.status, text: '', ...f.headers };
   if (f.kind === 'other') answer.text = f.text;
-  else if (f.kind === 'nodes') answer.nodes = { ok: true, nodes: f.nodes };
+  else if (f.kind === 'nodes') {
+    answer.nodes = { ok: true, nodes: f.nodes };
+    answer.bytes = f.bytes;
+  }
   else if (f.kind === 'not-json') answer.nodes = { ok: false, notJson: true, error: f.text };
   else answer.nodes = { ok: false, notJson: false, error: f.error };
   return { kind: 'answer', answer };

@@ -157,6 +157,11 @@ export interface CompletedContainersPage {
 export interface AmrmProxy {
   attempt(): Promise<AttemptInfo>;
   blacklist(): Promise<BlacklistView>;
+  /**
+   * The blacklist unless its answer is byte-for-byte the one whose `digest` the caller holds
+   * (then `unchanged`, nothing parsed). Optional: a client without it is asked blacklist().
+   */
+  blacklistSince?(digest: string | undefined): Promise<{ unchanged: true } | { unchanged: false; view: BlacklistView; digest: string }>;
   /** Changes only `owner`'s set (default: the sidecar's, {@link SIDECAR_BLACKLIST_OWNER}). */
   updateBlacklist(change: BlacklistChange, owner?: string): Promise<void>;
   containers(): Promise<AppContainer[]>;

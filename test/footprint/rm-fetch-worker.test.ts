@@ -12,7 +12,7 @@ import * as https from 'node:https';
 import { AddressInfo } from 'node:net';
 import { ResourceManagerClient } from '../../src/yarn/rm-client';
 import { RmAuthenticator } from '../../src/yarn/rm-auth';
-import { stopParsingWorker } from '../../src/yarn/off-thread';
+import { parsingWorkerRunning, stopParsingWorker } from '../../src/yarn/off-thread';
 import { YarnCallError } from '../../src/yarn/types';
 import { startSimulator } from '../../src/sim/server';
 import { createYarnHttpsAgent } from '../../src/security/tls';
@@ -130,6 +130,36 @@ describe('RM node list fetched by the worker thread', () => {
     } finally {
       await sim.close();
     }
+  });
+
+  it("a small cluster's list is read on the event loop after the first read, and the worker (its own heap) is stopped; a big one keeps it", async () => {
+    const small = await server(json(200, NODES));
+    const client = new ResourceManagerClient({ addresses: small.url });
+    assert.equal((await client.nodes()).length, 2);
+    assert.equal(parsingWorkerRunning(), false, 'stopped after a small answer');
+    assert.equal((await client.nodes()).length, 2);
+    assert.equal(parsingWorkerRunning(), false, 'not started again for the next small read');
+    const sim = await startSimulator({ port: 0, nodes: 1500, containers: 10, tickMs: 0, seed: 6 });
+    try {
+      const big = new ResourceManagerClient({ addresses: sim.rmUrl });
+      assert.equal((await big.nodes()).length, 1500);
+      assert.equal(parsingWorkerRunning(), true, 'a big list keeps the worker');
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('a cluster the RM counts as small (cluster metrics) is read on the event loop from the first read: no worker starts', async () => {
+    await stopParsingWorker();
+    const small = await server((req, res) =>
+      req.url?.startsWith('/ws/v1/cluster/metrics')
+        ? json(200, JSON.stringify({ clusterMetrics: { activeNodes: 2, decommissioningNodes: 0, decommissionedNodes: 0, lostNodes: 0, unhealthyNodes: 1, rebootedNodes: 0, shutdownNodes: 0, totalNodes: 3 } }))(req, res)
+        : json(200, NODES)(req, res),
+    );
+    const client = new ResourceManagerClient({ addresses: small.url });
+    await client.clusterMetrics();
+    assert.equal((await client.nodes()).length, 2);
+    assert.equal(parsingWorkerRunning(), false);
   });
 
   it("sends the authenticator's header and ?user.name=, follows a standby's 307 with a header for the active RM", async () => {

@@ -1,7 +1,7 @@
 /**
- * The AMRM proxy client's blacklist(): the sync engine asks every poll tick, so an answer
- * byte-for-byte the same as the last is not parsed again — the same object comes back, and a
- * changed or broken answer is read afresh. Real HTTP on loopback.
+ * The AMRM proxy client's blacklistSince(): the sync engine asks every poll tick, so an answer
+ * byte-for-byte the same as the one whose digest the caller holds is not parsed again; a changed
+ * or broken answer is read afresh. Real HTTP on loopback.
  */
 import { strict as assert } from 'node:assert';
 import * as http from 'node:http';
@@ -23,23 +23,27 @@ describe('AMRM client: an unchanged blacklist answer', () => {
   });
   after(() => new Promise<void>((r) => server.close(() => r())));
 
-  it('is the same object; a changed body is parsed anew; a broken one is still an error', async () => {
+  it('is "unchanged" for the digest of the same bytes; a changed body is parsed anew; a broken one is still an error', async () => {
     const proxy = new AmrmProxyClient({ address: url, timeoutMs: 3000 });
     body = JSON.stringify({ blacklist: ['a', 'b'], owners: { sidecar: ['a'], flink: ['b'] } });
-    const first = await proxy.blacklist();
-    assert.deepEqual(first, { blacklist: ['a', 'b'], owners: { sidecar: ['a'], flink: ['b'] } });
-    assert.equal(await proxy.blacklist(), first, 'the same answer: the same object, nothing parsed');
+    const first = await proxy.blacklistSince(undefined);
+    assert.ok(!first.unchanged);
+    assert.deepEqual(first.view, { blacklist: ['a', 'b'], owners: { sidecar: ['a'], flink: ['b'] } });
+    assert.deepEqual(await proxy.blacklistSince(first.digest), { unchanged: true });
+    assert.ok(!(await proxy.blacklistSince(undefined)).unchanged, 'without a digest the answer is always read');
     body = JSON.stringify({ blacklist: ['a'], owners: { sidecar: ['a'] } });
-    const second = await proxy.blacklist();
-    assert.notEqual(second, first);
-    assert.deepEqual(second, { blacklist: ['a'], owners: { sidecar: ['a'] } });
+    const second = await proxy.blacklistSince(first.digest);
+    assert.ok(!second.unchanged);
+    assert.notEqual(second.digest, first.digest);
+    assert.deepEqual(second.view, { blacklist: ['a'], owners: { sidecar: ['a'] } });
     status = 500;
     body = JSON.stringify({ errors: ['AM restarting'] });
-    await assert.rejects(proxy.blacklist(), /500 AM restarting/);
+    await assert.rejects(proxy.blacklistSince(second.digest), /500 AM restarting/);
     status = 200;
     body = JSON.stringify({ blacklist: 'not a list' });
-    await assert.rejects(proxy.blacklist(), /"blacklist" is not a list of strings/);
+    await assert.rejects(proxy.blacklistSince(second.digest), /"blacklist" is not a list of strings/);
     body = JSON.stringify({ blacklist: ['a'], owners: { sidecar: ['a'] } });
-    assert.equal(await proxy.blacklist(), second, 'the last good answer is still recognised');
+    assert.deepEqual(await proxy.blacklistSince(second.digest), { unchanged: true });
+    assert.deepEqual(await proxy.blacklist(), { blacklist: ['a'], owners: { sidecar: ['a'] } });
   });
 });
