@@ -102,6 +102,38 @@ export function blockCapacity(fraction: number, runningNodes: number): number {
  *    of the cluster, running or not).
  */
 export function planDesired(input: DesiredInput): DesiredPlan {
+  const l = lastPlan;
+  if (l && samePlanInput(l.input, input) && input.now >= l.from && input.now < l.until) return l.plan;
+  const plan = computePlan(input);
+  // The plan holds until the first end of an item in it (expiry is the only way time changes it).
+  let until = Infinity;
+  for (const i of plan.effective) if (i.endTimestamp < until) until = i.endTimestamp;
+  lastPlan = { input: { ...input }, from: input.now, until, plan };
+  return plan;
+}
+
+/**
+ * The last plan, and what it was made of. Every pass plans, and most passes (a poll tick's refresh
+ * of the node counts, a push of nothing) plan the same snapshot again: with 100,000 items that is
+ * two sorts of 100,000 (by age, and the hosts) on the event loop each time. A snapshot is replaced,
+ * never changed in place, and plans are only read, so the same inputs within the same validity give
+ * the very same plan (which also keeps the API's per-plan index of it).
+ */
+let lastPlan: { input: DesiredInput; from: number; until: number; plan: DesiredPlan } | undefined;
+
+function samePlanInput(a: DesiredInput, b: DesiredInput): boolean {
+  return (
+    a.items === b.items &&
+    a.applicationId === b.applicationId &&
+    a.nodes === b.nodes &&
+    a.maxBlockedFraction === b.maxBlockedFraction &&
+    a.runningNodesFloor === b.runningNodesFloor &&
+    a.runningNodes === b.runningNodes &&
+    a.assumeRunning === b.assumeRunning
+  );
+}
+
+function computePlan(input: DesiredInput): DesiredPlan {
   const effective = effectiveItems(input.items, input.applicationId, input.now);
   const running = new Set<string>();
   for (const n of input.nodes) if (n.state === 'RUNNING') running.add(n.host);
@@ -180,6 +212,35 @@ export function diffBlacklist(desired: Iterable<string>, actual: Iterable<string
   // Sets are used as they are: a pass hands in thousands of hosts, and copies were most of its cost.
   const want = asSet(desired);
   const have = asSet(actual);
+  const maybe = [...maybeOnYarn];
+  // The same two sets again (a plan's set, the belief about the proxy: neither changed in place):
+  // the same answer, without walking 2 × 100,000 hosts on the event loop once more.
+  const l = lastDiff;
+  const keep = maybe.length === 0 && planSets.has(want) && actual === have;
+  if (keep && l && l.want === want && l.have === have && l.repushAll === repushAll) return l.diff;
+  const diff = diffOf(want, have, repushAll, maybe);
+  lastDiff = keep ? { want, have, repushAll, diff } : undefined;
+  return diff;
+}
+
+let lastDiff: { want: ReadonlySet<string>; have: ReadonlySet<string>; repushAll: boolean; diff: BlacklistDiff } | undefined;
+
+const blacklistSets = new WeakMap<DesiredPlan, ReadonlySet<string>>();
+/** The sets blacklistSet() made: only these are known never to change (a caller's own set may). */
+const planSets = new WeakSet<ReadonlySet<string>>();
+
+/** The plan's blacklist as a set, made once per plan (a plan is never changed). */
+export function blacklistSet(plan: DesiredPlan): ReadonlySet<string> {
+  let s = blacklistSets.get(plan);
+  if (!s) {
+    s = new Set(plan.blacklist);
+    blacklistSets.set(plan, s);
+    planSets.add(s);
+  }
+  return s;
+}
+
+function diffOf(want: ReadonlySet<string>, have: ReadonlySet<string>, repushAll: boolean, maybeOnYarn: readonly string[]): BlacklistDiff {
   const additions: string[] = [];
   for (const h of want) if (repushAll || !have.has(h)) additions.push(h);
   const removals: string[] = [];

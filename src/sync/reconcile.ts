@@ -7,7 +7,7 @@
  */
 import { BlockedItem, EVACUATE } from '../model/item';
 import { appliesTo, isEffective, nextExpiry } from '../model/effective';
-import { BlacklistDiff, DesiredPlan, NodeView, diffBlacklist, hostsByRack, isEmptyDiff, planDesired } from './desired';
+import { BlacklistDiff, DesiredPlan, NodeView, blacklistSet, diffBlacklist, hostsByRack, isEmptyDiff, planDesired } from './desired';
 import { EvacuationDecision, EvacuationPhase, evaluateEvacuation } from './evacuation';
 import { Memory, rememberRunning } from './memory';
 import { ContainerIndex } from './watch-containers';
@@ -78,7 +78,7 @@ export function reconcile(observed: Observed, desired: Desired, memory: Memory, 
   // or held in this or the previous attempt (a new AM's proxy forgets who held what), stays.
   const theirs = (h: string) => observed.othersHold.has(h) || memory.othersSeen.has(h) || memory.inheritedOthers.has(h);
   const maybe = [...memory.maybeOnYarn, ...observed.schedulerOnly].filter((h) => !theirs(h));
-  const pending = diffBlacklist(plan.blacklist, observed.actual, memory.repushAll, maybe);
+  const pending = diffBlacklist(blacklistSet(plan), observed.actual, memory.repushAll, maybe);
   const events = deferralEvents(memory.deferred, plan);
   let next: Memory = { ...memory, runningHighWater: cap.highWater, deferred: new Set(plan.deferred.map((i) => i.id)), othersSeen: seen(memory.othersSeen, observed.othersHold) };
   const deadlines = new Map<string, number>();

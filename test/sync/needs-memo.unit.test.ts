@@ -1,6 +1,7 @@
 /** NeedsMemo: the poll's "what do the items in force need read" kept per snapshot, exact at every instant. */
 import { strict as assert } from 'node:assert';
 import { NeedsMemo, needs } from '../../src/sync/read-policy';
+import { blacklistSet, diffBlacklist, planDesired } from '../../src/sync/desired';
 import { APP, nodeItem } from './items';
 
 const T = 1_652_313_600_000;
@@ -29,5 +30,48 @@ describe('read policies: NeedsMemo', () => {
     const atT = memo.get(items, APP, T + 500);
     assert.notEqual(memo.get(items, APP, T + 100), atT, 'a clock that went back is not trusted to the old answer');
     assert.deepEqual(memo.get(items, APP, T + 1_000).nodeHosts, ['b']);
+  });
+});
+
+describe('planDesired: the same snapshot planned again', () => {
+  const nodes = [
+    { host: 'a', state: 'RUNNING' as const },
+    { host: 'b', state: 'RUNNING' as const },
+  ];
+  const input = (items: ReturnType<typeof nodeItem>[], now: number, more: Partial<Parameters<typeof planDesired>[0]> = {}) => ({ items, applicationId: APP, now, nodes, maxBlockedFraction: 1, ...more });
+
+  it('is the very same plan while nothing it depends on moves, and a fresh one at an end, a new snapshot, other counts or a clock gone back', () => {
+    const items = [nodeItem('a', { end: T + 1_000 }), nodeItem('b')];
+    const p0 = planDesired(input(items, T));
+    assert.equal(planDesired(input(items, T + 999)), p0);
+    const atEnd = planDesired(input(items, T + 1_000));
+    assert.notEqual(atEnd, p0);
+    assert.deepEqual(atEnd.blacklist, ['b'], 'inclusive expiry: a is gone at its end');
+    assert.notEqual(planDesired(input([...items], T + 1_000)), atEnd, 'another snapshot');
+    const again = planDesired(input(items, T + 1_000));
+    assert.notEqual(planDesired(input(items, T + 1_000, { runningNodes: 1 })), again, 'other counts');
+    const later = planDesired(input(items, T + 2_000));
+    const back = planDesired(input(items, T + 1_500));
+    assert.notEqual(back, later, 'a clock that went back is planned again');
+    assert.deepEqual(planDesired(input(items, T)).blacklist, ['a', 'b'], 'before the end: both again');
+  });
+});
+
+describe('diffBlacklist: a plan against the same belief again', () => {
+  it('is the same answer for the same plan set and actual set; another actual, a repush or a caller-made set are diffed afresh', () => {
+    const plan = planDesired({ items: [nodeItem('a'), nodeItem('b')], applicationId: APP, now: T, nodes: [], maxBlockedFraction: 1, assumeRunning: true, runningNodes: 10 });
+    const want = blacklistSet(plan);
+    assert.equal(blacklistSet(plan), want);
+    const actual = new Set(['b', 'c']);
+    const d = diffBlacklist(want, actual);
+    assert.deepEqual(d, { additions: ['a'], removals: ['c'] });
+    assert.equal(diffBlacklist(want, actual), d);
+    assert.deepEqual(diffBlacklist(want, new Set(['a', 'b'])), { additions: [], removals: [] });
+    assert.deepEqual(diffBlacklist(want, actual, true), { additions: ['a', 'b'], removals: ['c'] });
+    const mine = new Set(['a']);
+    assert.deepEqual(diffBlacklist(mine, actual), { additions: ['a'], removals: ['b', 'c'] });
+    mine.add('c');
+    assert.deepEqual(diffBlacklist(mine, actual), { additions: ['a'], removals: ['b'] }, 'a set the caller may change is never remembered');
+    assert.deepEqual(diffBlacklist(want, actual, false, ['d']), { additions: ['a'], removals: ['c', 'd'] });
   });
 });
