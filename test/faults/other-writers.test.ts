@@ -3,7 +3,8 @@
  * `blocklist` CLI with `--store sqlite:FILE` (another process, its own connection) blocks,
  * merges into an item the API writers are extending at the same moment, and unblocks. The
  * sidecar writes on its write thread and reads (its list cache) on its main connection: another
- * process's commit must still move the version it polls, be read, and reach YARN.
+ * process's commit must still move the version it polls, be read, and reach YARN. And on the AM's
+ * blacklist, Flink's own entries (another owner) across an AM failover in the middle of the stream.
  */
 import { strict as assert } from 'node:assert';
 import { RunningSimulator, startSimulator } from '../../src/sim/server';
@@ -14,7 +15,7 @@ import { count, printFigures } from '../fuzz/figures';
 
 const sorted = (a: readonly string[]) => [...a].sort();
 
-describe('faults: the CLI writes the store file while the sidecar is under write load', function () {
+describe('faults: other writers beside a sidecar under write load (the CLI on its store file, Flink on the AM blacklist)', function () {
   this.timeout(40_000);
   let sim: RunningSimulator;
   let s: YarnSidecar | undefined;
@@ -94,5 +95,60 @@ describe('faults: the CLI writes the store file while the sidecar is under write
     for (const h of [...acked, ...cliHosts]) assert.ok(listed.includes(h), `${h} missing from the sidecar's list`);
     assert.ok(!listed.includes(victim));
     await waitFor('YARN equals the store', () => JSON.stringify(sorted(onYarn())) === JSON.stringify(sorted(listed)), 5_000);
+  });
+
+  it("Flink's own blacklist entries and an AM failover in the middle of the API write stream: the new attempt gets every block back, Flink's entries are never removed", async () => {
+    s = await startYarnSidecar({ rm: sim.url, proxy: sim.url });
+    const sidecar = s;
+    const hosts = sim.cluster.nodes.map((n) => n.host).filter((h) => h !== sim.cluster.currentAttempt.amHost);
+    const [shared, flinkOnly, ...rest] = hosts;
+    const apiHosts = rest.slice(0, 40);
+    // Flink's own blocklist holds two hosts under its owner name on the AM's one blacklist.
+    const flinkHolds = async () => {
+      const r = await request(sim.url, 'POST', '/amrm/v1/blacklist', { owner: 'flink', blacklistAdditions: [shared, flinkOnly], blacklistRemovals: [] });
+      assert.equal(r.status, 200, r.text);
+    };
+    await flinkHolds();
+    const put = (h: string, body: Record<string, unknown>) => request(sidecar.url, 'PUT', `/blocklist/nodes/${h}`, body);
+    assert.equal((await put(shared, { action: 'MARK_BLOCKED', cause: 'ours too' })).status, 201);
+
+    const base = Date.now() + 3_600_000;
+    let stop = false;
+    let writes = 0;
+    const acked = new Set<string>();
+    const writers = [0, 1, 2, 3].map(async (w) => {
+      const mine = apiHosts.filter((_, i) => i % 4 === w);
+      for (let round = 0; !stop; round++) {
+        for (const h of mine) {
+          const r = await put(h, { action: 'MARK_BLOCKED', cause: 'load', endTimestamp: base + round * 1000 + w, allowMerge: true });
+          assert.ok(r.status === 201 || r.status === 202, `${h}: ${r.status} ${r.text}`);
+          acked.add(h);
+          writes++;
+        }
+      }
+    });
+    const writersDone = Promise.all(writers);
+    // The sidecar's share, under its default owner name (cluster.resource-blocklist.amrm-proxy.owner).
+    const ours = () => [...(sim.cluster.ownersView()['blocklist'] ?? [])];
+    try {
+      await waitFor('the API writers under way', () => writes >= 40, 10_000);
+      const a = await request(sim.url, 'POST', '/sim/v1/attempts', { blacklist: 'empty' });
+      assert.equal(a.status, 200, a.text);
+      const atFailover = writes;
+      // Flink's new attempt registers its own blocklist again, as the JobMaster does on recovery.
+      await flinkHolds();
+      await waitFor('every acknowledged block on the new attempt', () => [...acked, shared].every((h) => sim.cluster.clientBlacklistView().includes(h)), 5_000);
+      // Unblocking a host Flink also holds takes it out of our share only.
+      assert.equal((await request(sidecar.url, 'DELETE', `/blocklist/nodes/${shared}`)).status, 200);
+      await waitFor('our share without the unblocked host', () => !ours().includes(shared), 5_000);
+      assert.ok(sim.cluster.clientBlacklistView().includes(shared), "Flink's entry was removed with ours");
+      assert.ok(sim.cluster.clientBlacklistView().includes(flinkOnly));
+      assert.ok(writes - atFailover >= 20, `the API load went on across the failover (${writes - atFailover} writes)`);
+    } finally {
+      stop = true;
+      await writersDone;
+    }
+    await waitFor('YARN: our share and Flink\'s', () => JSON.stringify(sorted(sim.cluster.clientBlacklistView())) === JSON.stringify(sorted([...acked, shared, flinkOnly])), 5_000);
+    assert.deepEqual(sorted(ours()), sorted([...acked]));
   });
 });
