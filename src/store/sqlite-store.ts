@@ -36,6 +36,23 @@ export interface SqliteStoreOptions {
   writeThread?: boolean;
 }
 
+/**
+ * How long list() waits for the write thread's answers before it reads the rows itself: a group
+ * commit's fsync takes milliseconds, a lock held by another process up to busy_timeout.
+ */
+const SETTLE_WAIT_MS = 100;
+
+/** Whether `p` (which never rejects) resolved within `ms`. */
+function within(p: Promise<void>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const t = setTimeout(() => resolve(false), ms);
+    void p.then(() => {
+      clearTimeout(t);
+      resolve(true);
+    });
+  });
+}
+
 /** SQLite errors that mean "the store cannot take this now", not "the request is wrong". */
 function unavailable(e: unknown, what: string): never {
   if (e instanceof StoreUnavailableError) throw e;
@@ -181,10 +198,13 @@ export class SqliteStore implements BlocklistStore {
         // The write thread may have committed a write whose answer (and so its change to the
         // cache) is still on the way: wait for the writes posted so far instead of decoding every
         // row again. Another process's write shows as a version the cache still lacks after that.
+        // Bounded: the write may be queued behind another process's lock (the CLI's transaction,
+        // up to busy_timeout), and a read need not wait for that (WAL); past the bound the rows
+        // are read below. Unbounded, GET /blocklist and the sync pass waited out the whole lock.
         const version = this.currentVersion();
         if (version !== this.listCache.version) {
-          await this.writer.settled();
-          if (this.listCache && this.listCache.version >= version) return this.listCache.snapshot();
+          const settled = await within(this.writer.settled(), SETTLE_WAIT_MS);
+          if (settled && this.listCache && this.listCache.version >= version) return this.listCache.snapshot();
         }
       }
       // One read transaction, so the version and the rows are the same snapshot. An unchanged

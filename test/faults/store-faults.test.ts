@@ -25,10 +25,10 @@ interface Rig {
   audit: MemoryAudit;
 }
 
-async function rig(busyTimeoutMs = 5000): Promise<Rig> {
+async function rig(busyTimeoutMs = 5000, writeThread = false): Promise<Rig> {
   const dir = tempDir('blocklist-storefault-');
   const file = path.join(dir, 'blocklist.db');
-  const store = new SqliteStore(file, { busyTimeoutMs });
+  const store = new SqliteStore(file, { busyTimeoutMs, writeThread });
   const config = loadConfig({ env: {}, dynamic: { 'rest.port': '0', 'cluster.resource-blocklist.store.sqlite.path': file, 'rest.rate-limit.max-mutations': '0' } });
   const audit = new MemoryAudit();
   const s = await startSidecar({ config, store, audit, logger: silentLogger });
@@ -124,11 +124,60 @@ describe('faults: the store', function () {
       await close(r).catch(() => undefined);
     }
   });
+
+  it("on the write thread (as the sidecar runs): another process commits, then holds the lock; the waiting write gets its 503, reads answer at once with the other process's row", async () => {
+    const r = await rig(1500, true);
+    let holder: ChildProcess | undefined;
+    try {
+      assert.equal((await http(r.s.url, 'PUT', '/blocklist/nodes/before', body(0))).status, 201);
+      assert.deepEqual(Object.keys((await http(r.s.url, 'GET', '/blocklist')).body as object), ['before']);
+      // The CLI's import in chunks: one chunk committed (the version moved), the next holding the lock.
+      holder = await holdLock(r.file, 60_000, 'cli-row');
+      count('store faults injected');
+      const t0 = Date.now();
+      const waiting = http(r.s.url, 'PUT', '/blocklist/nodes/locked1', body(1));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const t1 = Date.now();
+      const list = (await http(r.s.url, 'GET', '/blocklist')).body as Record<string, unknown>;
+      const readMs = Date.now() - t1;
+      assert.deepEqual(Object.keys(list).sort(), ['before', 'cli-row']);
+      // Reads need not wait for a write queued behind another process's lock (WAL): it took the
+      // rest of the busy timeout (1,411 ms) when list() waited for the write thread to settle; 104 ms
+      // now (list() waits at most 100 ms for the thread's answers, then reads the rows).
+      assert.ok(readMs < 700, `GET /blocklist took ${readMs} ms while a write waited for the lock`);
+      const res = await waiting;
+      assert.equal(res.status, 503, res.text);
+      assert.match(errorsOf(res.body), /store unavailable: .*(locked|SQLITE_BUSY).*nothing was changed/i);
+      assert.ok(Date.now() - t0 < 3000, 'the busy timeout bounds the wait');
+      await release(holder);
+      holder = undefined;
+      assert.equal((await http(r.s.url, 'PUT', '/blocklist/nodes/locked1', body(1))).status, 201);
+      const ids = (await r.s.store.list()).map((x) => x.id);
+      count('acknowledged writes checked after store faults', 2);
+      assert.deepEqual(ids.sort(), ['before', 'cli-row', 'locked1']);
+    } finally {
+      if (holder) await release(holder);
+      await close(r).catch(() => undefined);
+    }
+  });
 });
 
-/** Another process takes SQLite's write lock (BEGIN IMMEDIATE) and holds it until told, or for holdMs. */
-function holdLock(file: string, holdMs = 60_000): Promise<ChildProcess> {
-  const script = `
+/**
+ * Another process takes SQLite's write lock (BEGIN IMMEDIATE) and holds it until told, or for
+ * holdMs; with `commitFirst` it first commits a block of that node through the store's own code
+ * (the version moves), as a CLI importing in chunks does between two chunks.
+ */
+function holdLock(file: string, holdMs = 60_000, commitFirst?: string): Promise<ChildProcess> {
+  const first = commitFirst
+    ? `
+    const { SqliteStore } = require('./dist/src/store/sqlite-store');
+    const { newItem } = require('./dist/src/model/merge');
+    const id = ${JSON.stringify(commitFirst)};
+    const store = new SqliteStore(${JSON.stringify(file)});
+    await store.add({ item: newItem({ id, kind: 'node', node: id, action: 'MARK_BLOCKED', end: { type: 'permanent' }, cause: 'cli', scope: 'cluster', allowMerge: false }, Date.now(), { by: 'cli', from: 'cli' }), allowMerge: false });
+    await store.close();`
+    : '';
+  const script = `(async () => {${first}
     const Database = require('better-sqlite3');
     const db = new Database(${JSON.stringify(file)});
     db.exec('BEGIN IMMEDIATE');
@@ -137,7 +186,7 @@ function holdLock(file: string, holdMs = 60_000): Promise<ChildProcess> {
     const done = () => { try { db.exec('COMMIT'); db.close(); } finally { process.exit(0); } };
     setTimeout(done, ${holdMs});
     process.stdin.on('data', done);
-  `;
+  })();`;
   const child = spawn(process.execPath, ['-e', script], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
   child.stdin?.on('error', () => undefined); // it may have let go (holdMs) before we tell it to
   return new Promise((resolve, reject) => {
