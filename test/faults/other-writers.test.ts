@@ -143,7 +143,8 @@ describe('faults: other writers beside a sidecar under write load (the CLI on it
       await waitFor('our share without the unblocked host', () => !ours().includes(shared), 5_000);
       assert.ok(sim.cluster.clientBlacklistView().includes(shared), "Flink's entry was removed with ours");
       assert.ok(sim.cluster.clientBlacklistView().includes(flinkOnly));
-      assert.ok(writes - atFailover >= 20, `the API load went on across the failover (${writes - atFailover} writes)`);
+      // The stream goes on across the failover (checked at the end as well: every acked write on YARN).
+      await waitFor('20 API writes after the failover', () => writes - atFailover >= 20, 10_000);
     } finally {
       stop = true;
       await writersDone;

@@ -101,3 +101,46 @@ describe('sqlite store: the write thread dies', function () {
     assert.ok(idsInFile(file).has('after'));
   });
 });
+
+describe('sqlite store (write thread): read your writes beside another writer', function () {
+  this.timeout(15_000);
+  let dir: string;
+  beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-sqlite-ryw-'))));
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('a list() after an acknowledged add or remove always shows it, while another connection writes the same file', async () => {
+    const file = path.join(dir, 'b.db');
+    const store = new SqliteStore(file, { writeThread: true });
+    // Another writer on the file (the CLI's inline store: its own connection, its own commits).
+    const other = new SqliteStore(file);
+    const misses: string[] = [];
+    let checks = 0;
+    const writer = async (w: number) => {
+      for (let i = 0; i < 40; i++) {
+        const id = `w${w}-${String(i).padStart(2, '0')}`;
+        await store.add({ item: item(id), allowMerge: false });
+        if (!(await store.list()).some((x) => x.id === id)) misses.push(`add ${id}`);
+        checks++;
+        if (i % 4 === 3) {
+          const gone = `w${w}-${String(i - 2).padStart(2, '0')}`;
+          await store.remove(gone);
+          if ((await store.list()).some((x) => x.id === gone)) misses.push(`remove ${gone}`);
+          checks++;
+        }
+      }
+    };
+    const cli = async () => {
+      for (let i = 0; i < 40; i++) {
+        await other.add({ item: item(`cli-${String(i).padStart(2, '0')}`), allowMerge: false });
+        await new Promise((r) => setTimeout(r, 1));
+      }
+    };
+    await Promise.all([writer(0), writer(1), writer(2), writer(3), cli()]);
+    assert.deepEqual(misses, [], `${misses.length} of ${checks} reads missed an acknowledged write`);
+    // And the cache ends equal to the file, the other writer's rows included.
+    assert.deepEqual((await store.list()).map((x) => x.id), [...idsInFile(file)].sort());
+    assert.equal((await store.list()).filter((x) => x.id.startsWith('cli-')).length, 40);
+    await other.close();
+    await store.close();
+  });
+});
