@@ -105,6 +105,30 @@ function stampIn(v: unknown, field: string): Stamp {
 
 const sameStamp = (a: Stamp, b: Stamp): boolean => a.by === b.by && a.from === b.from && a.at === b.at;
 
+const KINDS: Record<string, ItemKind> = { node: 'node', taskmanager: 'taskmanager', rack: 'rack' };
+const ACTION_OF = new Map<string, BlockAction>(ACTIONS.map((a) => [a, a]));
+
+/**
+ * The sharing decodeItem gives (interned scope, principal, origin and source; a node's host is its
+ * id; a never-merged item's two stamps are one), for an item that arrived another way: a copy
+ * from the store's write thread, which would otherwise hold its own copy of every such string.
+ */
+export function compactItem(item: BlockedItem): BlockedItem {
+  const stamp = (x: Stamp): Stamp => ({ by: intern(x.by), from: intern(x.from), at: x.at });
+  const created = stamp(item.created);
+  const out: BlockedItem = {
+    ...item,
+    kind: KINDS[item.kind] ?? item.kind,
+    action: ACTION_OF.get(item.action) ?? item.action,
+    node: item.node === item.id ? item.id : item.node,
+    scope: intern(item.scope),
+    created,
+    updated: sameStamp(created, item.updated) ? created : stamp(item.updated),
+  };
+  if (item.source !== undefined) out.source = intern(item.source);
+  return out;
+}
+
 export function decodeItem(text: string): BlockedItem {
   let o: Record<string, unknown>;
   try {

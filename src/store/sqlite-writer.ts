@@ -108,7 +108,9 @@ export class ThreadWriter implements SqliteWriter {
 
   private thread(): Worker {
     if (this.worker) return this.worker;
-    const w = new Worker(path.join(__dirname, 'sqlite-write-thread.js'), { workerData: this.init });
+    // A small young generation: the thread's garbage is a few requests' worth at a time, and the
+    // default semi-spaces would add megabytes of resident memory to every sidecar for nothing.
+    const w = new Worker(path.join(__dirname, 'sqlite-write-thread.js'), { workerData: this.init, resourceLimits: { maxYoungGenerationSizeMb: 2 } });
     w.unref();
     w.on('message', (r: ThreadReply) => {
       const waiter = this.waiting.get(r.id);
