@@ -105,6 +105,23 @@ describe('sqlite store: writes on a worker thread', () => {
     await again.close();
   });
 
+  it("keeps no second copy of what it wrote: a created item's outcome is the request's own object, a merged one shares its strings", async () => {
+    const store = new SqliteStore(path.join(dir, 'b.db'), { writeThread: true });
+    assert.deepEqual(await store.list(), []); // the list cache exists from here on
+    const a = item('a');
+    const created = await store.add({ item: a, allowMerge: false });
+    assert.equal(created.outcome, 'created');
+    assert.ok(created.outcome === 'created' && created.item === a, 'the request item itself, not the copy from the thread');
+    assert.ok((await store.list())[0] === a, 'and that object is what list() hands out');
+    const merged = await store.add({ item: { ...item('a'), cause: 'y', created: { ...a.created, at: 2000 }, updated: { ...a.updated, at: 2000 } }, allowMerge: true });
+    assert.equal(merged.outcome, 'merged');
+    if (merged.outcome === 'merged') {
+      assert.equal(merged.item.cause, 'x,y');
+      assert.ok(merged.item.node === merged.item.id);
+    }
+    await store.close();
+  });
+
   it('list() during a stream of writes is always a state the store was in, and ends exact', async () => {
     const file = path.join(dir, 'b.db');
     const store = new SqliteStore(file, { writeThread: true });
