@@ -3,14 +3,18 @@
  *
  * - Every write is a durable transaction (sqlite-writes.ts: WAL, synchronous=FULL, BEGIN
  *   IMMEDIATE, numbered migrations); a write resolves only after its commit.
- * - With `writeThread` (the sidecar) the writes run on a worker thread's connection, so the fsync
- *   of a commit does not hold the event loop; reads stay on this thread's own connection (WAL lets
- *   a reader and a writer work at once). Without it (the CLI, an in-memory database) they run here.
+ * - With `writeThread` (the sidecar), while writes arrive concurrently they run on a worker
+ *   thread's connection, so the fsync of a commit does not hold the event loop and whatever
+ *   arrives meanwhile forms the next group commit; a lone write commits here at once (handing it
+ *   to a thread and back would only add two thread wake-ups to its latency). Reads stay on this
+ *   thread's connection (WAL lets a reader and a writer work at once). Without it (the CLI, an
+ *   in-memory database) every write runs here.
  * - busy_timeout lets a second process wait for the lock instead of failing at once.
  */
 import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { BlockedItem } from '../model/item';
 import { AddOutcome, AddRequest, BlocklistStore, StoreUnavailableError, checkRecordKey } from './store';
 import { CorruptItemError, compactItem, decodeStored } from './codec';
@@ -29,11 +33,11 @@ export interface SqliteStoreOptions {
   /** Where a quarantined row is reported. */
   logger?: Logger;
   /**
-   * Run the writes on a worker thread (ignored for ':memory:' and read-only stores). For a
-   * long-running process under concurrent writes: the event loop keeps serving while a commit is
-   * fsync'd, and whatever arrives meanwhile is the next group commit.
+   * Run concurrent writes on a worker thread (ignored for ':memory:' and read-only stores): for a
+   * long-running process, whose event loop then keeps serving while a commit is fsync'd.
+   * `'always'`: every write, lone ones too (tests of the thread's path).
    */
-  writeThread?: boolean;
+  writeThread?: boolean | 'always';
 }
 
 /**
@@ -66,6 +70,9 @@ function own(o: AddOutcome, req: AddRequest): AddOutcome {
   return o;
 }
 
+/** How long after a sign of concurrent writes they keep going to the write thread (ms). */
+const CONCURRENT_FOR_MS = 100;
+
 /** SQLite errors that mean "the store cannot take this now", not "the request is wrong". */
 function unavailable(e: unknown, what: string): never {
   if (e instanceof StoreUnavailableError) throw e;
@@ -80,7 +87,15 @@ export class SqliteStore implements BlocklistStore {
   readonly description: string;
   /** This thread's connection: every read, and the writes too unless they run on the write thread. */
   private readonly db: Database.Database;
-  private readonly writer: SqliteWriter;
+  /** Writes on this thread's connection. */
+  private readonly inline: InlineWriter;
+  /** The write thread, when the store has one. */
+  private readonly thread: ThreadWriter | undefined;
+  private readonly threadAlways: boolean;
+  /** Until when (performance.now()) writes count as concurrent and go to the thread. */
+  private concurrentUntil = 0;
+  /** Write transactions run on this thread and on the write thread so far (for tests and diagnostics). */
+  readonly writes = { here: 0, thread: 0 };
   private readonly stmts: {
     get: Database.Statement<[string], { data: string }>;
     list: Database.Statement<[], { id: string; data: string }>;
@@ -109,7 +124,9 @@ export class SqliteStore implements BlocklistStore {
     } catch (e) {
       unavailable(e, `opening ${file}`);
     }
-    this.writer = opts.writeThread && !opts.readonly && file !== ':memory:' ? new ThreadWriter({ file: path.resolve(file), busyTimeoutMs }) : new InlineWriter(this.db);
+    this.inline = new InlineWriter(this.db);
+    this.thread = opts.writeThread && !opts.readonly && file !== ':memory:' ? new ThreadWriter({ file: path.resolve(file), busyTimeoutMs }) : undefined;
+    this.threadAlways = opts.writeThread === 'always';
     this.stmts = {
       get: this.db.prepare('SELECT data FROM items WHERE id = ?'),
       list: this.db.prepare('SELECT id, data FROM items ORDER BY id'),
@@ -144,7 +161,7 @@ export class SqliteStore implements BlocklistStore {
     try {
       let done: AddsDone;
       try {
-        done = await this.writer.run({ op: 'adds', groups: group.map((g) => g.reqs) });
+        done = await this.writerFor(group.length > 1).run({ op: 'adds', groups: group.map((g) => g.reqs) });
       } catch (e) {
         let failure: unknown = e;
         try {
@@ -169,9 +186,28 @@ export class SqliteStore implements BlocklistStore {
       });
     } finally {
       this.addsInFlight = false;
-      // What arrived during this commit goes now: it has waited one commit already.
-      if (this.pendingAdds.length > 0) void this.commitPendingAdds();
+      // What arrived during this commit goes now: it has waited one commit already, and it shows
+      // the writes are concurrent.
+      if (this.pendingAdds.length > 0) {
+        this.writerFor(true);
+        void this.commitPendingAdds();
+      }
     }
+  }
+
+  /**
+   * Where the next write runs: on the thread while writes are concurrent (several in one group, or
+   * some arrived while a commit ran, within CONCURRENT_FOR_MS) or while it still has one in flight
+   * (order: a write never overtakes one posted before it); otherwise here, at once.
+   */
+  private writerFor(concurrent: boolean): SqliteWriter {
+    const t = this.thread;
+    if (!t) return this.inline;
+    const now = performance.now();
+    if (concurrent) this.concurrentUntil = now + CONCURRENT_FOR_MS;
+    const onThread = this.threadAlways || t.inFlight || now < this.concurrentUntil;
+    this.writes[onThread ? 'thread' : 'here']++;
+    return onThread ? t : this.inline;
   }
 
   private currentVersion(): number {
@@ -207,7 +243,7 @@ export class SqliteStore implements BlocklistStore {
 
   async list(): Promise<BlockedItem[]> {
     try {
-      if (this.listCache && this.writer.inFlight) {
+      if (this.listCache && this.thread?.inFlight) {
         // The write thread may have committed a write whose answer (and so its change to the
         // cache) is still on the way: wait for the writes posted so far instead of decoding every
         // row again. Another process's write shows as a version the cache still lacks after that.
@@ -216,7 +252,7 @@ export class SqliteStore implements BlocklistStore {
         // are read below. Unbounded, GET /blocklist and the sync pass waited out the whole lock.
         const version = this.currentVersion();
         if (version !== this.listCache.version) {
-          const settled = await within(this.writer.settled(), SETTLE_WAIT_MS);
+          const settled = await within(this.thread.settled(), SETTLE_WAIT_MS);
           if (settled && this.listCache && this.listCache.version >= version) return this.listCache.snapshot();
         }
       }
@@ -251,7 +287,7 @@ export class SqliteStore implements BlocklistStore {
 
   async remove(id: string): Promise<BlockedItem | undefined> {
     try {
-      const removed = await this.writer.run({ op: 'remove', id });
+      const removed = await this.writerFor(false).run({ op: 'remove', id });
       if (!removed) return undefined;
       this.afterWrite(removed.versions, (cache) => cache.delete(id));
       return removed.item;
@@ -266,7 +302,7 @@ export class SqliteStore implements BlocklistStore {
 
   async removeQuarantined(id: string): Promise<QuarantinedRow | undefined> {
     try {
-      const done = await this.writer.run({ op: 'removeQuarantined', id });
+      const done = await this.writerFor(false).run({ op: 'removeQuarantined', id });
       if (!done) return undefined;
       this.quarantine.drop(id);
       this.afterWrite(done.versions, (cache) => cache.delete(id));
@@ -279,7 +315,7 @@ export class SqliteStore implements BlocklistStore {
   /** Rows past their end; one that cannot be decoded is skipped (quarantined, never expired). */
   async removeExpired(now: number): Promise<BlockedItem[]> {
     try {
-      const done = await this.writer.run({ op: 'removeExpired', now });
+      const done = await this.writerFor(false).run({ op: 'removeExpired', now });
       this.afterWrite(done.versions, (cache) => done.gone.forEach((it) => cache.delete(it.id)));
       return done.gone;
     } catch (e) {
@@ -307,7 +343,7 @@ export class SqliteStore implements BlocklistStore {
   async writeRecord(key: string, value: string): Promise<void> {
     checkRecordKey(key);
     try {
-      await this.writer.run({ op: 'writeRecord', key, value });
+      await this.writerFor(false).run({ op: 'writeRecord', key, value });
     } catch (e) {
       unavailable(e, `write record '${key}'`);
     }
@@ -316,7 +352,7 @@ export class SqliteStore implements BlocklistStore {
   async close(): Promise<void> {
     // Adds still waiting for their group commit are written first, as a caller that awaited them expects.
     while (this.pendingAdds.length > 0 || this.addsInFlight) await new Promise<void>((resolve) => setImmediate(resolve));
-    await this.writer.close();
+    await this.thread?.close();
     if (this.db.open) this.db.close();
   }
 }

@@ -7,8 +7,9 @@ import { describeStoreConformance } from './conformance';
 import { strict as assert } from 'node:assert';
 import { newItem } from '../../src/model/merge';
 
-for (const writeThread of [false, true]) {
-  describeStoreConformance(writeThread ? 'sqlite, writes on a worker thread (the sidecar)' : 'sqlite', async () => {
+for (const writeThread of [false, true, 'always'] as const) {
+  const how = { false: '', true: ', concurrent writes on a worker thread (the sidecar)', always: ', every write on a worker thread' }[String(writeThread) as 'false' | 'true' | 'always'];
+  describeStoreConformance(`sqlite${how}`, async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-sqlite-'));
     const file = path.join(dir, 'blocklist.db');
     return {
@@ -27,7 +28,7 @@ for (const writeThread of [false, true]) {
   });
 }
 
-for (const writeThread of [false, true]) {
+for (const writeThread of [false, 'always'] as const) {
 describe(`sqlite store${writeThread ? ' (writes on a worker thread)' : ''}: group commit and the list cache`, () => {
   const actor = { by: 't', from: 't' };
   const item = (id: string, cause = 'x', at = 1000) =>
@@ -85,7 +86,7 @@ describe('sqlite store: writes on a worker thread', () => {
 
   it('the event loop keeps turning while a commit runs; adds that arrive meanwhile are acknowledged after it, durable', async () => {
     const file = path.join(dir, 'b.db');
-    const store = new SqliteStore(file, { writeThread: true });
+    const store = new SqliteStore(file, { writeThread: 'always' });
     await store.add({ item: item('warm'), allowMerge: false }); // the thread is started
     let turns = 0;
     let done = false;
@@ -106,7 +107,7 @@ describe('sqlite store: writes on a worker thread', () => {
   });
 
   it("keeps no second copy of what it wrote: a created item's outcome is the request's own object, a merged one shares its strings", async () => {
-    const store = new SqliteStore(path.join(dir, 'b.db'), { writeThread: true });
+    const store = new SqliteStore(path.join(dir, 'b.db'), { writeThread: 'always' });
     assert.deepEqual(await store.list(), []); // the list cache exists from here on
     const a = item('a');
     const created = await store.add({ item: a, allowMerge: false });
@@ -124,7 +125,7 @@ describe('sqlite store: writes on a worker thread', () => {
 
   it('list() during a stream of writes is always a state the store was in, and ends exact', async () => {
     const file = path.join(dir, 'b.db');
-    const store = new SqliteStore(file, { writeThread: true });
+    const store = new SqliteStore(file, { writeThread: 'always' });
     const writes: Promise<unknown>[] = [];
     const seen: number[] = [];
     for (let k = 0; k < 200; k++) {
@@ -140,5 +141,25 @@ describe('sqlite store: writes on a worker thread', () => {
     assert.equal((await store.list()).length, 200);
     assert.deepEqual(seen, [...seen].sort((x, y) => x - y));
     await store.close();
+  });
+
+  it('with writeThread on, a lone write commits on the store\'s own connection at once; concurrent writes go to the thread, in order', async () => {
+    const file = path.join(dir, 'b.db');
+    const store = new SqliteStore(file, { writeThread: true });
+    await store.add({ item: item('lone1'), allowMerge: false });
+    await store.remove('lone1');
+    await store.add({ item: item('lone2'), allowMerge: false });
+    assert.deepEqual(store.writes, { here: 3, thread: 0 }, 'one write at a time: no hand-off to a thread');
+    const burst = await Promise.all(Array.from({ length: 20 }, (_, k) => store.add({ item: item(`c${k}`), allowMerge: false })));
+    assert.ok(burst.every((o) => o.outcome === 'created'));
+    assert.ok(store.writes.thread >= 1, `concurrent writes reached the thread (${JSON.stringify(store.writes)})`);
+    // Right after a burst a removal also goes to the thread (after the adds it follows), never around them.
+    await store.remove('c0');
+    const expected = [...Array.from({ length: 19 }, (_, k) => `c${k + 1}`), 'lone2'].sort();
+    assert.deepEqual((await store.list()).map((i) => i.id), expected);
+    await store.close();
+    const again = new SqliteStore(file);
+    assert.equal((await again.list()).length, 20);
+    await again.close();
   });
 });
