@@ -1,7 +1,7 @@
 /**
  * The SQLite store's write thread when it dies: terminated in the middle of a stream of writes, or
  * crashed by an uncaught exception (which Node reports as 'error' and then, later, 'exit').
- * Real SQLite file, real worker threads. What must hold: a write is either acknowledged and in
+ * Real SQLite file, real worker threads (every write on the thread: `writeThread: 'always'`). What must hold: a write is either acknowledged and in
  * the file, or rejected as "store unavailable" (a 503 at the API), never acknowledged and lost;
  * the next write starts a new thread; the list cache ends equal to the file.
  */
@@ -21,7 +21,7 @@ const item = (id: string) => newItem({ id, kind: 'node', node: id, action: 'MARK
 
 /** The store's current write thread (fault injection reaches into the private writer on purpose). */
 function writeThreadOf(store: SqliteStore): Worker {
-  const writer = store['writer'];
+  const writer = store['thread'];
   assert.ok(writer instanceof ThreadWriter);
   const w = writer['worker'];
   assert.ok(w, 'the write thread is running');
@@ -45,7 +45,7 @@ describe('sqlite store: the write thread dies', function () {
 
   it('terminated mid-stream: every acknowledged add is in the file, the others fail as unavailable, the next write restarts it', async () => {
     const file = path.join(dir, 'b.db');
-    const store = new SqliteStore(file, { writeThread: true });
+    const store = new SqliteStore(file, { writeThread: 'always' });
     await store.add({ item: item('warm'), allowMerge: false });
     const acked: string[] = [];
     const failed: unknown[] = [];
@@ -62,7 +62,7 @@ describe('sqlite store: the write thread dies', function () {
     };
     const writers = Promise.all([0, 1, 2, 3].map(writer));
     // Once the stream is well under way, the thread is killed while a group is posted to it and unanswered.
-    const threadWriter = store['writer'];
+    const threadWriter = store['thread'];
     assert.ok(threadWriter instanceof ThreadWriter);
     while (acked.length < 60 || !threadWriter.inFlight) await new Promise<void>((resolve) => setImmediate(resolve));
     void writeThreadOf(store).terminate();
@@ -79,7 +79,7 @@ describe('sqlite store: the write thread dies', function () {
 
   it("crashed by an uncaught exception: the old thread's later 'exit' does not fail the writes already on its replacement", async () => {
     const file = path.join(dir, 'b.db');
-    const store = new SqliteStore(file, { writeThread: true });
+    const store = new SqliteStore(file, { writeThread: 'always' });
     await store.add({ item: item('warm'), allowMerge: false });
     const old = writeThreadOf(store);
     const exited = new Promise<void>((resolve) => old.once('exit', () => resolve()));
