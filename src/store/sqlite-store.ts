@@ -21,7 +21,7 @@ import { CorruptItemError, compactItem, decodeStored } from './codec';
 import { Logger, silentLogger } from '../core/logger';
 import { Quarantine, QuarantinedRow, quarantinedRow } from './quarantine';
 import { ItemCache } from './item-cache';
-import { AddsDone, SQLITE_SCHEMA_VERSION, Versions, fromWire, openWritable } from './sqlite-writes';
+import { AddsDone, OpOf, WriteOp, WriteResults, SQLITE_SCHEMA_VERSION, Versions, fromWire, openWritable } from './sqlite-writes';
 import { InlineWriter, SqliteWriter, ThreadWriter } from './sqlite-writer';
 
 export { SQLITE_SCHEMA_VERSION };
@@ -89,6 +89,8 @@ export class SqliteStore implements BlocklistStore {
   private readonly db: Database.Database;
   /** Writes on this thread's connection. */
   private readonly inline: InlineWriter;
+  /** busy_timeout off and back on, around a write here that must not wait for another process's lock. */
+  private readonly noWait: { off: Database.Statement; on: Database.Statement } | undefined;
   /** The write thread, when the store has one. */
   private readonly thread: ThreadWriter | undefined;
   private readonly threadAlways: boolean;
@@ -127,6 +129,7 @@ export class SqliteStore implements BlocklistStore {
     this.inline = new InlineWriter(this.db);
     this.thread = opts.writeThread && !opts.readonly && file !== ':memory:' ? new ThreadWriter({ file: path.resolve(file), busyTimeoutMs }) : undefined;
     this.threadAlways = opts.writeThread === 'always';
+    this.noWait = this.thread ? { off: this.db.prepare('PRAGMA busy_timeout = 0'), on: this.db.prepare(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`) } : undefined;
     this.stmts = {
       get: this.db.prepare('SELECT data FROM items WHERE id = ?'),
       list: this.db.prepare('SELECT id, data FROM items ORDER BY id'),
@@ -161,7 +164,7 @@ export class SqliteStore implements BlocklistStore {
     try {
       let done: AddsDone;
       try {
-        done = await this.writerFor(group.length > 1).run({ op: 'adds', groups: group.map((g) => g.reqs) });
+        done = await this.write({ op: 'adds', groups: group.map((g) => g.reqs) }, group.length > 1);
       } catch (e) {
         let failure: unknown = e;
         try {
@@ -208,6 +211,34 @@ export class SqliteStore implements BlocklistStore {
     const onThread = this.threadAlways || t.inFlight || now < this.concurrentUntil;
     this.writes[onThread ? 'thread' : 'here']++;
     return onThread ? t : this.inline;
+  }
+
+  /**
+   * Runs one write where writerFor says. With a write thread, a write run here never waits for
+   * another process's lock on the event loop: it tries the lock once (busy_timeout 0) and, when the
+   * lock is taken (SQLITE_BUSY at BEGIN IMMEDIATE: nothing was done), goes to the thread, which
+   * waits up to busy_timeout while the loop serves reads.
+   */
+  private async write<K extends WriteOp['op']>(op: OpOf<K>, concurrent: boolean): Promise<WriteResults[K]> {
+    const w = this.writerFor(concurrent);
+    const noWait = this.noWait;
+    if (w !== this.inline || !this.thread || !noWait) return w.run<K>(op);
+    let here: Promise<WriteResults[K]>;
+    noWait.off.get();
+    try {
+      here = this.inline.run<K>(op);
+    } finally {
+      noWait.on.get();
+    }
+    try {
+      return await here;
+    } catch (e) {
+      const code = (e as { code?: unknown } | null)?.code;
+      if (typeof code !== 'string' || !code.startsWith('SQLITE_BUSY')) throw e;
+      this.writes.here--;
+      this.writes.thread++;
+      return this.thread.run<K>(op);
+    }
   }
 
   private currentVersion(): number {
@@ -287,7 +318,7 @@ export class SqliteStore implements BlocklistStore {
 
   async remove(id: string): Promise<BlockedItem | undefined> {
     try {
-      const removed = await this.writerFor(false).run({ op: 'remove', id });
+      const removed = await this.write({ op: 'remove', id }, false);
       if (!removed) return undefined;
       this.afterWrite(removed.versions, (cache) => cache.delete(id));
       return removed.item;
@@ -302,7 +333,7 @@ export class SqliteStore implements BlocklistStore {
 
   async removeQuarantined(id: string): Promise<QuarantinedRow | undefined> {
     try {
-      const done = await this.writerFor(false).run({ op: 'removeQuarantined', id });
+      const done = await this.write({ op: 'removeQuarantined', id }, false);
       if (!done) return undefined;
       this.quarantine.drop(id);
       this.afterWrite(done.versions, (cache) => cache.delete(id));
@@ -315,7 +346,7 @@ export class SqliteStore implements BlocklistStore {
   /** Rows past their end; one that cannot be decoded is skipped (quarantined, never expired). */
   async removeExpired(now: number): Promise<BlockedItem[]> {
     try {
-      const done = await this.writerFor(false).run({ op: 'removeExpired', now });
+      const done = await this.write({ op: 'removeExpired', now }, false);
       this.afterWrite(done.versions, (cache) => done.gone.forEach((it) => cache.delete(it.id)));
       return done.gone;
     } catch (e) {
@@ -343,7 +374,7 @@ export class SqliteStore implements BlocklistStore {
   async writeRecord(key: string, value: string): Promise<void> {
     checkRecordKey(key);
     try {
-      await this.writerFor(false).run({ op: 'writeRecord', key, value });
+      await this.write({ op: 'writeRecord', key, value }, false);
     } catch (e) {
       unavailable(e, `write record '${key}'`);
     }

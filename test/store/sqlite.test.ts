@@ -143,6 +143,30 @@ describe('sqlite store: writes on a worker thread', () => {
     await store.close();
   });
 
+  it('with writeThread on, a lone write that finds another connection holding the lock goes to the thread: the event loop keeps turning while it waits', async () => {
+    const file = path.join(dir, 'b.db');
+    const store = new SqliteStore(file, { writeThread: true });
+    await store.add({ item: item('first'), allowMerge: false });
+    const other = new Database(file);
+    other.prepare('BEGIN IMMEDIATE').run();
+    let done = false;
+    const waiting = store.add({ item: item('second'), allowMerge: false }).then((o) => ((done = true), o));
+    let turns = 0;
+    const t0 = Date.now();
+    while (Date.now() - t0 < 150) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      turns++;
+    }
+    assert.equal(done, false, 'still waiting for the lock');
+    assert.ok(turns > 10, `the loop turned ${turns} times while the write waited`);
+    other.prepare('COMMIT').run();
+    other.close();
+    assert.equal((await waiting).outcome, 'created');
+    assert.equal(store.writes.thread, 1, JSON.stringify(store.writes));
+    assert.deepEqual((await store.list()).map((i) => i.id), ['first', 'second']);
+    await store.close();
+  });
+
   it('with writeThread on, a lone write commits on the store\'s own connection at once; concurrent writes go to the thread, in order', async () => {
     const file = path.join(dir, 'b.db');
     const store = new SqliteStore(file, { writeThread: true });
