@@ -13,8 +13,9 @@
  * live — the task managers on the node and the item's sync state, which change without the store
  * changing — is appended per request; those values repeat (`[]`, `{"state":"applied"}`), so their
  * JSON is memoised. A request then costs little more than writing the bytes, and a large body is
- * produced in slices, one per event-loop turn and only as the socket takes it, so no request holds
- * the loop for the whole body and the other requests (/healthz, /metrics) are served in between.
+ * produced in chunks (500 items or 2 ms of work), only as the socket takes them, every listing's
+ * steps sharing one budget of work per event-loop turn, so no request — nor thirty at once — holds
+ * the loop for long and the other requests (/healthz, /metrics) are served in between.
  *
  * Order is by id (code-unit order), which is what `?after=` pages on.
  */
