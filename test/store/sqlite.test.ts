@@ -123,6 +123,15 @@ describe('sqlite store: writes on a worker thread', () => {
     await store.close();
   });
 
+  it('with writeThread on and fast commits (the default 2 ms), a burst of concurrent writes stays on the store\'s own connection', async () => {
+    const store = new SqliteStore(path.join(dir, 'b.db'), { writeThread: true, slowCommitMs: 1e9 });
+    const burst = await Promise.all(Array.from({ length: 20 }, (_, k) => store.add({ item: item(`c${k}`), allowMerge: false })));
+    assert.ok(burst.every((o) => o.outcome === 'created'));
+    assert.equal(store.writes.thread, 0, JSON.stringify(store.writes));
+    assert.equal((await store.list()).length, 20);
+    await store.close();
+  });
+
   it('list() during a stream of writes is always a state the store was in, and ends exact', async () => {
     const file = path.join(dir, 'b.db');
     const store = new SqliteStore(file, { writeThread: 'always' });
@@ -167,18 +176,19 @@ describe('sqlite store: writes on a worker thread', () => {
     await store.close();
   });
 
-  it('with writeThread on, a lone write commits on the store\'s own connection at once; concurrent writes go to the thread, in order', async () => {
+  it('with writeThread on, a lone write commits on the store\'s own connection at once; concurrent writes go to the thread once commits here are slow, in order', async () => {
     const file = path.join(dir, 'b.db');
-    const store = new SqliteStore(file, { writeThread: true });
+    // slowCommitMs 0: every commit here counts as slow (on a fast disk the burst would stay here).
+    const store = new SqliteStore(file, { writeThread: true, slowCommitMs: 0 });
     await store.add({ item: item('lone1'), allowMerge: false });
     await store.remove('lone1');
     await store.add({ item: item('lone2'), allowMerge: false });
     assert.deepEqual(store.writes, { here: 3, thread: 0 }, 'one write at a time: no hand-off to a thread');
     const burst = await Promise.all(Array.from({ length: 20 }, (_, k) => store.add({ item: item(`c${k}`), allowMerge: false })));
     assert.ok(burst.every((o) => o.outcome === 'created'));
-    assert.ok(store.writes.thread >= 1, `concurrent writes reached the thread (${JSON.stringify(store.writes)})`);
-    // Right after a burst a removal also goes to the thread (after the adds it follows), never around them.
+    // The burst was one group, committed here and found slow: the writes right after it go to the thread.
     await store.remove('c0');
+    assert.ok(store.writes.thread >= 1, `writes after a slow concurrent commit reached the thread (${JSON.stringify(store.writes)})`);
     const expected = [...Array.from({ length: 19 }, (_, k) => `c${k + 1}`), 'lone2'].sort();
     assert.deepEqual((await store.list()).map((i) => i.id), expected);
     await store.close();
