@@ -14,7 +14,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { SqliteStore } from '../src/store/sqlite-store';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store';
 import { nodeItem, outsideHost } from './lib/items';
 import { now, percentile, sleep, timeEach, until } from './lib/stats';
 import { startRemoteBenchCluster } from './lib/harness';

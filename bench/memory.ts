@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { startSimulator } from '../src/sim/server';
-import { SqliteStore } from '../src/store/sqlite-store';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store';
 import { encodeItem } from '../src/store/codec';
 import { benchDir } from './lib/limits';
 import { nodeItem, outsideHost } from './lib/items';

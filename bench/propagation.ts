@@ -12,8 +12,8 @@
  *    in this run. Goal: p99 ≤ 5× the limit. Skipped (with the reason) when ZooKeeper cannot run.
  * Receive time is taken in-process where the simulator applies the update (harness.ts ProxyTap).
  */
-import { SqliteStore } from '../src/store/sqlite-store';
-import { ZookeeperStore } from '../src/store/zookeeper-store';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store';
+import { ZookeeperStore } from '../src/store/zookeeper/zookeeper-store';
 import { silentLogger } from '../src/core/logger';
 import { MARK_BLOCKED } from '../src/model/item';
 import { ZkCluster, zookeeperUnavailableReason } from '../test/support/zookeeper';

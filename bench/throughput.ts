@@ -15,7 +15,7 @@ import { RemoteBenchCluster, startRemoteBenchCluster, putNode } from './lib/harn
 import { LoadJob, LoadResult } from './lib/load-worker';
 import { nodeItem, outsideHost } from './lib/items';
 import { benchDir, storeWrites } from './lib/limits';
-import { SqliteStore } from '../src/store/sqlite-store';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store';
 import { Row, SectionResult, emptyResult } from './lib/report';
 import { now, until } from './lib/stats';
 import * as fs from 'node:fs';

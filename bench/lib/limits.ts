@@ -10,7 +10,7 @@ import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { AddressInfo } from 'node:net';
-import { SqliteStore } from '../../src/store/sqlite-store';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store';
 import { BlocklistStore } from '../../src/store/store';
 import { nodeItem } from './items';
 import { now, percentile, timeEach } from './stats';

@@ -15,8 +15,8 @@ import { AuditSink } from '../model/audit';
 import { ItemKind, toWire } from '../model/item';
 import { silentLogger } from '../core/logger';
 import { systemClock } from '../core/clock';
-import { SqliteStore } from '../store/sqlite-store';
-import { ZookeeperStore } from '../store/zookeeper-store';
+import { SqliteStore } from '../store/sqlite/sqlite-store';
+import { ZookeeperStore } from '../store/zookeeper/zookeeper-store';
 import { BlocklistStore } from '../store/store';
 import { Target, ZOOKEEPER_AUTH_ENV } from './settings';
 

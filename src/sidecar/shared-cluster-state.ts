@@ -2,7 +2,7 @@
  * Cluster state read once per cluster, not once per job. What every sidecar of a cluster asks the
  * ResourceManager is mostly the same: the node counts by state (the safety cap's denominator) and
  * the node list (which blocked hosts are RUNNING). When many sidecars share one ZooKeeper store, one
- * of them — elected by ZooKeeper's leader-election recipe (store/zookeeper-election.ts) — reads
+ * of them — elected by ZooKeeper's leader-election recipe (store/zookeeper/election.ts) — reads
  * those from the RM and publishes them in znodes; the others read the znodes.
  *
  *   <base>/cluster-state/election/m-…   one ephemeral sequential znode per sidecar
@@ -17,9 +17,9 @@
  */
 import { Clock } from '../core/clock';
 import { Logger } from '../core/logger';
-import { ZK, ZkSession, hasCode } from '../store/zookeeper-session';
-import { ZkLeaderElection } from '../store/zookeeper-election';
-import { SharedReading, ZkSharedReading } from '../store/zookeeper-shared-reading';
+import { ZK, ZkSession, hasCode } from '../store/zookeeper/session';
+import { ZkLeaderElection } from '../store/zookeeper/election';
+import { SharedReading, ZkSharedReading } from '../store/zookeeper/shared-reading';
 import { ClusterMetrics, ClusterNode, NODE_STATES, NodeState, ResourceManagerReader } from '../yarn/types';
 
 export interface SharedClusterStateOptions {

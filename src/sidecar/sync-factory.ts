@@ -25,7 +25,7 @@ import { resolveApplicationId } from '../yarn/resolve-app';
 import { createYarnHttpsAgent } from '../security/tls';
 import { KerberosLogin, kerberosSettings } from '../security/kerberos';
 import * as os from 'node:os';
-import type { ZkSession } from '../store/zookeeper-session';
+import type { ZkSession } from '../store/zookeeper/session';
 import type { SharedClusterStats } from './shared-cluster-state';
 import { knownNodes } from '../sync/known-hosts';
 
@@ -187,7 +187,7 @@ async function openSharedClusterState(deps: SyncDeps, rm: ResourceManagerReader,
     deps.logger.info('yarn.cluster-state.shared: no ZooKeeper session of the sidecar (a store was handed in); this sidecar reads the RM itself');
     return undefined;
   }
-  const { ZkLayout, parseConnectString } = await import('../store/zookeeper-paths.js');
+  const { ZkLayout, parseConnectString } = await import('../store/zookeeper/paths.js');
   const { SharedClusterState } = await import('./shared-cluster-state.js');
   const addr = parseConnectString(v['cluster.resource-blocklist.store.zookeeper.quorum']);
   const share = new SharedClusterState({

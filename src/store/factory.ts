@@ -5,8 +5,8 @@
 import { ConfigValues } from '../config/keys';
 import { Logger } from '../core/logger';
 import { BlocklistStore } from './store';
-import { SqliteStore } from './sqlite-store';
-import type { ZkSession } from './zookeeper-session';
+import { SqliteStore } from './sqlite/sqlite-store';
+import type { ZkSession } from './zookeeper/session';
 
 /** The store's ZooKeeper settings from the configuration (the store's own and its session's). */
 function zookeeperSettings(values: ConfigValues) {
@@ -28,7 +28,7 @@ function zookeeperSettings(values: ConfigValues) {
 export async function openZookeeperSession(values: ConfigValues, logger: Logger): Promise<ZkSession | undefined> {
   if (values['cluster.resource-blocklist.store.type'] !== 'zookeeper') return undefined;
   // Loaded only in ZooKeeper mode: the embedded default does not carry the ZooKeeper client.
-  const [{ ZkSession }, { zookeeperSessionOptions }] = await Promise.all([import('./zookeeper-session.js'), import('./zookeeper-store.js')]);
+  const [{ ZkSession }, { zookeeperSessionOptions }] = await Promise.all([import('./zookeeper/session.js'), import('./zookeeper/zookeeper-store.js')]);
   return new ZkSession(zookeeperSessionOptions(zookeeperSettings(values), logger.child({ component: 'zookeeper' })));
 }
 
@@ -37,7 +37,7 @@ export async function openStore(values: ConfigValues, logger: Logger, session?: 
   const type = values['cluster.resource-blocklist.store.type'];
   let store: BlocklistStore;
   if (type === 'zookeeper') {
-    const { ZookeeperStore } = await import('./zookeeper-store.js');
+    const { ZookeeperStore } = await import('./zookeeper/zookeeper-store.js');
     store = await ZookeeperStore.open({ ...zookeeperSettings(values), ...(session ? { session } : {}), logger });
   } else {
     // A long-running sidecar commits on a write thread: the event loop serves requests during the fsync.

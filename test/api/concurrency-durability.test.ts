@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { cliMain } from '../support/paths';
 import { listeningUrl } from '../support/child-sidecar';
 import { http, startTestSidecar, tempDir } from '../support/sidecar';
-import { SqliteStore } from '../../src/store/sqlite-store';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store';
 
 describe('REST API: concurrency', () => {
   it('50 parallel merging PUTs to one id → one item, every cause once, the max endTimestamp', async () => {

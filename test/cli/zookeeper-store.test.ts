@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ZkCluster, freePort, requireZookeeper } from '../support/zookeeper';
 import { tempDir } from '../support/sidecar';
-import { ZookeeperStore } from '../../src/store/zookeeper-store';
+import { ZookeeperStore } from '../../src/store/zookeeper/zookeeper-store';
 import { CliResult, expectCode, runCli } from './run';
 
 const json = <T>(r: CliResult): T => JSON.parse(r.stdout) as T;

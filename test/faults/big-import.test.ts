@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { AddressInfo } from 'node:net';
-import { SqliteStore } from '../../src/store/sqlite-store';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store';
 import { TestSidecar, startTestSidecar, tempDir } from '../support/sidecar';
 import { expectCode, runCli } from '../cli/run';
 import { count, printFigures } from '../fuzz/figures';

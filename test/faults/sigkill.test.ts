@@ -8,7 +8,7 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import { startSimulator, RunningSimulator } from '../../src/sim/server';
-import { SqliteStore } from '../../src/store/sqlite-store';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store';
 import { http as request, tempDir } from '../support/sidecar';
 import { count, printFigures } from '../fuzz/figures';
 import { ChildSidecar, sleep, spawnSidecar, waitFor } from './support';

@@ -13,7 +13,7 @@ import { loadConfig } from '../../src/config/config';
 import { MemoryAudit } from '../../src/model/audit';
 import { silentLogger } from '../../src/core/logger';
 import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
-import { SqliteStore } from '../../src/store/sqlite-store';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store';
 import { repoRoot } from '../support/paths';
 import { http, tempDir } from '../support/sidecar';
 import { count, printFigures } from '../fuzz/figures';
@@ -170,7 +170,7 @@ describe('faults: the store', function () {
 function holdLock(file: string, holdMs = 60_000, commitFirst?: string): Promise<ChildProcess> {
   const first = commitFirst
     ? `
-    const { SqliteStore } = require('./dist/src/store/sqlite-store');
+    const { SqliteStore } = require('./dist/src/store/sqlite/sqlite-store');
     const { newItem } = require('./dist/src/model/merge');
     const id = ${JSON.stringify(commitFirst)};
     const store = new SqliteStore(${JSON.stringify(file)});

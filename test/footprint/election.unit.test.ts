@@ -1,6 +1,6 @@
 /** The pure parts of the cluster-state sharing: the recipe's decision and the znode codecs. */
 import { strict as assert } from 'node:assert';
-import { electionStep, sequenceOf } from '../../src/store/zookeeper-election';
+import { electionStep, sequenceOf } from '../../src/store/zookeeper/election';
 import { decodeMetrics, decodeNodes, encodeNodes } from '../../src/sidecar/shared-cluster-state';
 import { ClusterNode } from '../../src/yarn/types';
 

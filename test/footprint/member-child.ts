@@ -5,7 +5,7 @@
  */
 import { systemClock } from '../../src/core/clock';
 import { silentLogger } from '../../src/core/logger';
-import { ZkSession } from '../../src/store/zookeeper-session';
+import { ZkSession } from '../../src/store/zookeeper/session';
 import { SharedClusterState } from '../../src/sidecar/shared-cluster-state';
 import { ResourceManagerClient } from '../../src/yarn/rm-client';
 

@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import * as zk from 'node-zookeeper-client';
 import { systemClock } from '../../src/core/clock';
 import { silentLogger } from '../../src/core/logger';
-import { ZkSession } from '../../src/store/zookeeper-session';
+import { ZkSession } from '../../src/store/zookeeper/session';
 import { SharedClusterState } from '../../src/sidecar/shared-cluster-state';
 import { ResourceManagerClient } from '../../src/yarn/rm-client';
 import { ClusterMetrics, ClusterNode, NodeState, ResourceManagerReader } from '../../src/yarn/types';

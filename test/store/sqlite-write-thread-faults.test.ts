@@ -11,9 +11,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Worker } from 'node:worker_threads';
-import { SqliteStore } from '../../src/store/sqlite-store';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store';
 import { StoreUnavailableError } from '../../src/store/store';
-import { ThreadWriter } from '../../src/store/sqlite-writer';
+import { ThreadWriter } from '../../src/store/sqlite/writer';
 import { newItem } from '../../src/model/merge';
 
 const actor = { by: 't', from: 't' };

@@ -6,8 +6,8 @@
  */
 import { strict as assert } from 'node:assert';
 import { FakeClock } from '../../src/core/clock';
-import { ConnectionDeadlines } from '../../src/store/zookeeper-deadlines';
-import { ZkTimeoutError } from '../../src/store/zookeeper-errors';
+import { ConnectionDeadlines } from '../../src/store/zookeeper/deadlines';
+import { ZkTimeoutError } from '../../src/store/zookeeper/errors';
 
 const CONNECT_MS = 1000;
 const SESSION_MS = 6000;

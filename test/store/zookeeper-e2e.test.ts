@@ -14,8 +14,8 @@ import { RunningSimulator, startSimulator } from '../../src/sim/server';
 import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
 import { ZkCluster, requireZookeeper } from '../support/zookeeper';
 import { http } from '../support/sidecar';
-import { ZkSession } from '../../src/store/zookeeper-session';
-import { ZkLayout } from '../../src/store/zookeeper-paths';
+import { ZkSession } from '../../src/store/zookeeper/session';
+import { ZkLayout } from '../../src/store/zookeeper/paths';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

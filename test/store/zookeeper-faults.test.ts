@@ -8,7 +8,7 @@
  * Timings are printed for the report; the assertions only bound them loosely (2-core machine).
  */
 import { strict as assert } from 'node:assert';
-import { ZookeeperStore, ZookeeperStoreOptions } from '../../src/store/zookeeper-store';
+import { ZookeeperStore, ZookeeperStoreOptions } from '../../src/store/zookeeper/zookeeper-store';
 import { StoreUnavailableError } from '../../src/store/store';
 import { item } from './conformance';
 import { ZkCluster, requireZookeeper } from '../support/zookeeper';

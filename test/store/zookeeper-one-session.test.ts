@@ -14,7 +14,7 @@ import { silentLogger } from '../../src/core/logger';
 import { RunningSimulator, startSimulator } from '../../src/sim/server';
 import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
 import { SharedClusterStats } from '../../src/sidecar/shared-cluster-state';
-import { ZkSession } from '../../src/store/zookeeper-session';
+import { ZkSession } from '../../src/store/zookeeper/session';
 import { ZkCluster, expireSession, requireZookeeper } from '../support/zookeeper';
 import { http } from '../support/sidecar';
 

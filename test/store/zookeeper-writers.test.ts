@@ -7,9 +7,9 @@
  * write in flight across the expiry is either acknowledged (and kept) or fails as unavailable.
  */
 import { strict as assert } from 'node:assert';
-import { ZookeeperStore } from '../../src/store/zookeeper-store';
-import { ZkSession } from '../../src/store/zookeeper-session';
-import { zookeeperSessionOptions } from '../../src/store/zookeeper-store';
+import { ZookeeperStore } from '../../src/store/zookeeper/zookeeper-store';
+import { ZkSession } from '../../src/store/zookeeper/session';
+import { zookeeperSessionOptions } from '../../src/store/zookeeper/zookeeper-store';
 import { StoreUnavailableError } from '../../src/store/store';
 import { silentLogger } from '../../src/core/logger';
 import { newItem } from '../../src/model/merge';

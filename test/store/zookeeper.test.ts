@@ -5,9 +5,9 @@
  */
 import { strict as assert } from 'node:assert';
 import * as zk from 'node-zookeeper-client';
-import { ZookeeperStore, ZookeeperStoreOptions } from '../../src/store/zookeeper-store';
-import { ZkLayout } from '../../src/store/zookeeper-paths';
-import { ZkSession } from '../../src/store/zookeeper-session';
+import { ZookeeperStore, ZookeeperStoreOptions } from '../../src/store/zookeeper/zookeeper-store';
+import { ZkLayout } from '../../src/store/zookeeper/paths';
+import { ZkSession } from '../../src/store/zookeeper/session';
 import { StoreUnavailableError } from '../../src/store/store';
 import { describeStoreConformance, item } from './conformance';
 import { ZkCluster, freePort, requireZookeeper } from '../support/zookeeper';

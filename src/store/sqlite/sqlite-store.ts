@@ -1,7 +1,7 @@
 /**
  * The embedded store: one SQLite file (better-sqlite3 12.x).
  *
- * - Every write is a durable transaction (sqlite-writes.ts: WAL, synchronous=FULL, BEGIN
+ * - Every write is a durable transaction (sqlite/writes.ts: WAL, synchronous=FULL, BEGIN
  *   IMMEDIATE, numbered migrations); a write resolves only after its commit.
  * - With `writeThread` (the sidecar) the store has a worker thread with a connection of its own.
  *   Writes still commit here, at once (handing one to a thread and back adds two thread wake-ups,
@@ -17,14 +17,14 @@ import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { BlockedItem } from '../model/item';
-import { AddOutcome, AddRequest, BlocklistStore, StoreUnavailableError, checkRecordKey } from './store';
-import { CorruptItemError, compactItem, decodeStored } from './codec';
-import { Logger, silentLogger } from '../core/logger';
-import { Quarantine, QuarantinedRow, quarantinedRow } from './quarantine';
-import { ItemCache } from './item-cache';
-import { AddsDone, OpOf, WriteOp, WriteResults, SQLITE_SCHEMA_VERSION, Versions, fromWire, openWritable } from './sqlite-writes';
-import { InlineWriter, SqliteWriter, ThreadWriter } from './sqlite-writer';
+import { BlockedItem } from '../../model/item';
+import { AddOutcome, AddRequest, BlocklistStore, StoreUnavailableError, checkRecordKey } from '../store';
+import { CorruptItemError, compactItem, decodeStored } from '../codec';
+import { Logger, silentLogger } from '../../core/logger';
+import { Quarantine, QuarantinedRow, quarantinedRow } from '../quarantine';
+import { ItemCache } from '../item-cache';
+import { AddsDone, OpOf, WriteOp, WriteResults, SQLITE_SCHEMA_VERSION, Versions, fromWire, openWritable } from './writes';
+import { InlineWriter, SqliteWriter, ThreadWriter } from './writer';
 
 export { SQLITE_SCHEMA_VERSION };
 

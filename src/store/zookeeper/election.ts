@@ -23,8 +23,8 @@
  */
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import { Logger, silentLogger } from '../core/logger';
-import { ZK, ZkSession, hasCode, isTransient } from './zookeeper-session';
+import { Logger, silentLogger } from '../../core/logger';
+import { ZK, ZkSession, hasCode, isTransient } from './session';
 
 export type ElectionRole = 'leader' | 'follower' | 'candidate';
 

@@ -11,8 +11,8 @@
  */
 import { gzip as gzipCb, gunzip as gunzipCb } from 'node:zlib';
 import { promisify } from 'node:util';
-import { Logger, silentLogger } from '../core/logger';
-import { ZK, ZkSession, hasCode } from './zookeeper-session';
+import { Logger, silentLogger } from '../../core/logger';
+import { ZK, ZkSession, hasCode } from './session';
 
 const gzip = promisify(gzipCb);
 const gunzip = promisify(gunzipCb);

@@ -1,11 +1,11 @@
 /**
  * The shared store: one cluster-wide blocklist on a ZooKeeper ensemble, for many sidecars of many
- * jobs. Layout in zookeeper-paths.ts; docs/zookeeper.md explains the scheme. One concern per file:
- *  - zookeeper-session.ts: the session (one per sidecar, shared with the cluster-state election),
+ * jobs. Layout in zookeeper/paths.ts; docs/zookeeper.md explains the scheme. One concern per file:
+ *  - zookeeper/session.ts: the session (one per sidecar, shared with the cluster-state election),
  *    deadlines on every call, a fresh client when the session ends;
- *  - zookeeper-items.ts: items as znodes, the change marker, the compare-and-set port;
- *  - zookeeper-watch.ts: the change feed; zookeeper-expiry.ts, zookeeper-records.ts: those calls;
- *  - zookeeper-store-failures.ts: what is retried and what callers see;
+ *  - zookeeper/items.ts: items as znodes, the change marker, the compare-and-set port;
+ *  - zookeeper/watch.ts: the change feed; zookeeper/expiry.ts, zookeeper/records.ts: those calls;
+ *  - zookeeper/store-failures.ts: what is retried and what callers see;
  *  - this file: the BlocklistStore operations over those.
  *
  * - Every write is one ZooKeeper `multi` (the item change plus the change marker), acknowledged
@@ -17,21 +17,21 @@
  * - Every call is bounded by the operation timeout; every retry goes through retry.ts, and the
  *   rounds of one store call share that one deadline, so a store call never outlives it.
  */
-import { BlockedItem } from '../model/item';
-import { Logger, silentLogger } from '../core/logger';
-import { Clock, systemClock } from '../core/clock';
-import { AddOutcome, AddRequest, BlocklistStore, StoreUnavailableError } from './store';
-import { casAdd } from './cas-add';
-import { Deadline, retry } from './retry';
-import { CorruptItemError } from './codec';
-import { Quarantine, QuarantinedRow, quarantinedRow } from './quarantine';
-import { ZkLayout, parseAuth, parseConnectString } from './zookeeper-paths';
-import { ZkSession } from './zookeeper-session';
-import { ZkWatch, markerOf } from './zookeeper-watch';
-import { ZkItems } from './zookeeper-items';
-import { casFailure, notInTime, unavailable } from './zookeeper-store-failures';
-import { removeExpired } from './zookeeper-expiry';
-import { readRecord, writeRecord } from './zookeeper-records';
+import { BlockedItem } from '../../model/item';
+import { Logger, silentLogger } from '../../core/logger';
+import { Clock, systemClock } from '../../core/clock';
+import { AddOutcome, AddRequest, BlocklistStore, StoreUnavailableError } from '../store';
+import { casAdd } from '../cas-add';
+import { Deadline, retry } from '../retry';
+import { CorruptItemError } from '../codec';
+import { Quarantine, QuarantinedRow, quarantinedRow } from '../quarantine';
+import { ZkLayout, parseAuth, parseConnectString } from './paths';
+import { ZkSession } from './session';
+import { ZkWatch, markerOf } from './watch';
+import { ZkItems } from './items';
+import { casFailure, notInTime, unavailable } from './store-failures';
+import { removeExpired } from './expiry';
+import { readRecord, writeRecord } from './records';
 
 export interface ZookeeperStoreOptions {
   /** host:port[,host:port…][/chroot] */
@@ -41,7 +41,7 @@ export interface ZookeeperStoreOptions {
   sessionTimeoutMs: number;
   /** Bound of every store call (and of open()). */
   operationTimeoutMs: number;
-  /** Deadline of a connection + handshake before a fresh client is made (zookeeper-deadlines.ts). */
+  /** Deadline of a connection + handshake before a fresh client is made (zookeeper/deadlines.ts). */
   connectTimeoutMs?: number;
   /** 'user:password' for digest auth; '' or undefined = none. */
   auth?: string;
@@ -72,7 +72,7 @@ export class ZookeeperStore implements BlocklistStore {
     this.clock = opts.clock ?? systemClock;
     const addr = parseConnectString(opts.quorum);
     const layout = new ZkLayout(addr.chroot, opts.root);
-    this.logger = (opts.logger ?? silentLogger).child({ component: 'zookeeper-store' });
+    this.logger = (opts.logger ?? silentLogger).child({ component: 'zookeeper/zookeeper-store' });
     this.description = `zookeeper:${addr.hosts}${layout.base}`;
     this.quarantine = new Quarantine(this.logger, this.description);
     this.ownsSession = opts.session === undefined;
@@ -181,7 +181,7 @@ export class ZookeeperStore implements BlocklistStore {
     }
   }
 
-  /** Versioned deletes of every expired item; see zookeeper-expiry.ts. */
+  /** Versioned deletes of every expired item; see zookeeper/expiry.ts. */
   removeExpired(now: number): Promise<BlockedItem[]> {
     return removeExpired(this.items, now, this.logger);
   }

@@ -1,11 +1,11 @@
 /**
  * The SQLite store's write thread: owns one writing connection and runs each write the store
- * posts, in order, one at a time (sqlite-writes.ts). better-sqlite3 is synchronous, so a commit's
+ * posts, in order, one at a time (sqlite/writes.ts). better-sqlite3 is synchronous, so a commit's
  * fsync blocks the thread that runs it; here that is this thread, and the sidecar's event loop
  * keeps serving requests meanwhile (the next group commit gathers them).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { SqliteWrites, ThreadInit, ThreadReply, ThreadRequest, openWritable, runWrite, toWire } from './sqlite-writes';
+import { SqliteWrites, ThreadInit, ThreadReply, ThreadRequest, openWritable, runWrite, toWire } from './writes';
 
 if (parentPort) {
   const port = parentPort;

@@ -1,24 +1,24 @@
 /**
- * The store's items as znodes (layout in zookeeper-paths.ts): decoding a znode into an item, the
+ * The store's items as znodes (layout in zookeeper/paths.ts): decoding a znode into an item, the
  * change marker every write carries, the skeleton the items live under, reading all children, and
- * the compare-and-set port cas-add.ts drives. The store's operations (zookeeper-store.ts), its
- * expiry (zookeeper-expiry.ts) and its records (zookeeper-records.ts) all go through this, so the
+ * the compare-and-set port cas-add.ts drives. The store's operations (zookeeper/zookeeper-store.ts), its
+ * expiry (zookeeper/expiry.ts) and its records (zookeeper/records.ts) all go through this, so the
  * znode format has one owner.
  *
  * Why every write is a multi with a setData on the items znode: the multi is atomic, so the change
  * marker (the items znode's mzxid) moves iff the change committed, and watchers of that one znode
  * hear of every change (a parent's own stat moves only on child create/delete, not on a merge).
  */
-import { BlockedItem } from '../model/item';
-import { Clock } from '../core/clock';
-import { CasPort } from './cas-add';
-import { Deadline, retry } from './retry';
-import { CorruptItemError, decodeStored } from './codec';
-import { QuarantinedRow, quarantinedRow } from './quarantine';
-import { ZkLayout, decodeId } from './zookeeper-paths';
-import { ZkOp, ZkSession } from './zookeeper-session';
-import { ZK, hasCode } from './zookeeper-errors';
-import { FailureContext, readFailure } from './zookeeper-store-failures';
+import { BlockedItem } from '../../model/item';
+import { Clock } from '../../core/clock';
+import { CasPort } from '../cas-add';
+import { Deadline, retry } from '../retry';
+import { CorruptItemError, decodeStored } from '../codec';
+import { QuarantinedRow, quarantinedRow } from '../quarantine';
+import { ZkLayout, decodeId } from './paths';
+import { ZkOp, ZkSession } from './session';
+import { ZK, hasCode } from './errors';
+import { FailureContext, readFailure } from './store-failures';
 
 export const EMPTY = Buffer.alloc(0);
 /** Children are read this many at a time (the client pipelines them). */

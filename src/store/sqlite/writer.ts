@@ -1,14 +1,14 @@
 /**
  * Where the SQLite store's writes run: on the store's own connection (inline: the CLI, tests, an
  * in-memory database) or on a worker thread that owns a second connection to the same file (the
- * sidecar). Both run sqlite-writes.ts; a write resolves only after its transaction committed
+ * sidecar). Both run sqlite/writes.ts; a write resolves only after its transaction committed
  * (fsync'd, synchronous=FULL) and rejects with the error the inline run would have thrown.
  */
 import Database from 'better-sqlite3';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { StoreUnavailableError } from './store';
-import { OpOf, SqliteWrites, ThreadInit, ThreadReply, ThreadRequest, WriteOp, WriteResults, fromWire, runWrite } from './sqlite-writes';
+import { StoreUnavailableError } from '../store';
+import { OpOf, SqliteWrites, ThreadInit, ThreadReply, ThreadRequest, WriteOp, WriteResults, fromWire, runWrite } from './writes';
 
 export interface SqliteWriter {
   run<K extends WriteOp['op']>(op: OpOf<K>): Promise<WriteResults[K]>;
@@ -48,7 +48,7 @@ export class InlineWriter implements SqliteWriter {
 type Waiter = { resolve: (v: WriteResults[WriteOp['op']]) => void; reject: (e: Error) => void; thread: Worker };
 
 /**
- * Posts each write to a worker thread (sqlite-write-thread.ts) that runs them in order on its own
+ * Posts each write to a worker thread (sqlite/write-thread.ts) that runs them in order on its own
  * connection. The worker is started on first use and again after it died; while it has nothing in
  * flight it does not keep the process alive.
  */
@@ -110,7 +110,7 @@ export class ThreadWriter implements SqliteWriter {
     if (this.worker) return this.worker;
     // A small young generation: the thread's garbage is a few requests' worth at a time, and the
     // default semi-spaces would add megabytes of resident memory to every sidecar for nothing.
-    const w = new Worker(path.join(__dirname, 'sqlite-write-thread.js'), { workerData: this.init, resourceLimits: { maxYoungGenerationSizeMb: 2 } });
+    const w = new Worker(path.join(__dirname, 'write-thread.js'), { workerData: this.init, resourceLimits: { maxYoungGenerationSizeMb: 2 } });
     w.unref();
     w.on('message', (r: ThreadReply) => {
       const waiter = this.waiting.get(r.id);

@@ -1,7 +1,7 @@
 /**
  * The SQLite store's writes, on one connection: the schema, the pragmas that make a commit durable,
  * and every write transaction. The store runs them either on its own connection (inline) or on a
- * connection owned by a worker thread (sqlite-write-thread.ts), so the fsync of a commit does not
+ * connection owned by a worker thread (sqlite/write-thread.ts), so the fsync of a commit does not
  * hold the event loop; both run this one code, and everything a write returns is plain data that
  * crosses a thread by structured clone.
  *
@@ -13,11 +13,11 @@
  * - Schema migrations are numbered and recorded in PRAGMA user_version.
  */
 import Database from 'better-sqlite3';
-import { BlockedItem, isPermanent } from '../model/item';
-import { decide } from '../model/decide';
-import { AddOutcome, AddRequest, StoreUnavailableError, outcomeOf } from './store';
-import { CorruptItemError, decodeStored, encodeItem } from './codec';
-import { QuarantinedRow, quarantinedRow } from './quarantine';
+import { BlockedItem, isPermanent } from '../../model/item';
+import { decide } from '../../model/decide';
+import { AddOutcome, AddRequest, StoreUnavailableError, outcomeOf } from '../store';
+import { CorruptItemError, decodeStored, encodeItem } from '../codec';
+import { QuarantinedRow, quarantinedRow } from '../quarantine';
 
 /** Each entry migrates from version i to i+1. Append only; never edit a shipped step. */
 const MIGRATIONS: string[] = [

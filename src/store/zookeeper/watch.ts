@@ -1,6 +1,6 @@
 /**
  * The ZooKeeper store's change feed: a data watch on the items znode, which every write touches in
- * the same multi (zookeeper-paths.ts), re-armed after each fire.
+ * the same multi (zookeeper/paths.ts), re-armed after each fire.
  *
  * Why no change is missed:
  *  - on a fire, the re-arming `exists` is *sent* before listeners are told; a listener reads
@@ -12,9 +12,9 @@
  *  - a new session (after expiry) has no watches: re-arm and compare the same way.
  * Extra notifications are possible and harmless (a listener re-reads version()); missing ones are not.
  */
-import { backoffAfter } from './retry';
-import { Logger, silentLogger } from '../core/logger';
-import { ZkSession, ZkStat } from './zookeeper-session';
+import { backoffAfter } from '../retry';
+import { Logger, silentLogger } from '../../core/logger';
+import { ZkSession, ZkStat } from './session';
 
 export const markerOf = (stat: ZkStat | undefined): string => (stat ? `${stat.mzxid}.${stat.pzxid}` : 'absent');
 

@@ -3,11 +3,11 @@
  * versioned deletes of every item with end <= now. Of several sidecars expiring at once exactly one
  * delete succeeds per item, and only that caller reports it (the audit must not say it twice).
  */
-import { BlockedItem } from '../model/item';
-import { Logger } from '../core/logger';
-import { Deadline, retry } from './retry';
-import { ItemRow, READ_BATCH, ZkItems } from './zookeeper-items';
-import { casFailure, notInTime, unavailable } from './zookeeper-store-failures';
+import { BlockedItem } from '../../model/item';
+import { Logger } from '../../core/logger';
+import { Deadline, retry } from '../retry';
+import { ItemRow, READ_BATCH, ZkItems } from './items';
+import { casFailure, notInTime, unavailable } from './store-failures';
 
 /**
  * An item merged meanwhile (BAD_VERSION) is re-read and deleted only if still expired; one already

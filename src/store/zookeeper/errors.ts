@@ -5,7 +5,7 @@
  * class and a classifier here, apart from the session that makes the calls.
  */
 import * as zk from 'node-zookeeper-client';
-import { StoreUnavailableError } from './store';
+import { StoreUnavailableError } from '../store';
 
 /** ZooKeeper's own error codes the store branches on (KeeperException.Code). */
 export const ZK = {

@@ -11,11 +11,11 @@
  * it with a fresh client (a fresh session). Replacing a client that was merely waiting for a dead
  * ensemble costs nothing.
  *
- * This class only keeps time and decides; the session (zookeeper-session.ts) tells it what the
+ * This class only keeps time and decides; the session (zookeeper/session.ts) tells it what the
  * client does and acts on its verdict, so the state machine and the clock stay apart.
  */
-import { Clock, every, systemClock } from '../core/clock';
-import { ZkTimeoutError } from './zookeeper-errors';
+import { Clock, every, systemClock } from '../../core/clock';
+import { ZkTimeoutError } from './errors';
 
 /** Monotonic by default: a wall-clock step must neither hide a stuck client nor fake one. */
 const monotonicClock: Clock = { now: () => performance.now(), setTimer: systemClock.setTimer };

@@ -4,7 +4,7 @@
  * internals change shape; none of them silently changes what is written.
  */
 import * as zk from 'node-zookeeper-client';
-import { Logger } from '../core/logger';
+import { Logger } from '../../core/logger';
 
 /**
  * The library's Transaction.setData/remove/check do `version = version || -1`, so an expected

@@ -15,21 +15,21 @@
  * gone and the client refuses every further call), so the session object swaps in a new client and
  * tells its users ('session'): the store's watch re-arms, the election joins again (its member
  * znode died with the old session), the shared readings forget what their watches guarded. The
- * same happens when the connection deadlines (zookeeper-deadlines.ts) find a client stuck.
+ * same happens when the connection deadlines (zookeeper/deadlines.ts) find a client stuck.
  *
- * Error types live in zookeeper-errors.ts, the library patches in zookeeper-client-internals.ts;
+ * Error types live in zookeeper/errors.ts, the library patches in zookeeper/client-internals.ts;
  * both are re-exported here for the session's users.
  */
 import { EventEmitter } from 'node:events';
 import { createHash } from 'node:crypto';
 import * as zk from 'node-zookeeper-client';
-import { Logger, silentLogger } from '../core/logger';
-import { StoreUnavailableError } from './store';
-import { ZK, ZkTimeoutError, hasCode, isTransient, toZkError } from './zookeeper-errors';
-import { abandon, harden, pinVersion } from './zookeeper-client-internals';
-import { ConnectionDeadlines } from './zookeeper-deadlines';
+import { Logger, silentLogger } from '../../core/logger';
+import { StoreUnavailableError } from '../store';
+import { ZK, ZkTimeoutError, hasCode, isTransient, toZkError } from './errors';
+import { abandon, harden, pinVersion } from './client-internals';
+import { ConnectionDeadlines } from './deadlines';
 
-export { ZK, ZkError, ZkTimeoutError, hasCode, isTransient } from './zookeeper-errors';
+export { ZK, ZkError, ZkTimeoutError, hasCode, isTransient } from './errors';
 
 /** The parts of a znode's Stat the store uses; zxids as 16 hex digits (they are 64-bit). */
 export interface ZkStat {

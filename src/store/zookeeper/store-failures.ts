@@ -4,11 +4,11 @@
  * same way: StoreUnavailableError (the API's 503) for anything about reaching the ensemble, with a
  * hint when the cause is an ACL, and the codec's CorruptItemError untouched.
  */
-import { StoreUnavailableError } from './store';
-import { CasLostError } from './cas-add';
-import { Failure } from './retry';
-import { CorruptItemError } from './codec';
-import { ZK, ZkError, ZkTimeoutError, hasCode, isTransient } from './zookeeper-errors';
+import { StoreUnavailableError } from '../store';
+import { CasLostError } from '../cas-add';
+import { Failure } from '../retry';
+import { CorruptItemError } from '../codec';
+import { ZK, ZkError, ZkTimeoutError, hasCode, isTransient } from './errors';
 
 /** A read or a skeleton step: only a lost connection is worth another try. */
 export const readFailure = (e: unknown): Failure => (isTransient(e) ? 'transient' : 'fatal');

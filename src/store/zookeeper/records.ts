@@ -4,11 +4,11 @@
  * from the items because they follow other rules: no change marker (a record is not part of the
  * blocklist the engines watch) and no compare-and-set.
  */
-import { checkRecordKey, StoreUnavailableError } from './store';
-import { Deadline } from './retry';
-import { EMPTY, ZkItems } from './zookeeper-items';
-import { ZK, hasCode } from './zookeeper-errors';
-import { unavailable } from './zookeeper-store-failures';
+import { checkRecordKey, StoreUnavailableError } from '../store';
+import { Deadline } from '../retry';
+import { EMPTY, ZkItems } from './items';
+import { ZK, hasCode } from './errors';
+import { unavailable } from './store-failures';
 
 export async function readRecord(items: ZkItems, key: string): Promise<string | undefined> {
   checkRecordKey(key);
