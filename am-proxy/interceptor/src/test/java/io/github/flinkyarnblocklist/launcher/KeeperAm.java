@@ -36,12 +36,34 @@ import org.apache.hadoop.yarn.conf.YarnConfiguration;
 public final class KeeperAm {
   private static final Priority PRIORITY = Priority.newInstance(1);
   private static final Resource WORKER = Resource.newInstance(128, 1);
+  /** System property: the pid of the test's YARN launcher, whose end this AM follows. */
+  static final String LAUNCHER_PID = "keeper.launcher.pid";
+
+  /** Ends this AM once the launcher is gone: orphaned by a stopped NodeManager, nothing else would. */
+  static void followLauncher(long launcher) {
+    if (launcher <= 0) return;
+    Thread t = new Thread(() -> {
+      while (ProcessHandle.of(launcher).map(ProcessHandle::isAlive).orElse(false)) {
+        try {
+          Thread.sleep(1000);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+      System.err.println("keeper-am: launcher " + launcher + " is gone; exiting");
+      Runtime.getRuntime().halt(0);
+    }, "follow-launcher");
+    t.setDaemon(true);
+    t.start();
+  }
 
   public static void main(String[] args) throws Exception {
     int workers = Integer.parseInt(args[0]);
     int proxyPort = Integer.parseInt(args[1]);
     List<String> own = args.length > 2 && !args[2].isEmpty() ? Arrays.asList(args[2].split(",")) : List.of();
     String nmHost = System.getenv(ApplicationConstants.Environment.NM_HOST.name());
+    long launcher = Long.getLong(LAUNCHER_PID, 0L);
+    followLauncher(launcher);
 
     YarnConfiguration conf = new YarnConfiguration();
     // The AMRMProxy listens on every NodeManager; an AM reaches the one on its own host.

@@ -199,6 +199,9 @@ public final class YarnLauncher {
     String cmd = String.join(" ", java, "-Xmx96m", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
         "-Djdk.net.hosts.file=" + hostsFile,
         "-Dlog4j.configuration=log4j.properties",
+        // The AM ends with this launcher: a NodeManager stopped in a hurry (the
+        // 20 s halt below, a SIGKILLed test run) leaves its containers' processes behind.
+        "-D" + KeeperAm.LAUNCHER_PID + "=" + ProcessHandle.current().pid(),
         "-cp", System.getProperty("java.class.path"),
         KeeperAm.class.getName(), Integer.toString(n), Integer.toString(amrmProxyPort),
         "'" + ownBlacklist + "'",
