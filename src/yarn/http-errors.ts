@@ -72,3 +72,26 @@ export function createYarnHttp(opts: { timeoutMs: number; baseURL?: string; http
     ...(opts.httpsAgent ? { httpsAgent: opts.httpsAgent } : {}),
   });
 }
+
+/** A non-2xx answer as YarnCallError, with the RemoteException's class and message when there is one. */
+export function httpError(what: string, status: number, data: unknown): YarnCallError {
+  const body = tryParseJson(data);
+  const remote = remoteException(body);
+  const text = remote ?? (excerpt(data) || '(empty body)');
+  return new YarnCallError(`${what}: ${status} ${text}`, status, retriableStatus(status));
+}
+
+/**
+ * {"RemoteException":{"exception":"NotFoundException","message":"java.lang.Exception: app with id:
+ * application_… not found","javaClassName":"org.apache.hadoop.yarn.webapp.NotFoundException"}}
+ * → "NotFoundException: app with id: application_… not found".
+ */
+export function remoteException(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const re = (body as Record<string, unknown>).RemoteException;
+  if (typeof re !== 'object' || re === null) return undefined;
+  const r = re as Record<string, unknown>;
+  const exception = typeof r.exception === 'string' ? r.exception : typeof r.javaClassName === 'string' ? r.javaClassName.split('.').pop() : 'RemoteException';
+  const message = typeof r.message === 'string' ? r.message.replace(/^java\.lang\.Exception:\s*/, '') : '';
+  return message ? `${exception}: ${message}` : String(exception);
+}

@@ -24,9 +24,10 @@ import * as https from 'node:https';
 import { parseApplicationId, parseAttemptId } from '../model/ids';
 import { Logger, silentLogger } from '../core/logger';
 import { RmAuthenticator, RmAuthorization, offersNegotiate } from './rm-auth';
-import { excerpt, isConnectionCode, isConnectionError, retriableStatus, transportError, tryParseJson, createYarnHttp } from './http-errors';
+import { excerpt, httpError, isConnectionError, transportError, tryParseJson, createYarnHttp } from './http-errors';
 import { RmShapeError, parseApplication, parseAttempts, parseClusterInfo, parseClusterMetrics, parseContainers } from './rm-json';
-import { FetchedNodes, NotJsonError, OFF_THREAD_BYTES, fetchNodes, parseNodesInline, releaseIdleWorker } from './off-thread';
+import { OFF_THREAD_BYTES, fetchNodes, releaseIdleWorker } from './off-thread';
+import { Answer, caText, fromWorker, parseHere } from './rm-answer';
 import {
   AppContainer,
   ApplicationInfo,
@@ -58,19 +59,6 @@ export interface RmClientOptions {
    * loop, as every other call (the bench's baseline; also a way out should the worker misbehave).
    */
   offThread?: boolean;
-}
-
-/** One HTTP answer, whichever thread received it. */
-interface Answer {
-  status: number;
-  location?: string;
-  wwwAuthenticate?: string;
-  /** The body as text: an error, a redirect, or a 2xx received on this thread. */
-  text: string;
-  /** Bytes of a body the worker received (the text is then empty). */
-  bytes?: number;
-  /** A 2xx node list the worker received and parsed: the nodes, or why it could not. */
-  nodes?: { ok: true; nodes: ClusterNode[] } | { ok: false; notJson: boolean; error: string };
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -378,69 +366,7 @@ export class ResourceManagerClient implements ResourceManagerReader {
   }
 }
 
-/** The worker's reply as an answer (or the next RM, or an error), as exchange() gives it. */
-function fromWorker(what: string, url: string, f: FetchedNodes, timeoutMs: number): { kind: 'answer'; answer: Answer } | { kind: 'next'; error: YarnCallError } {
-  if (f.kind === 'transport') {
-    const error = f.timeout
-      ? new YarnCallError(`${what}: no answer from ${url} within ${timeoutMs} ms`, undefined, true)
-      : new YarnCallError(`${what}: cannot reach ${url}${f.code ? ` (${f.code})` : ''}: ${f.message}`, undefined, true);
-    if (f.timeout || isConnectionCode(f.code)) return { kind: 'next', error };
-    throw error;
-  }
-  const answer: Answer = { status: f.status, text: '', ...f.headers };
-  if (f.kind === 'other') answer.text = f.text;
-  else if (f.kind === 'nodes') {
-    answer.nodes = { ok: true, nodes: f.nodes };
-    answer.bytes = f.bytes;
-  }
-  else if (f.kind === 'not-json') answer.nodes = { ok: false, notJson: true, error: f.text };
-  else answer.nodes = { ok: false, notJson: false, error: f.error };
-  return { kind: 'answer', answer };
-}
-
-/** A node list received on this thread, parsed here. */
-function parseHere(text: string): { ok: true; nodes: ClusterNode[] } | { ok: false; notJson: boolean; error: string } {
-  try {
-    return { ok: true, nodes: parseNodesInline(text) };
-  } catch (e) {
-    if (e instanceof NotJsonError) return { ok: false, notJson: true, error: text };
-    if (e instanceof RmShapeError) return { ok: false, notJson: false, error: e.message };
-    throw e;
-  }
-}
-
-/** The PEM text an https agent was given as `ca` (createYarnHttpsAgent), for the worker's requests. */
-function caText(agent: https.Agent | undefined): string | undefined {
-  const ca = agent?.options.ca;
-  if (ca === undefined) return undefined;
-  const list = Array.isArray(ca) ? ca : [ca];
-  return list.map((c: string | Buffer) => (typeof c === 'string' ? c : c.toString('utf8'))).join('\n');
-}
-
 /** The host name of a URL as a Kerberos service principal names it: lower case, no port, no brackets. */
 export function hostOf(url: string): string {
   return new URL(url).hostname.replace(/^\[|\]$/g, '').toLowerCase();
-}
-
-/** A non-2xx answer as YarnCallError, with the RemoteException's class and message when there is one. */
-export function httpError(what: string, status: number, data: unknown): YarnCallError {
-  const body = tryParseJson(data);
-  const remote = remoteException(body);
-  const text = remote ?? (excerpt(data) || '(empty body)');
-  return new YarnCallError(`${what}: ${status} ${text}`, status, retriableStatus(status));
-}
-
-/**
- * {"RemoteException":{"exception":"NotFoundException","message":"java.lang.Exception: app with id:
- * application_… not found","javaClassName":"org.apache.hadoop.yarn.webapp.NotFoundException"}}
- * → "NotFoundException: app with id: application_… not found".
- */
-export function remoteException(body: unknown): string | undefined {
-  if (typeof body !== 'object' || body === null) return undefined;
-  const re = (body as Record<string, unknown>).RemoteException;
-  if (typeof re !== 'object' || re === null) return undefined;
-  const r = re as Record<string, unknown>;
-  const exception = typeof r.exception === 'string' ? r.exception : typeof r.javaClassName === 'string' ? r.javaClassName.split('.').pop() : 'RemoteException';
-  const message = typeof r.message === 'string' ? r.message.replace(/^java\.lang\.Exception:\s*/, '') : '';
-  return message ? `${exception}: ${message}` : String(exception);
 }
