@@ -23,6 +23,7 @@ import { Readable } from 'node:stream';
 import { BlockedItem, toWire } from '../model/item';
 import { isExpired } from '../model/effective';
 import { scopeCovers, scopeMatches } from '../model/scope';
+import { TurnBudget } from './turn-budget';
 
 /** A full listing with more entries than this is streamed in slices; below it one buffer is faster. */
 export const STREAM_ABOVE = 2_000;
@@ -191,30 +192,12 @@ export class ListingCache {
     return fresh;
   }
 
-  /**
-   * Runs `step` in a later event-loop turn, sharing one budget per turn (TURN_BUDGET_MS) with every
-   * other step queued: the listings in flight take turns, and past the budget the rest waits for
-   * the next turn, after the loop has polled for I/O (/healthz, /metrics, other requests).
-   */
+  /** Runs `step` in a later event-loop turn, within the turn budget every listing shares (turn-budget.ts). */
   pace(step: () => void): void {
-    this.steps.push(step);
-    if (this.steps.length === 1 && !this.draining) setImmediate(this.drain);
+    this.turns.run(step);
   }
 
-  private readonly steps: (() => void)[] = [];
-  private draining = false;
-  private readonly drain = (): void => {
-    this.draining = true;
-    const t0 = performance.now();
-    // Only the steps queued before this turn: a step that queues another runs it next turn.
-    let n = this.steps.length;
-    try {
-      while (n-- > 0 && performance.now() - t0 < TURN_BUDGET_MS) (this.steps.shift() as () => void)();
-    } finally {
-      this.draining = false;
-      if (this.steps.length > 0) setImmediate(this.drain);
-    }
-  };
+  private readonly turns = new TurnBudget(TURN_BUDGET_MS);
 }
 
 interface Reader {
