@@ -4,13 +4,12 @@
  * propagation latency), session expiry, the timeout on every call.
  */
 import { strict as assert } from 'node:assert';
-import * as zk from 'node-zookeeper-client';
 import { ZookeeperStore, ZookeeperStoreOptions } from '../../src/store/zookeeper/zookeeper-store';
 import { ZkLayout } from '../../src/store/zookeeper/paths';
 import { ZkSession } from '../../src/store/zookeeper/session';
 import { StoreUnavailableError } from '../../src/store/store';
 import { describeStoreConformance, item } from './conformance';
-import { ZkCluster, freePort, requireZookeeper } from '../support/zookeeper';
+import { ZkCluster, expireSession, freePort, requireZookeeper } from '../support/zookeeper';
 
 let cluster: ZkCluster | undefined;
 let seq = 0;
@@ -187,25 +186,10 @@ describe('zookeeper store (standalone server)', function () {
       let calls = 0;
       s.watch(() => calls++);
       await sleep(100);
-      // Expire s's session the classic way: a second client attaches to the same session id and
-      // password and closes it; the server ends the session and s's client learns EXPIRED. s's
-      // client may win the connection back before the close is sent, so try a few times (bounded).
+      // Expire s's session from outside (test/support/zookeeper.ts expireSession).
       const session = (s as unknown as { session: ZkSession }).session;
       const renewed = new Promise<boolean>((resolve) => session.once('session', () => resolve(true)));
-      let expired = false;
-      for (let attempt = 0; attempt < 4 && !expired; attempt++) {
-        const { id, password } = session.credentials();
-        const thief = zk.createClient(cluster!.connectString(), { sessionTimeout: 1000, sessionId: id, sessionPassword: password } as Partial<zk.Option>);
-        const attached = await Promise.race([
-          new Promise<boolean>((resolve) => {
-            thief.once('connected', () => resolve(true));
-            thief.connect();
-          }),
-          sleep(3000).then(() => false),
-        ]);
-        thief.close();
-        if (attached) expired = await Promise.race([renewed, sleep(3000).then(() => false)]);
-      }
+      const expired = await expireSession(cluster!.connectString(), () => session.credentials(), renewed);
       assert.ok(expired, 'the session did not expire');
       // Writes through the expired store work on the new session…
       await s.add({ item: item('n2'), allowMerge: false });

@@ -175,12 +175,17 @@ export class SqliteWrites {
         if (!row) return undefined;
         // A row that cannot be decoded is not removed here (CorruptItemError): removeQuarantined.
         const item = decodeStored(id, row.data);
-        const before = this.version();
-        this.stmts.del.run(id);
-        this.stmts.bump.run();
-        return { item, versions: [before, this.version()] };
+        return { item, versions: this.deleteRow(id) };
       })
       .immediate();
+  }
+
+  /** Deletes one row and moves the store's version, as every removal does; the versions around it. */
+  private deleteRow(id: string): Versions {
+    const before = this.version();
+    this.stmts.del.run(id);
+    this.stmts.bump.run();
+    return [before, this.version()];
   }
 
   removeQuarantined(id: string): RemoveQuarantinedDone {
@@ -193,10 +198,7 @@ export class SqliteWrites {
           return undefined; // decodable: not quarantined, not removed here
         } catch (e) {
           if (!(e instanceof CorruptItemError)) throw e;
-          const before = this.version();
-          this.stmts.del.run(id);
-          this.stmts.bump.run();
-          return { row: quarantinedRow(e, id), versions: [before, this.version()] };
+          return { row: quarantinedRow(e, id), versions: this.deleteRow(id) };
         }
       })
       .immediate();
