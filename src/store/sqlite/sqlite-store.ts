@@ -8,15 +8,14 @@
  *   which cost more than a fast fsync), except: a write that finds another process holding the
  *   lock goes to the thread, which waits for it while the event loop serves reads; and after a
  *   concurrent group commit here was slow (slowCommitMs), writes go to the thread for a while,
- *   where whatever arrives during a commit forms the next group. Reads stay on this thread's
- *   connection (WAL lets a reader and a writer work at once). Without it (the CLI, an in-memory
- *   database) every write runs here.
+ *   where whatever arrives during a commit forms the next group (the rules: write-route.ts).
+ *   Reads stay on this thread's connection (WAL lets a reader and a writer work at once).
+ *   Without it (the CLI, an in-memory database) every write runs here.
  * - busy_timeout lets a second process wait for the lock instead of failing at once.
  */
 import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { BlockedItem } from '../../model/item';
 import { AddOutcome, AddRequest, BlocklistStore, StoreUnavailableError, checkRecordKey } from '../store';
 import { CorruptItemError, compactItem, decodeStored } from '../codec';
@@ -24,7 +23,8 @@ import { Logger, silentLogger } from '../../core/logger';
 import { Quarantine, QuarantinedRow, quarantinedRow } from '../quarantine';
 import { ItemCache } from '../item-cache';
 import { AddsDone, OpOf, WriteOp, WriteResults, SQLITE_SCHEMA_VERSION, Versions, fromWire, openWritable } from './writes';
-import { InlineWriter, SqliteWriter, ThreadWriter } from './writer';
+import { ThreadWriter } from './writer';
+import { WriteRoute } from './write-route';
 
 export { SQLITE_SCHEMA_VERSION };
 
@@ -81,9 +81,6 @@ function own(o: AddOutcome, req: AddRequest): AddOutcome {
   return o;
 }
 
-/** How long after a sign of concurrent writes they keep going to the write thread (ms). */
-const CONCURRENT_FOR_MS = 100;
-
 /** SQLite errors that mean "the store cannot take this now", not "the request is wrong". */
 function unavailable(e: unknown, what: string): never {
   if (e instanceof StoreUnavailableError) throw e;
@@ -98,18 +95,10 @@ export class SqliteStore implements BlocklistStore {
   readonly description: string;
   /** This thread's connection: every read, and the writes too unless they run on the write thread. */
   private readonly db: Database.Database;
-  /** Writes on this thread's connection. */
-  private readonly inline: InlineWriter;
-  /** busy_timeout off and back on, around a write here that must not wait for another process's lock. */
-  private readonly noWait: { off: Database.Statement; on: Database.Statement } | undefined;
   /** The write thread, when the store has one. */
   private readonly thread: ThreadWriter | undefined;
-  private readonly threadAlways: boolean;
-  /** Until when (performance.now()) concurrent writes go to the thread. */
-  private concurrentUntil = 0;
-  private readonly slowCommitMs: number;
-  /** Write transactions run on this thread and on the write thread so far (for tests and diagnostics). */
-  readonly writes = { here: 0, thread: 0 };
+  /** Where each write runs (write-route.ts). */
+  private readonly route: WriteRoute;
   private readonly stmts: {
     get: Database.Statement<[string], { data: string }>;
     list: Database.Statement<[], { id: string; data: string }>;
@@ -138,11 +127,8 @@ export class SqliteStore implements BlocklistStore {
     } catch (e) {
       unavailable(e, `opening ${file}`);
     }
-    this.inline = new InlineWriter(this.db);
     this.thread = opts.writeThread && !opts.readonly && file !== ':memory:' ? new ThreadWriter({ file: path.resolve(file), busyTimeoutMs }) : undefined;
-    this.threadAlways = opts.writeThread === 'always';
-    this.slowCommitMs = opts.slowCommitMs ?? 20;
-    this.noWait = this.thread ? { off: this.db.prepare('PRAGMA busy_timeout = 0'), on: this.db.prepare(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`) } : undefined;
+    this.route = new WriteRoute(this.db, this.thread, { always: opts.writeThread === 'always', slowCommitMs: opts.slowCommitMs ?? 20, busyTimeoutMs });
     this.stmts = {
       get: this.db.prepare('SELECT data FROM items WHERE id = ?'),
       list: this.db.prepare('SELECT id, data FROM items ORDER BY id'),
@@ -207,50 +193,13 @@ export class SqliteStore implements BlocklistStore {
     }
   }
 
-  /**
-   * Where the next write runs: on the thread for CONCURRENT_FOR_MS after a group commit here was
-   * both concurrent (several writes in it) and slow (slowCommitMs), then here again, which measures
-   * anew; otherwise here, at once. Writes in flight on the thread and one here are concurrent
-   * requests (none was acknowledged), so either order is right; the write here never waits for the
-   * thread's lock (write()).
-   */
-  private writerFor(): SqliteWriter {
-    const t = this.thread;
-    if (!t) return this.inline;
-    const onThread = this.threadAlways || performance.now() < this.concurrentUntil;
-    this.writes[onThread ? 'thread' : 'here']++;
-    return onThread ? t : this.inline;
+  /** Write transactions run on this thread and on the write thread so far (for tests and diagnostics). */
+  get writes(): { here: number; thread: number } {
+    return this.route.writes;
   }
 
-  /**
-   * Runs one write where writerFor says. With a write thread, a write run here never waits for
-   * another process's lock on the event loop: it tries the lock once (busy_timeout 0) and, when the
-   * lock is taken (SQLITE_BUSY at BEGIN IMMEDIATE: nothing was done), goes to the thread, which
-   * waits up to busy_timeout while the loop serves reads.
-   */
-  private async write<K extends WriteOp['op']>(op: OpOf<K>, concurrent: boolean): Promise<WriteResults[K]> {
-    const w = this.writerFor();
-    const noWait = this.noWait;
-    if (w !== this.inline || !this.thread || !noWait) return w.run<K>(op);
-    let here: Promise<WriteResults[K]>;
-    noWait.off.get();
-    const t0 = performance.now();
-    try {
-      here = this.inline.run<K>(op);
-    } finally {
-      const ms = performance.now() - t0;
-      if (concurrent && ms >= this.slowCommitMs) this.concurrentUntil = performance.now() + CONCURRENT_FOR_MS;
-      noWait.on.get();
-    }
-    try {
-      return await here;
-    } catch (e) {
-      const code = (e as { code?: unknown } | null)?.code;
-      if (typeof code !== 'string' || !code.startsWith('SQLITE_BUSY')) throw e;
-      this.writes.here--;
-      this.writes.thread++;
-      return this.thread.run<K>(op);
-    }
+  private write<K extends WriteOp['op']>(op: OpOf<K>, concurrent: boolean): Promise<WriteResults[K]> {
+    return this.route.run<K>(op, concurrent);
   }
 
   private currentVersion(): number {

@@ -1,0 +1,85 @@
+/**
+ * Where each write of the SQLite store runs: on the store's own connection, at once, or on the
+ * write thread (writer.ts). The store decides what to write; this decides where, by three rules:
+ *  - without a write thread (the CLI, an in-memory database), or with `always` off and nothing
+ *    slow seen, a write commits here: handing one to a thread and back adds two thread wake-ups,
+ *    which cost more than a fast fsync;
+ *  - for CONCURRENT_FOR_MS after a group commit here was both concurrent (several writes in it)
+ *    and slow (slowCommitMs), writes go to the thread, where whatever arrives during a commit forms
+ *    the next group; then here again, which measures anew;
+ *  - a write here never waits for another process's lock on the event loop: it tries the lock once
+ *    (busy_timeout 0) and, when it is taken (SQLITE_BUSY at BEGIN IMMEDIATE: nothing was done),
+ *    goes to the thread, which waits up to busy_timeout while the loop serves reads.
+ * Writes in flight on the thread and one here are concurrent requests (none was acknowledged), so
+ * either order is right.
+ */
+import Database from 'better-sqlite3';
+import { performance } from 'node:perf_hooks';
+import { OpOf, WriteOp, WriteResults } from './writes';
+import { InlineWriter, SqliteWriter, ThreadWriter } from './writer';
+
+/** How long after a sign of concurrent writes they keep going to the write thread (ms). */
+const CONCURRENT_FOR_MS = 100;
+
+export interface WriteRouteOptions {
+  /** Every write on the thread, lone ones too (tests of the thread's path). */
+  always: boolean;
+  /** A concurrent group commit here at least this long (ms) sends writes to the thread for a while. */
+  slowCommitMs: number;
+  /** The connection's busy_timeout, set back after a no-wait write here. */
+  busyTimeoutMs: number;
+}
+
+export class WriteRoute {
+  /** Write transactions run here and on the write thread so far (for tests and diagnostics). */
+  readonly writes = { here: 0, thread: 0 };
+  /** Writes on the store's own connection. */
+  private readonly inline: InlineWriter;
+  /** busy_timeout off and back on, around a write here that must not wait for another process's lock. */
+  private readonly noWait: { off: Database.Statement; on: Database.Statement } | undefined;
+  /** Until when (performance.now()) concurrent writes go to the thread. */
+  private concurrentUntil = 0;
+
+  constructor(
+    db: Database.Database,
+    private readonly thread: ThreadWriter | undefined,
+    private readonly o: WriteRouteOptions,
+  ) {
+    this.inline = new InlineWriter(db);
+    this.noWait = thread ? { off: db.prepare('PRAGMA busy_timeout = 0'), on: db.prepare(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(o.busyTimeoutMs))}`) } : undefined;
+  }
+
+  /** Runs one write where the rules say; `concurrent`: it carries several requests' writes. */
+  async run<K extends WriteOp['op']>(op: OpOf<K>, concurrent: boolean): Promise<WriteResults[K]> {
+    const w = this.writerFor();
+    const noWait = this.noWait;
+    if (w !== this.inline || !this.thread || !noWait) return w.run<K>(op);
+    let here: Promise<WriteResults[K]>;
+    noWait.off.get();
+    const t0 = performance.now();
+    try {
+      here = this.inline.run<K>(op);
+    } finally {
+      const ms = performance.now() - t0;
+      if (concurrent && ms >= this.o.slowCommitMs) this.concurrentUntil = performance.now() + CONCURRENT_FOR_MS;
+      noWait.on.get();
+    }
+    try {
+      return await here;
+    } catch (e) {
+      const code = (e as { code?: unknown } | null)?.code;
+      if (typeof code !== 'string' || !code.startsWith('SQLITE_BUSY')) throw e;
+      this.writes.here--;
+      this.writes.thread++;
+      return this.thread.run<K>(op);
+    }
+  }
+
+  private writerFor(): SqliteWriter {
+    const t = this.thread;
+    if (!t) return this.inline;
+    const onThread = this.o.always || performance.now() < this.concurrentUntil;
+    this.writes[onThread ? 'thread' : 'here']++;
+    return onThread ? t : this.inline;
+  }
+}
