@@ -70,6 +70,12 @@ export interface PlannedBlock {
   cause: string;
   /** Counts against the automatic-block cap (a decommissioning evacuation does not). */
   capped: boolean;
+  /**
+   * Another job's block holds this host's item (ids are host names: one item per host): the block
+   * joins it with FLIP-224's merge (its scope gains this job, the later end and EVACUATE win)
+   * instead of being refused as "already blocked", which would leave this job on the host.
+   */
+  join: boolean;
 }
 
 export interface HostReport {
@@ -105,6 +111,8 @@ export interface DecideInput {
   runningNodes: number | null;
   /** Hosts with an item in effect (any author). */
   blocked: ReadonlyMap<string, EffectiveBlock>;
+  /** Hosts whose item is in effect for other jobs only (its scope does not name this one). */
+  heldByOtherJobs?: ReadonlySet<string>;
   /** Ids of this application (the scope of automatic blocks) — for the item id and cause only. */
   applicationId: string;
 }
@@ -211,6 +219,7 @@ export function decide(input: DecideInput): DetectorReport {
         end: now + s.blockDurationMs,
         level: 0,
         capped: false,
+        join: input.heldByOtherJobs?.has(host) ?? false,
         cause: clean(`auto: ${host} is DECOMMISSIONING in YARN${health.healthReport ? ` (${health.healthReport.slice(0, 200)})` : ''}; evacuated ahead of YARN's decommissioning timeout for ${shortDuration(s.blockDurationMs)}`),
       };
       report.decision = mode === 'enforce' ? 'evacuate' : 'would-block';
@@ -252,10 +261,11 @@ export function decide(input: DecideInput): DetectorReport {
       continue;
     }
     const { level, durationMs } = nextBlock(state.hosts[host]?.lastBlock, now, s);
-    const planned: PlannedBlock = { host, itemId: host, action: s.action, durationMs, end: now + durationMs, level, capped: true, cause: explain(host, c.counted, s, durationMs, level) };
+    const join = input.heldByOtherJobs?.has(host) ?? false;
+    const planned: PlannedBlock = { host, itemId: host, action: s.action, durationMs, end: now + durationMs, level, capped: true, join, cause: explain(host, c.counted, s, durationMs, level) };
     c.report.block = planned;
     c.report.decision = mode === 'enforce' ? 'block' : 'would-block';
-    c.report.why = `${c.counted.length} failures in ${win} ≥ ${s.failuresPerHost}: block for ${shortDuration(durationMs)}${level > 0 ? ` (blocked again soon after the last block: ×${2 ** level})` : ''}`;
+    c.report.why = `${c.counted.length} failures in ${win} ≥ ${s.failuresPerHost}: block for ${shortDuration(durationMs)}${level > 0 ? ` (blocked again soon after the last block: ×${2 ** level})` : ''}${join ? '; joins the block other jobs hold on it' : ''}`;
     blocks.push(planned);
     inUse++;
   }

@@ -8,7 +8,7 @@
  */
 import { Clock } from '../core/clock';
 import { Logger } from '../core/logger';
-import { effectiveItems } from '../model/effective';
+import { appliesTo, effectiveItems, isEffective } from '../model/effective';
 import { BlockSpec } from '../model/validate';
 import { BlocklistStore } from '../store/store';
 import { AmrmProxy, ClusterMetrics, ClusterNode } from '../yarn/types';
@@ -178,8 +178,8 @@ export class Detector {
     const polled = await this.pollSources(nodes);
     const now = clock.now();
     this.foldIn(polled, now);
-    const blocked = await this.currentBlocks(appId, now);
-    const report = decide({ now, settings, state: this.state, runningNodes: nodes ? nodes.running : null, blocked, applicationId: appId });
+    const { blocked, heldByOtherJobs } = await this.currentBlocks(appId, now);
+    const report = decide({ now, settings, state: this.state, runningNodes: nodes ? nodes.running : null, blocked, heldByOtherJobs, applicationId: appId });
     for (const b of report.blocks) await this.applyBlock(b, report, appId, now);
     this.countSuppressions(report);
 
@@ -250,8 +250,11 @@ export class Detector {
     if (polled.healthRead) recordHealth(this.state, polled.health, now);
   }
 
-  /** The node blocks in force for this app; our own automatic ones checked against the store (expired, or lifted by an operator). */
-  private async currentBlocks(appId: string, now: number): Promise<Map<string, EffectiveBlock>> {
+  /**
+   * The node blocks in force for this app, and the hosts whose item is in force for other jobs
+   * only; our own automatic blocks checked against the store (expired, or lifted by an operator).
+   */
+  private async currentBlocks(appId: string, now: number): Promise<{ blocked: Map<string, EffectiveBlock>; heldByOtherJobs: Set<string> }> {
     const items = await this.deps.store.list();
     const byId = new Map(items.map((i) => [i.id, i]));
     const { unblockedByOperator } = observeBlocks(this.state, (id) => byId.get(id)?.endTimestamp, now);
@@ -261,7 +264,9 @@ export class Detector {
       if (it.kind !== 'node') continue;
       blocked.set(it.node, { itemId: it.id, by: it.updated.by, end: it.endTimestamp, action: it.action });
     }
-    return blocked;
+    const heldByOtherJobs = new Set<string>();
+    for (const it of items) if (it.kind === 'node' && isEffective(it, now) && !appliesTo(it, appId)) heldByOtherJobs.add(it.id);
+    return { blocked, heldByOtherJobs };
   }
 
   /** Shadow: record and say what would happen. Enforce: an ordinary item through the API's own path. */
@@ -274,7 +279,9 @@ export class Detector {
       logger.info(`detector (shadow): would block ${b.host} — ${b.cause}`);
       return;
     }
-    const spec: BlockSpec = { id: b.host, kind: 'node', node: b.host, action: b.action, end: { type: 'after', ms: b.durationMs }, cause: b.cause, scope: appId, allowMerge: false };
+    // allowMerge only to join another job's block of the host: a block an operator made for this
+    // job meanwhile is theirs, answered as a conflict and left as it is.
+    const spec: BlockSpec = { id: b.host, kind: 'node', node: b.host, action: b.action, end: { type: 'after', ms: b.durationMs }, cause: b.cause, scope: appId, allowMerge: b.join };
     let o: AddResult;
     try {
       o = await this.deps.addItem(spec, DETECTOR_PRINCIPAL);
