@@ -29,13 +29,13 @@ export class ApiError extends Error {
 }
 
 /** One call. Resolves to the parsed body (or {} when empty); rejects with ApiError. */
-export async function call(token, method, path, body) {
-  return (await callFull(token, method, path, body)).body;
+export async function call(token, method, path, body, extraHeaders) {
+  return (await callFull(token, method, path, body, extraHeaders)).body;
 }
 
 /** One call, resolving to {status, body}. */
-export async function callFull(token, method, path, body) {
-  const headers = { accept: 'application/json' };
+export async function callFull(token, method, path, body, extraHeaders) {
+  const headers = { accept: 'application/json', ...extraHeaders };
   if (token) headers.authorization = `Bearer ${token}`;
   const init = { method, headers, cache: 'no-store', credentials: 'omit' };
   if (body !== undefined) {
@@ -65,6 +65,15 @@ export async function callFull(token, method, path, body) {
   }
   if (parsed === undefined) throw new ApiError(res.status, ['the sidecar answered something that is not JSON']);
   return { status: res.status, body: parsed };
+}
+
+/**
+ * The version of an item as the page shows it, for HTTP If-Match (the API's ETag of an item:
+ * model/item.ts itemTag): a confirm then changes only that version, never a newer one another
+ * admin made meanwhile (the API answers 412 instead). Undefined for a row without stamps.
+ */
+export function versionOf(item) {
+  return item?.createdAt && item?.updatedAt ? { 'if-match': `"${item.createdAt}.${item.updatedAt}"` } : undefined;
 }
 
 const COLLECTION = { node: 'nodes', taskmanager: 'taskmanagers', rack: 'racks' };

@@ -1,7 +1,7 @@
 // Admin controls. Each is the REST API's own call (audit, validation and rate limits apply as for
 // any client): first with ?dryRun=true to preview what YARN would see, then for real on confirm.
 import { html, useEffect, useState } from './vendor/preact-htm.js';
-import { ApiError, call, itemPath } from './api.js';
+import { ApiError, call, itemPath, versionOf } from './api.js';
 import { absolute, endsText, parseDuration, relative } from './format.js';
 
 const ACTIONS = [
@@ -206,7 +206,9 @@ export function ActionPanel({ token, action, now, onDone, onCancel }) {
     setErrors([]);
     try {
       if (removal) {
-        const res = await call(token, 'DELETE', `${path}${dryRun ? '?dryRun=true' : ''}`);
+        // The preview and the confirm both name the version this panel shows: a block another
+        // admin changed or made again meanwhile is refused (412), not removed.
+        const res = await call(token, 'DELETE', `${path}${dryRun ? '?dryRun=true' : ''}`, undefined, action.kind === 'unblock' ? versionOf(item) : undefined);
         if (dryRun) setPreview(res);
         else onDone(action.kind === 'unblock' ? `Unblocked ${item.id}.` : `Removed the quarantined row ${item.id}.`);
       } else {
@@ -215,7 +217,9 @@ export function ActionPanel({ token, action, now, onDone, onCancel }) {
           setErrors([b.error]);
           return;
         }
-        const res = await call(token, 'PUT', `${path}${dryRun ? '?dryRun=true' : ''}`, b.body);
+        // The item's own action, cause and scope go back in the merge: only right for the version
+        // shown (a block lifted meanwhile would be made again, a replacement would gain them).
+        const res = await call(token, 'PUT', `${path}${dryRun ? '?dryRun=true' : ''}`, b.body, versionOf(item));
         if (dryRun) setPreview(res);
         else onDone(res.outcome === 'unchanged' ? `${item.id} unchanged: it already ends later than that.` : `Extended ${item.id}: ends ${endsText(res.endTimestamp, now).rel}.`);
       }

@@ -8,15 +8,15 @@
  * Shape checks (types, unknown fields) are the routes' JSON schemas; meaning (ids, times, causes)
  * is src/model/validate.ts, here.
  */
-import { BlockedItem, ItemKind, WireItem, toWire } from '../model/item';
+import { BlockedItem, ItemKind, WireItem, tagMatches, toWire } from '../model/item';
 import { newItem } from '../model/merge';
-import { decide } from '../model/decide';
+import { AddRequest, ConflictCode, changedSince, decide } from '../model/decide';
 import { isExpired } from '../model/effective';
 import { scopeCovers, scopeMatches } from '../model/scope';
 import { BlockSpec, ItemRef, parseBlockRequest, parseItemRef } from '../model/validate';
 import { AuditSink } from '../model/audit';
 import { Clock } from '../core/clock';
-import { AddOutcome, BlocklistStore, outcomeOf } from '../store/store';
+import { AddOutcome, BlocklistStore, ItemChangedError, outcomeOf } from '../store/store';
 import { CorruptItemError } from '../store/codec';
 import { SyncFacade } from '../sync/facade';
 import { ExpiryOutcome } from '../sync/expiry';
@@ -66,7 +66,8 @@ export type PutOutcome = Exclude<AddOutcome['outcome'], 'conflict'>;
 const refused = (status: number, errors: string[]): Answer => ({ status, body: { errors } });
 
 /** 201 created, 202 merged or unchanged; a refusal by its code (a merge left without a cause is the request's fault). */
-const statusOf = (o: AddOutcome): number => (o.outcome === 'created' ? 201 : o.outcome === 'conflict' ? (o.conflict.code === 'empty-cause' ? 400 : 409) : 202);
+const CONFLICT_STATUS: Record<ConflictCode, number> = { exists: 409, 'scope-full': 409, 'empty-cause': 400, changed: 412 };
+const statusOf = (o: AddOutcome): number => (o.outcome === 'created' ? 201 : o.outcome === 'conflict' ? CONFLICT_STATUS[o.conflict.code] : 202);
 
 export class BlocklistService {
   constructor(private readonly d: ServiceDeps) {}
@@ -141,8 +142,8 @@ export class BlocklistService {
   }
 
   /** The outcome add() would have, computed without writing (dry run): the stores' own decide(). */
-  private async wouldAdd(item: BlockedItem, allowMerge: boolean): Promise<AddOutcome> {
-    return outcomeOf(decide(await this.d.store.get(item.id), { item, allowMerge }, item.created.at));
+  private async wouldAdd(req: AddRequest): Promise<AddOutcome> {
+    return outcomeOf(decide(await this.d.store.get(req.item.id), req, req.item.created.at));
   }
 
   /** `cause`: the request's own, kept on a merge's line (the merged cause is bounded and may summarise it). */
@@ -155,14 +156,14 @@ export class BlocklistService {
     if (!dryRun && (o.outcome === 'created' || o.outcome === 'merged')) this.d.sync.kick(`${o.outcome} ${o.item.id}`);
   }
 
-  private async add(specs: BlockSpec[], caller: Caller, dryRun: boolean): Promise<AddOutcome[]> {
+  private async add(specs: BlockSpec[], caller: Caller, dryRun: boolean, ifMatch?: string): Promise<AddOutcome[]> {
     const now = this.d.clock.now();
-    const reqs = specs.map((s) => ({ item: newItem(s, now, { by: caller.name, from: caller.from }), allowMerge: s.allowMerge }));
+    const reqs: AddRequest[] = specs.map((s) => ({ item: newItem(s, now, { by: caller.name, from: caller.from }), allowMerge: s.allowMerge, ...(ifMatch !== undefined ? { ifMatch } : {}) }));
     let outcomes: AddOutcome[];
     if (!dryRun) outcomes = reqs.length === 1 ? [await this.d.store.add(reqs[0])] : await this.d.store.addMany(reqs);
     else {
       outcomes = [];
-      for (const r of reqs) outcomes.push(await this.wouldAdd(r.item, r.allowMerge));
+      for (const r of reqs) outcomes.push(await this.wouldAdd(r));
     }
     outcomes.forEach((o, i) => this.recordAdd(o, reqs[i].item.cause, caller, dryRun));
     return outcomes;
@@ -173,8 +174,8 @@ export class BlocklistService {
    * The body says its `outcome` as the batch's results do: 202 alone cannot tell a merge from a
    * request that changed nothing.
    */
-  async put(spec: BlockSpec, caller: Caller, dryRun: boolean): Promise<Answer> {
-    const [o] = await this.add([spec], caller, dryRun);
+  async put(spec: BlockSpec, caller: Caller, dryRun: boolean, ifMatch?: string): Promise<Answer> {
+    const [o] = await this.add([spec], caller, dryRun, ifMatch);
     // `code` beside `errors`: programs (the CLI's import) act on it instead of parsing prose.
     if (o.outcome === 'conflict') return { status: statusOf(o), body: { errors: [o.conflict.message], code: o.conflict.code } };
     const body: PresentedItem & { outcome: PutOutcome; dryRun?: DryRunEffect } = { ...this.present(o.item), outcome: o.outcome };
@@ -194,7 +195,7 @@ export class BlocklistService {
   }
 
   /** DELETE: 200 `{}` (or the dry run's effect), 404 when absent or already ended. */
-  async remove(ref: ItemRef, caller: Caller, dryRun: boolean): Promise<Answer> {
+  async remove(ref: ItemRef, caller: Caller, dryRun: boolean, ifMatch?: string): Promise<Answer> {
     const { store, clock, audit, sync } = this.d;
     // An item past its end is gone, whether or not the expiry job has purged it: 404, and neither
     // a delete nor a `removed` audit line (expiry removes and audits it).
@@ -206,13 +207,28 @@ export class BlocklistService {
       throw e;
     }
     const ended = current !== undefined && isExpired(current, clock.now());
-    const removed = !current || ended ? undefined : dryRun ? current : await store.remove(ref.id);
+    // If-Match: only the version the caller saw goes (checked again in the store's own delete).
+    if (ifMatch !== undefined && !tagMatches(ifMatch, ended ? undefined : current)) return this.changed(ref.id, ended ? undefined : current, caller, dryRun);
+    let removed: BlockedItem | undefined;
+    try {
+      removed = !current || ended ? undefined : dryRun ? current : await store.remove(ref.id, ifMatch);
+    } catch (e) {
+      if (e instanceof ItemChangedError) return this.changed(ref.id, e.current, caller, dryRun);
+      throw e;
+    }
     audit.record({ op: 'unblock', id: ref.id, who: caller.name, from: caller.from, outcome: removed ? 'removed' : 'not-found', before: removed, dryRun });
     if (ended && current) return refused(404, [`'${ref.id}' is not blocked (its block ended at ${new Date(current.endTimestamp).toISOString()})`]);
     if (!removed) return refused(404, [`'${ref.id}' is not blocked`]);
     if (dryRun) return { status: 200, body: { dryRun: await this.preview(ref.id, undefined) } };
     sync.kick(`removed ${ref.id}`);
     return { status: 200, body: {} };
+  }
+
+  /** 412: the caller's If-Match names a version the item no longer has (or it is gone); nothing removed. */
+  private changed(id: string, current: BlockedItem | undefined, caller: Caller, dryRun: boolean): Answer {
+    const c = changedSince(id, current);
+    this.d.audit.record({ op: 'unblock', id, who: caller.name, from: caller.from, outcome: 'conflict', detail: `${c.code}: ${c.message}`, dryRun });
+    return { status: 412, body: { errors: [c.message], code: c.code } };
   }
 
   /** DELETE of a row that cannot be decoded: the only way it goes (it is never enforced nor expired). */

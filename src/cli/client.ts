@@ -18,6 +18,8 @@ export interface ApiResponse {
 export interface RequestOptions {
   query?: Record<string, string | undefined>;
   body?: unknown;
+  /** HTTP If-Match: change the item only if it is still this version (model/item wireTag); else 412. */
+  ifMatch?: string;
 }
 
 export interface Transport {
@@ -133,7 +135,7 @@ export class HttpTransport implements Transport {
         data: opts.body === undefined ? undefined : JSON.stringify(opts.body),
         // A request without a body carries no content type: left to itself axios labels a body-less
         // POST application/x-www-form-urlencoded, which the sidecar refuses with 415.
-        headers: { 'content-type': opts.body === undefined ? false : 'application/json' },
+        headers: { 'content-type': opts.body === undefined ? false : 'application/json', ...(opts.ifMatch !== undefined ? { 'if-match': opts.ifMatch } : {}) },
       });
       let body: unknown = undefined;
       if (typeof res.data === 'string' && res.data.length) {

@@ -125,8 +125,8 @@ export class DirectStoreTransport implements Transport {
     if (item) {
       const ref = svc.ref(decodeURIComponent(item[2]), item[1] === 'nodes' ? 'node' : item[1] === 'racks' ? 'rack' : 'taskmanager');
       if (method === 'GET') return svc.get(ref);
-      if (method === 'PUT') return svc.put(svc.spec(ref, opts.body), this.caller, dryRun);
-      if (method === 'DELETE') return svc.remove(ref, this.caller, dryRun);
+      if (method === 'PUT') return svc.put(svc.spec(ref, opts.body), this.caller, dryRun, opts.ifMatch);
+      if (method === 'DELETE') return svc.remove(ref, this.caller, dryRun, opts.ifMatch);
     }
     if (path === '/blocklist' && method === 'GET') {
       const q = opts.query ?? {};

@@ -4,7 +4,7 @@
  * Pure. Every store runs read → decide → compare-and-set, and the API's dry run calls the same
  * function on the item it read, so a preview can never disagree with the real write.
  */
-import { BlockedItem, EVACUATE } from './item';
+import { BlockedItem, EVACUATE, tagMatches } from './item';
 import { isExpired } from './effective';
 import { mergeItems } from './merge';
 
@@ -17,15 +17,22 @@ export interface AddRequest {
    * YARN's blacklist): stored once, never moved, and never a reason to create an item that is gone.
    */
   evacuationStart?: number;
+  /**
+   * HTTP If-Match: the version of the item the caller saw (model/item#itemTag). Decided here, in
+   * the stores' compare-and-set, so the write lands only if the item is still that version.
+   */
+  ifMatch?: string;
 }
 
 /**
  * Why a request was refused, for programs (the API sends it as `code` beside `errors`):
  *  - `exists`: the id is blocked and the request did not set allowMerge (HTTP 409);
  *  - `scope-full`: the merged block would name more applications than a scope holds (HTTP 409);
- *  - `empty-cause`: the merged item would hold no cause at all (HTTP 400).
+ *  - `empty-cause`: the merged item would hold no cause at all (HTTP 400);
+ *  - `changed`: the request named the version it saw (If-Match) and the item is no longer that
+ *    version, or is gone (HTTP 412).
  */
-export type ConflictCode = 'exists' | 'scope-full' | 'empty-cause';
+export type ConflictCode = 'exists' | 'scope-full' | 'empty-cause' | 'changed';
 
 export interface Conflict {
   code: ConflictCode;
@@ -48,6 +55,8 @@ export type Decision =
  */
 export function decide(existing: BlockedItem | undefined, req: AddRequest, now: number): Decision {
   if (req.evacuationStart !== undefined) return startEvacuation(existing, req, req.evacuationStart, now);
+  const live = existing && !isExpired(existing, now) ? existing : undefined;
+  if (req.ifMatch !== undefined && !tagMatches(req.ifMatch, live)) return { outcome: 'conflict', existing: live ?? req.item, conflict: changedSince(req.item.id, live) };
   if (!existing || isExpired(existing, now)) return { outcome: 'created', write: req.item };
   if (!req.allowMerge) {
     return { outcome: 'conflict', existing, conflict: { code: 'exists', message: `'${existing.id}' is already blocked; set allowMerge to merge` } };
@@ -61,6 +70,14 @@ export function decide(existing: BlockedItem | undefined, req: AddRequest, now: 
     case 'conflict':
       return { outcome: 'conflict', existing, conflict: m.conflict };
   }
+}
+
+/** The refusal of a write whose If-Match names a version the item no longer has. */
+export function changedSince(id: string, current: BlockedItem | undefined): Conflict {
+  const message = current
+    ? `'${id}' changed since you looked (last changed by ${current.updated.by} at ${new Date(current.updated.at).toISOString()}): nothing was changed; look at it again`
+    : `'${id}' was unblocked since you looked (or its block ended): nothing was changed`;
+  return { code: 'changed', message };
 }
 
 /**

@@ -117,6 +117,29 @@ export function toWire(item: BlockedItem): WireItem {
   return w;
 }
 
+/**
+ * The item's version, as HTTP's entity tag (an `ETag`, sent back in `If-Match`): its creation and
+ * last-change instants, from the wire's createdAt and updatedAt. It moves with every write that
+ * changes the item (a merge stamps updatedAt; a block lifted and made again has a new createdAt),
+ * not with the engine's own evacuation stamp. A client that confirms a change it previewed sends
+ * it, so the change lands only on the block it showed (console, `import --sync`).
+ */
+export function itemTag(item: Pick<BlockedItem, 'created' | 'updated'>): string {
+  return wireTag({ createdAt: formatTimestamp(item.created.at), updatedAt: formatTimestamp(item.updated.at) });
+}
+
+/** The same tag from the wire shape (what a client read from GET /blocklist). */
+export function wireTag(w: Pick<WireItem, 'createdAt' | 'updatedAt'>): string {
+  return `"${w.createdAt}.${w.updatedAt}"`;
+}
+
+/** Whether an If-Match header value names this item's version (`*`: any version; absent item: never). */
+export function tagMatches(ifMatch: string, item: Pick<BlockedItem, 'created' | 'updated'> | undefined): boolean {
+  if (!item) return false;
+  const tag = itemTag(item);
+  return ifMatch.split(',').some((t) => t.trim() === '*' || t.trim() === tag);
+}
+
 /** Items sort by start time, then id: the "oldest first" order the safety cap keeps. */
 export function byAge(a: BlockedItem, b: BlockedItem): number {
   return a.startTimestamp - b.startTimestamp || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);

@@ -10,9 +10,9 @@
  * or an ensemble.
  */
 import { systemClock, Clock } from '../core/clock';
-import { BlockedItem } from '../model/item';
+import { BlockedItem, tagMatches } from '../model/item';
 import { isExpired } from '../model/effective';
-import { AddOutcome, AddRequest, BlocklistStore, checkRecordKey } from './store';
+import { AddOutcome, AddRequest, BlocklistStore, ItemChangedError, checkRecordKey } from './store';
 import { CorruptItemError, decodeStored } from './codec';
 import { silentLogger, Logger } from '../core/logger';
 import { Quarantine, QuarantinedRow, quarantinedRow } from './quarantine';
@@ -170,10 +170,11 @@ export class MemoryStore implements BlocklistStore {
     }
   }
 
-  async remove(id: string): Promise<BlockedItem | undefined> {
+  async remove(id: string, ifMatch?: string): Promise<BlockedItem | undefined> {
     const e = this.backend.entries.get(id);
     if (!e) return undefined;
     const item = decodeEntry(id, e);
+    if (ifMatch !== undefined && !tagMatches(ifMatch, item)) throw new ItemChangedError(item);
     this.backend.entries.delete(id);
     this.backend.changed();
     return item;

@@ -49,6 +49,14 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/** remove(id, ifMatch) found another version of the item than the caller saw: nothing was removed. */
+export class ItemChangedError extends Error {
+  constructor(readonly current: BlockedItem) {
+    super(`'${current.id}' changed since it was read`);
+    this.name = 'ItemChangedError';
+  }
+}
+
 export const RECORD_KEY = /^[A-Za-z0-9._:-]{1,200}$/;
 
 export function checkRecordKey(key: string): void {
@@ -63,8 +71,12 @@ export interface BlocklistStore {
   addMany(reqs: AddRequest[]): Promise<AddOutcome[]>;
   get(id: string): Promise<BlockedItem | undefined>;
   list(): Promise<BlockedItem[]>;
-  /** Removes one item; returns what was removed, or undefined if absent. */
-  remove(id: string): Promise<BlockedItem | undefined>;
+  /**
+   * Removes one item; returns what was removed, or undefined if absent. With `ifMatch` (HTTP
+   * If-Match, model/item#itemTag) only the version the caller saw is removed, in the same
+   * compare-and-set: another version throws ItemChangedError and removes nothing.
+   */
+  remove(id: string, ifMatch?: string): Promise<BlockedItem | undefined>;
   /**
    * Removes every item with endTimestamp <= now and returns the ones *this call* removed.
    * Safe when several sidecars expire at once: each item is reported removed by exactly one.

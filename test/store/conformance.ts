@@ -7,10 +7,10 @@
  * concurrent expiry callers" and "re-open after close" are tested without knowing the backend.
  */
 import { strict as assert } from 'node:assert';
-import { BlocklistStore, AddOutcome } from '../../src/store/store';
+import { BlocklistStore, AddOutcome, ItemChangedError } from '../../src/store/store';
 import { CorruptItemError, encodeItem } from '../../src/store/codec';
 import { newItem } from '../../src/model/merge';
-import { BlockedItem, EVACUATE, MARK_BLOCKED, PERMANENT, LONG_MAX_TEXT, formatTimestamp, BlockAction } from '../../src/model/item';
+import { BlockedItem, EVACUATE, MARK_BLOCKED, PERMANENT, LONG_MAX_TEXT, formatTimestamp, BlockAction, itemTag } from '../../src/model/item';
 import { BlockSpec, EndSpec } from '../../src/model/validate';
 
 export interface StoreHarness {
@@ -265,6 +265,27 @@ export function describeStoreConformance(name: string, factory: HarnessFactory):
         assert.deepEqual(await s.list(), []);
         assert.equal(await s.get('n1'), undefined);
         assert.deepEqual(await s.removeExpired(T0 * 2), []);
+      });
+
+      it('If-Match (the version a client saw): remove and merge land only on that version; another one is refused and left as it is', async () => {
+        const a = item('n1', { cause: 'a' });
+        await s.add({ item: a, allowMerge: false });
+        const seen = itemTag(a);
+        const merged = expectMerged(await s.add({ item: item('n1', { cause: 'b', at: T0 + 7 }), allowMerge: true, ifMatch: seen }));
+        // The merge moved the version: the first tag no longer removes or merges.
+        const v = await s.version();
+        await assert.rejects(s.remove('n1', seen), (e: unknown) => e instanceof ItemChangedError && e.current.cause === 'a,b');
+        const refused = await s.add({ item: item('n1', { cause: 'c', at: T0 + 9 }), allowMerge: true, ifMatch: seen });
+        assert.equal(refused.outcome, 'conflict');
+        assert.equal(refused.outcome === 'conflict' && refused.conflict.code, 'changed');
+        assert.equal(await s.version(), v, 'nothing written');
+        assert.deepEqual(await s.get('n1'), merged.item);
+        // Gone: a merge with If-Match does not bring it back.
+        assert.deepEqual(await s.remove('n1', itemTag(merged.item)), merged.item);
+        const back = await s.add({ item: item('n1', { cause: 'd', at: T0 + 11 }), allowMerge: true, ifMatch: itemTag(merged.item) });
+        assert.equal(back.outcome === 'conflict' && back.conflict.code, 'changed');
+        assert.equal(await s.get('n1'), undefined);
+        assert.equal(await s.remove('n1', itemTag(merged.item)), undefined);
       });
 
       it('a removed id can be blocked again as a new item', async () => {

@@ -13,7 +13,7 @@
  * Request meaning is checked in a route preHandler, before the rate limit counts the request.
  */
 import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { BlockedItem, ItemKind } from '../../model/item';
+import { BlockedItem, ItemKind, WireItem, wireTag } from '../../model/item';
 import { BlockSpec, ItemRef } from '../../model/validate';
 import { parseApplicationId } from '../../model/ids';
 import { Answer, BlocklistService, Caller, ListFilter } from '../blocklist-service';
@@ -45,6 +45,15 @@ type ListQuery = ListFilter & { limit?: string; after?: string };
 const isDryRun = (q: DryRunQuery) => q.dryRun === 'true' || q.dryRun === '';
 const callerOf = (req: FastifyRequest): Caller => ({ name: req.principal.name, from: origin(req) });
 const send = (reply: FastifyReply, a: Answer) => reply.code(a.status).send(a.body);
+/**
+ * HTTP If-Match on a PUT or DELETE of one item: change it only if it is still the version the
+ * caller saw (its ETag); otherwise 412 `code: changed` and nothing changes. For a client that
+ * confirms what it previewed a while ago (the console, `import --sync`).
+ */
+const ifMatchOf = (req: FastifyRequest): string | undefined => {
+  const h = req.headers['if-match'];
+  return typeof h === 'string' && h.trim() !== '' ? h : undefined;
+};
 
 const mutation = { ...errorResponses, 200: ref('mutationItem'), 201: ref('mutationItem'), 202: ref('mutationItem') };
 const deletion = { ...errorResponses, 200: { type: 'object', properties: { dryRun: ref('dryRun') } } };
@@ -113,14 +122,19 @@ function itemRoutes(app: FastifyInstance, svc: BlocklistService, prefix: string,
   const withSpec = async (req: FastifyRequest<ItemRoute>) => {
     req.blockSpecs = [svc.spec(svc.ref(req.params['*'], kind), req.body)];
   };
-  const remove = async (req: FastifyRequest<ItemRoute>, reply: FastifyReply) => send(reply, await svc.remove(req.itemRef as ItemRef, callerOf(req), isDryRun(req.query)));
+  const remove = async (req: FastifyRequest<ItemRoute>, reply: FastifyReply) => send(reply, await svc.remove(req.itemRef as ItemRef, callerOf(req), isDryRun(req.query), ifMatchOf(req)));
   app.put<ItemRoute>(path, { config: { mutates: true }, schema: { body: ref('blockBody'), querystring: dryRunQuery, response: mutation }, preHandler: withSpec }, async (req, reply) =>
-    send(reply, await svc.put((req.blockSpecs as BlockSpec[])[0], callerOf(req), isDryRun(req.query))),
+    send(reply, await svc.put((req.blockSpecs as BlockSpec[])[0], callerOf(req), isDryRun(req.query), ifMatchOf(req))),
   );
   app.delete<ItemRoute>(path, { config: { mutates: true }, schema: { querystring: dryRunQuery, response: deletion }, preHandler: withRef }, remove);
   // FLIP-224 writes the delete once as DELETE /blocklist/node/<id>.
   if (kind === 'node') app.delete<ItemRoute>('/blocklist/node/*', { config: { mutates: true }, schema: { querystring: dryRunQuery, response: deletion }, preHandler: withRef }, remove);
-  app.get<ItemRoute>(path, { schema: { response: { 200: ref('item'), '4xx': ref('error') } }, preHandler: withRef }, async (req, reply) => send(reply, await svc.get(req.itemRef as ItemRef)));
+  app.get<ItemRoute>(path, { schema: { response: { 200: ref('item'), '4xx': ref('error') } }, preHandler: withRef }, async (req, reply) => {
+    const a = await svc.get(req.itemRef as ItemRef);
+    // The item's version (If-Match on a later PUT or DELETE changes only this version).
+    if (a.status === 200) reply.header('etag', wireTag(a.body as WireItem));
+    return send(reply, a);
+  });
 }
 
 /** POST /blocklist (a batch) and POST /blocklist/expire. */

@@ -26,6 +26,7 @@ import { isoTime, toJson, toYaml, wireMs } from '../format';
 import { effectLines, itemSummary } from '../render';
 import { parseBlockTimeout, parseUntil } from '../time-input';
 import { parseBlockRequest, parseItemRef, parseSource } from '../../model/validate';
+import { wireTag } from '../../model/item';
 import { CommonFlags, addCommonOptions, note, painter, withClient, write } from './common';
 import { PlanFlags, Planned, excludeFileSource, planExcludeFile, planJson, toLift } from './import-plan';
 import { batchInChunks, importChunks } from './import-chunks';
@@ -57,6 +58,13 @@ interface ImportOutcome {
   effect?: DryRunEffect;
   /** --sync: the blocks lifted (or, in a dry run, that would be). */
   lifted?: ApiItem[];
+  /** --sync: blocks the file had created that were made again by hand while the sync ran: left. */
+  left?: ApiItem[];
+}
+
+/** The If-Match of a listed item (a sidecar that sends no stamps gets a plain DELETE). */
+function versionOf(it: ApiItem): { ifMatch?: string } {
+  return it.createdAt !== undefined && it.updatedAt !== undefined ? { ifMatch: wireTag({ createdAt: it.createdAt, updatedAt: it.updatedAt }) } : {};
 }
 
 async function runImport(client: BlocklistClient, planned: Planned[], flags: ImportFlags, sync: { source: string } | undefined): Promise<ImportOutcome> {
@@ -79,17 +87,31 @@ async function runImport(client: BlocklistClient, planned: Planned[], flags: Imp
     // Blocks first, then lifts: a host is never left unblocked between the two steps.
     const results = items.length ? await importChunks(client, items) : [];
     const lifted: ApiItem[] = [];
-    for (const it of toLift(await client.list(), sync.source, inFile)) {
-      const res = await client.transport.request('DELETE', itemPath(it.id));
+    const left: ApiItem[] = [];
+    for (const listed of toLift(await client.list(), sync.source, inFile)) {
+      // Each lift names the version listed (If-Match): a block that changed since is looked at
+      // again, and lifted only if this file still created it (someone merged into it) — not when
+      // it was lifted and blocked again by hand meanwhile, which the sync must never lift.
+      let it: ApiItem | undefined = listed;
+      let res = await client.transport.request('DELETE', itemPath(it.id), versionOf(it));
+      if (res.status === 412) {
+        const now = await client.transport.request('GET', itemPath(it.id));
+        it = now.status === 200 ? (now.body as ApiItem) : undefined;
+        if (it && toLift({ [it.id]: it }, sync.source, inFile).length === 0) {
+          left.push(it);
+          continue;
+        }
+        res = it ? await client.transport.request('DELETE', itemPath(it.id), versionOf(it)) : { status: 404, body: undefined };
+      }
       // 404: gone meanwhile (unblocked or ended), which is what the sync wanted.
-      if (res.status === 404) continue;
+      if (res.status === 404 || !it) continue;
       if (res.status < 200 || res.status > 299) {
         const done = lifted.length ? ` (lifted before it: ${lifted.map((l) => l.id).join(', ')})` : '';
         client.fail(res, `the file's hosts were imported, but lifting '${it.id}' failed${done}; re-run the sync`);
       }
       lifted.push(it);
     }
-    return { results, lifted };
+    return { results, lifted, left };
   }
   if (!flags.merge) {
     const check = await batchInChunks(client, items, true);
@@ -162,12 +184,12 @@ export function register(program: Command): void {
         return;
       }
 
-      const { results, effect, lifted } = await withClient(flags, (c) => runImport(c, planned, flags, sync), { create: true, dryRun: !!flags.dryRun });
+      const { results, effect, lifted, left } = await withClient(flags, (c) => runImport(c, planned, flags, sync), { create: true, dryRun: !!flags.dryRun });
       const counts = new Map<string, number>();
       for (const r of results) counts.set(r.outcome, (counts.get(r.outcome) ?? 0) + 1);
       const summary = [...counts].map(([k, n]) => `${n} ${k}`).join(', ');
       if (flags.output === 'json' || flags.output === 'yaml') {
-        const doc = { file, format: fmt, dryRun: !!flags.dryRun, results, ...(sync ? { source: sync.source, lifted: lifted ?? [] } : {}), ...(effect ? { effect } : {}) };
+        const doc = { file, format: fmt, dryRun: !!flags.dryRun, results, ...(sync ? { source: sync.source, lifted: lifted ?? [], ...(left?.length ? { left } : {}) } : {}), ...(effect ? { effect } : {}) };
         write(flags.output === 'json' ? toJson(doc) : toYaml(doc));
       } else {
         const p = painter(flags);
@@ -184,6 +206,7 @@ export function register(program: Command): void {
             const changed = it.updatedAt && it.updatedAt !== it.createdAt ? ` (last changed by ${it.updatedBy ?? '?'} at ${isoTime(wireMs(it.updatedAt))})` : '';
             write(`  ${'lift'.padEnd(9)} ${itemSummary(it, now)}${changed}\n`);
           }
+          for (const it of left ?? []) write(`  ${'left'.padEnd(9)} ${itemSummary(it, now)} (blocked again by ${it.createdBy ?? 'someone'} while the sync ran: not the file's)\n`);
         }
         if (effect) write(effectLines(effect, p) + 'nothing was changed\n');
       }

@@ -17,7 +17,7 @@ import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BlockedItem } from '../../model/item';
-import { AddOutcome, AddRequest, BlocklistStore, StoreUnavailableError, checkRecordKey } from '../store';
+import { AddOutcome, AddRequest, BlocklistStore, ItemChangedError, StoreUnavailableError, checkRecordKey } from '../store';
 import { CorruptItemError, compactItem, decodeStored } from '../codec';
 import { Logger, silentLogger } from '../../core/logger';
 import { Quarantine, QuarantinedRow, quarantinedRow } from '../quarantine';
@@ -277,15 +277,16 @@ export class SqliteStore implements BlocklistStore {
     }
   }
 
-  async remove(id: string): Promise<BlockedItem | undefined> {
+  async remove(id: string, ifMatch?: string): Promise<BlockedItem | undefined> {
+    let removed: WriteResults['remove'];
     try {
-      const removed = await this.write({ op: 'remove', id }, false);
-      if (!removed) return undefined;
-      this.afterWrite(removed.versions, (cache) => cache.delete(id));
-      return removed.item;
+      removed = await this.write({ op: 'remove', id, ...(ifMatch !== undefined ? { ifMatch } : {}) }, false);
+      if (removed && 'versions' in removed) this.afterWrite(removed.versions, (cache) => cache.delete(id));
     } catch (e) {
       unavailable(e, 'write');
     }
+    if (removed && 'changed' in removed) throw new ItemChangedError(removed.changed);
+    return removed?.item;
   }
 
   quarantined(): QuarantinedRow[] {

@@ -13,7 +13,7 @@
  * - Schema migrations are numbered and recorded in PRAGMA user_version.
  */
 import Database from 'better-sqlite3';
-import { BlockedItem, isPermanent } from '../../model/item';
+import { BlockedItem, isPermanent, tagMatches } from '../../model/item';
 import { decide } from '../../model/decide';
 import { AddOutcome, AddRequest, StoreUnavailableError, outcomeOf } from '../store';
 import { CorruptItemError, decodeStored, encodeItem } from '../codec';
@@ -47,7 +47,8 @@ export interface AddsDone {
   results: GroupResult[];
   versions: Versions;
 }
-export type RemoveDone = { item: BlockedItem; versions: Versions } | undefined;
+/** `changed`: an If-Match named another version (nothing removed). */
+export type RemoveDone = { item: BlockedItem; versions: Versions } | { changed: BlockedItem } | undefined;
 export type RemoveQuarantinedDone = { row: QuarantinedRow; versions: Versions } | undefined;
 export interface RemoveExpiredDone {
   gone: BlockedItem[];
@@ -168,13 +169,14 @@ export class SqliteWrites {
       .immediate();
   }
 
-  remove(id: string): RemoveDone {
+  remove(id: string, ifMatch?: string): RemoveDone {
     return this.db
       .transaction((): RemoveDone => {
         const row = this.stmts.get.get(id);
         if (!row) return undefined;
         // A row that cannot be decoded is not removed here (CorruptItemError): removeQuarantined.
         const item = decodeStored(id, row.data);
+        if (ifMatch !== undefined && !tagMatches(ifMatch, item)) return { changed: item };
         return { item, versions: this.deleteRow(id) };
       })
       .immediate();
@@ -233,7 +235,7 @@ export class SqliteWrites {
 /** Every write the store sends to its writer, and what each returns. */
 export type WriteOp =
   | { op: 'adds'; groups: AddRequest[][] }
-  | { op: 'remove'; id: string }
+  | { op: 'remove'; id: string; ifMatch?: string }
   | { op: 'removeQuarantined'; id: string }
   | { op: 'removeExpired'; now: number }
   | { op: 'writeRecord'; key: string; value: string };
@@ -255,7 +257,7 @@ export function runWrite(w: SqliteWrites, op: WriteOp): WriteResults[WriteOp['op
     case 'adds':
       return w.commitAdds(op.groups);
     case 'remove':
-      return w.remove(op.id);
+      return w.remove(op.id, op.ifMatch);
     case 'removeQuarantined':
       return w.removeQuarantined(op.id);
     case 'removeExpired':

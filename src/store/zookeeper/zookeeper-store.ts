@@ -17,10 +17,10 @@
  * - Every call is bounded by the operation timeout; every retry goes through retry.ts, and the
  *   rounds of one store call share that one deadline, so a store call never outlives it.
  */
-import { BlockedItem } from '../../model/item';
+import { BlockedItem, tagMatches } from '../../model/item';
 import { Logger, silentLogger } from '../../core/logger';
 import { Clock, systemClock } from '../../core/clock';
-import { AddOutcome, AddRequest, BlocklistStore, StoreUnavailableError } from '../store';
+import { AddOutcome, AddRequest, BlocklistStore, ItemChangedError, StoreUnavailableError } from '../store';
 import { casAdd } from '../cas-add';
 import { Deadline, retry } from '../retry';
 import { CorruptItemError } from '../codec';
@@ -149,14 +149,17 @@ export class ZookeeperStore implements BlocklistStore {
     }
   }
 
-  async remove(id: string): Promise<BlockedItem | undefined> {
+  async remove(id: string, ifMatch?: string): Promise<BlockedItem | undefined> {
     const d = new Deadline(this.opts.operationTimeoutMs);
     const path = this.items.layout.itemPath(id);
     /** Set when a delete's reply was lost: it may have been applied. */
     let unsure: BlockedItem | undefined;
     let sending: BlockedItem | undefined;
+    /** Another version than If-Match names: nothing deleted (the versioned delete makes the check and the delete one step). */
+    let changed: BlockedItem | undefined;
+    let removed: BlockedItem | undefined;
     try {
-      return await retry(
+      removed = await retry(
         {
           deadline: d,
           clock: this.clock,
@@ -171,7 +174,14 @@ export class ZookeeperStore implements BlocklistStore {
           const cur = await this.session.getData(path, d.left());
           // Our delete may have been applied although its reply was lost: report what we removed.
           if (!cur) return unsure;
-          sending = this.items.decode(id, cur.data);
+          const item = this.items.decode(id, cur.data);
+          if (ifMatch !== undefined && !tagMatches(ifMatch, item)) {
+            // Our earlier delete was applied and the id blocked again since: ours is done.
+            if (unsure) return unsure;
+            changed = item;
+            return undefined;
+          }
+          sending = item;
           await this.items.removeAt(path, cur.stat.version, d);
           return sending;
         },
@@ -179,6 +189,8 @@ export class ZookeeperStore implements BlocklistStore {
     } catch (e) {
       throw unavailable(this.items, e, `remove '${id}'`);
     }
+    if (changed && !removed) throw new ItemChangedError(changed);
+    return removed;
   }
 
   /** Versioned deletes of every expired item; see zookeeper/expiry.ts. */
