@@ -57,6 +57,17 @@ public final class KeeperAm {
     t.start();
   }
 
+  /**
+   * A worker: one process that idles until the launcher is gone (GNU tail's --pid, checked each
+   * second), so a worker the NodeManager could not stop, as a launcher halted or SIGKILLed leaves
+   * them, does not outlive the test run. One process, exec'd: the pid in the NodeManager's pid
+   * file is the worker's, and a SIGKILL of it ends the container with exit 137 (kill-worker test).
+   */
+  static String workerCommand(long launcher) {
+    if (launcher <= 0) throw new IllegalArgumentException("-D" + LAUNCHER_PID + " is required: workers end with the launcher");
+    return "exec tail -f /dev/null --pid=" + launcher;
+  }
+
   public static void main(String[] args) throws Exception {
     int workers = Integer.parseInt(args[0]);
     int proxyPort = Integer.parseInt(args[1]);
@@ -64,6 +75,7 @@ public final class KeeperAm {
     String nmHost = System.getenv(ApplicationConstants.Environment.NM_HOST.name());
     long launcher = Long.getLong(LAUNCHER_PID, 0L);
     followLauncher(launcher);
+    String worker = workerCommand(launcher);
 
     YarnConfiguration conf = new YarnConfiguration();
     // The AMRMProxy listens on every NodeManager; an AM reaches the one on its own host.
@@ -95,7 +107,7 @@ public final class KeeperAm {
           }
           running.add(c.getId());
           ContainerLaunchContext clc = ContainerLaunchContext.newInstance(
-              Collections.emptyMap(), Collections.emptyMap(), List.of("exec sleep 3600"),
+              Collections.emptyMap(), Collections.emptyMap(), List.of(worker),
               Collections.emptyMap(), (ByteBuffer) null, Collections.emptyMap());
           nm[0].startContainerAsync(c, clc);
         }

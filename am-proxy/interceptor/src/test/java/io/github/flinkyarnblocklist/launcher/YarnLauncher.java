@@ -65,11 +65,12 @@ public final class YarnLauncher {
   private final String hostsFile;
   private final int workers;
   private MiniYARNCluster cluster;
-  private final List<NodeManager> nms = new ArrayList<>();
   private YarnConfiguration conf;
   private YarnClient yarn;
   private int amrmProxyPort;
   private final Map<String, ApplicationId> apps = new LinkedHashMap<>();
+  /** Set once the JSON line is out: a launcher that never got there ends with status 1. */
+  private volatile boolean ready;
 
   YarnLauncher(Path work, String hostsFile, int workers) {
     this.work = work;
@@ -92,6 +93,7 @@ public final class YarnLauncher {
     out.put("startupMs", System.currentTimeMillis() - t0);
     System.out.println(Json.write(out));
     System.out.flush();
+    l.ready = true;
     // Ends when the harness closes our stdin (or kills us).
     while (System.in.read() >= 0) {
       // keep running
@@ -156,7 +158,6 @@ public final class YarnLauncher {
       NodeManager nm = new NodeManager();
       nm.init(nc);
       nm.start();
-      nms.add(nm);
     }
     long deadline = System.currentTimeMillis() + 60_000;
     while (rm.getRMContext().getRMNodes().size() < HOSTS.length) {
@@ -199,8 +200,8 @@ public final class YarnLauncher {
     String cmd = String.join(" ", java, "-Xmx96m", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
         "-Djdk.net.hosts.file=" + hostsFile,
         "-Dlog4j.configuration=log4j.properties",
-        // The AM ends with this launcher: a NodeManager stopped in a hurry (the
-        // 20 s halt below, a SIGKILLed test run) leaves its containers' processes behind.
+        // The AM (and each worker it starts) ends with this launcher: a launcher that is
+        // SIGKILLed (a test run killed) leaves its containers' processes behind.
         "-D" + KeeperAm.LAUNCHER_PID + "=" + ProcessHandle.current().pid(),
         "-cp", System.getProperty("java.class.path"),
         KeeperAm.class.getName(), Integer.toString(n), Integer.toString(amrmProxyPort),
@@ -424,46 +425,16 @@ public final class YarnLauncher {
     }
   }
 
+  /**
+   * Ends everything this launcher started, at once. The containers' processes (the AMs, their
+   * workers) are this JVM's descendants: they are killed first, so none outlives the run (a
+   * NodeManager's own stop waits 10 s on its log handler's delayed deletions, and a halted one
+   * leaves its containers behind: up to an hour of workers per run, before). Nothing of this
+   * throwaway cluster needs an orderly stop; its files go with the harness's temp dir.
+   * (Whatever a kill misses, a launch racing it, follows the launcher's pid: KeeperAm.)
+   */
   void stop() {
-    // A NodeManager's stop waits up to 10 s for its log handler's delayed deletions
-    // (NonAggregatingLogHandler#serviceStop); its containers are gone well before that. Stop the
-    // three in parallel and never linger more than 20 s after the harness is done with us.
-    Thread watchdog = new Thread(() -> {
-      try {
-        Thread.sleep(20_000);
-      } catch (InterruptedException e) {
-        return;
-      }
-      Runtime.getRuntime().halt(0);
-    }, "stop-watchdog");
-    watchdog.setDaemon(true);
-    watchdog.start();
-    try {
-      if (yarn != null) {
-        for (ApplicationId id : apps.values()) {
-          try {
-            yarn.killApplication(id);
-          } catch (Exception ignored) {
-            // stopping anyway
-          }
-        }
-        yarn.stop();
-      }
-    } finally {
-      List<Thread> stops = new ArrayList<>();
-      for (NodeManager nm : nms) {
-        Thread t = new Thread(nm::stop, "stop-nm");
-        t.start();
-        stops.add(t);
-      }
-      for (Thread t : stops) {
-        try {
-          t.join();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }
-      if (cluster != null) cluster.stop();
-    }
+    ProcessHandle.current().descendants().forEach(ProcessHandle::destroyForcibly);
+    Runtime.getRuntime().halt(ready ? 0 : 1);
   }
 }
