@@ -15,6 +15,41 @@ import { count, printFigures } from '../fuzz/figures';
 
 const sorted = (a: readonly string[]) => [...a].sort();
 
+/**
+ * Four API writers, under way until `stop()`: each creates its share of `hosts` (and every host of
+ * `inEveryShare`), then keeps extending them with a later end, so every write is a commit that
+ * moves the store's version. Every write must be acknowledged (201 or 202).
+ */
+function extendingWriters(url: string, hosts: readonly string[], inEveryShare: readonly string[] = []) {
+  const base = Date.now() + 3_600_000;
+  let stopped = false;
+  let writes = 0;
+  const acked = new Set<string>();
+  const done = Promise.all(
+    [0, 1, 2, 3].map(async (w) => {
+      const mine = [...hosts.filter((_, i) => i % 4 === w), ...inEveryShare];
+      for (let round = 0; !stopped; round++) {
+        for (const h of mine) {
+          const r = await request(url, 'PUT', `/blocklist/nodes/${h}`, { action: 'MARK_BLOCKED', cause: 'load', endTimestamp: base + round * 1000 + w, allowMerge: true });
+          assert.ok(r.status === 201 || r.status === 202, `${h}: ${r.status} ${r.text}`);
+          acked.add(h);
+          writes++;
+        }
+      }
+    }),
+  );
+  return {
+    /** The hosts whose write was acknowledged at least once. */
+    acked: acked as ReadonlySet<string>,
+    writes: () => writes,
+    /** Lets each writer finish its write in flight; rejects with a writer's failed assertion. */
+    stop: async () => {
+      stopped = true;
+      await done;
+    },
+  };
+}
+
 describe('faults: other writers beside a sidecar under write load (the CLI on its store file, Flink on the AM blacklist)', function () {
   this.timeout(40_000);
   let sim: RunningSimulator;
@@ -30,39 +65,25 @@ describe('faults: other writers beside a sidecar under write load (the CLI on it
   });
   after(() => printFigures('other writers', ['CLI writes during API load', 'API writes during CLI writes', 'slowest CLI write to YARN (ms)']));
 
-  it('blocks, a merge into a hot item and an unblock by `--store` are read and enforced; no API write or merge lost', async () => {
+  /** A sidecar wired to the simulator, and the simulator's hosts besides the AM's (in its order). */
+  const start = async () => {
     s = await startYarnSidecar({ rm: sim.url, proxy: sim.url });
-    const sidecar = s;
+    return { sidecar: s, hosts: sim.cluster.nodes.map((n) => n.host).filter((h) => h !== sim.cluster.currentAttempt.amHost) };
+  };
+
+  it('blocks, a merge into a hot item and an unblock by `--store` are read and enforced; no API write or merge lost', async () => {
+    const { sidecar, hosts } = await start();
     const store = `sqlite:${sidecar.db}`;
-    const hosts = sim.cluster.nodes.map((n) => n.host).filter((h) => h !== sim.cluster.currentAttempt.amHost);
     const [hot, victim, ...rest] = hosts;
     const cliHosts = rest.slice(0, 2);
     const apiHosts = rest.slice(3, 43);
     const onYarn = () => sim.cluster.clientBlacklistView();
-    const put = (h: string, body: Record<string, unknown>) => request(sidecar.url, 'PUT', `/blocklist/nodes/${h}`, body);
-    assert.equal((await put(victim, { action: 'MARK_BLOCKED', cause: 'to unblock' })).status, 201);
+    assert.equal((await request(sidecar.url, 'PUT', `/blocklist/nodes/${victim}`, { action: 'MARK_BLOCKED', cause: 'to unblock' })).status, 201);
 
-    // Four API writers: each creates its hosts, then keeps extending them (and the hot item) with a
-    // later end, so every write is a commit that moves the version, until the CLI is done.
-    const base = Date.now() + 3_600_000;
-    let stop = false;
-    let apiWrites = 0;
-    const acked = new Set<string>();
-    const writers = [0, 1, 2, 3].map(async (w) => {
-      const mine = apiHosts.filter((_, i) => i % 4 === w);
-      for (let round = 0; !stop; round++) {
-        for (const h of [...mine, hot]) {
-          const r = await put(h, { action: 'MARK_BLOCKED', cause: 'load', endTimestamp: base + round * 1000 + w, allowMerge: true });
-          assert.ok(r.status === 201 || r.status === 202, `${h}: ${r.status} ${r.text}`);
-          acked.add(h);
-          apiWrites++;
-        }
-      }
-    });
-    const writersDone = Promise.all(writers);
+    const load = extendingWriters(sidecar.url, apiHosts, [hot]);
     try {
-      await waitFor('the API writers under way', () => apiWrites >= 40, 10_000);
-      const atStart = apiWrites;
+      await waitFor('the API writers under way', () => load.writes() >= 40, 10_000);
+      const atStart = load.writes();
       let slowest = 0;
       const enforced = async (what: string, cond: () => boolean | Promise<boolean>) => {
         const t0 = Date.now();
@@ -81,26 +102,23 @@ describe('faults: other writers beside a sidecar under write load (the CLI on it
       await enforced(`${victim} (unblocked by the CLI) off YARN`, () => !onYarn().includes(victim));
       assert.equal((await request(sidecar.url, 'GET', `/blocklist/nodes/${victim}`)).status, 404);
       count('CLI writes during API load', cliHosts.length + 2);
-      count('API writes during CLI writes', apiWrites - atStart);
+      count('API writes during CLI writes', load.writes() - atStart);
       count('slowest CLI write to YARN (ms)', slowest);
-      assert.ok(apiWrites - atStart >= 20, `the API load went on during the CLI writes (${apiWrites - atStart} writes)`);
+      assert.ok(load.writes() - atStart >= 20, `the API load went on during the CLI writes (${load.writes() - atStart} writes)`);
     } finally {
-      stop = true;
-      await writersDone;
+      await load.stop();
     }
 
     const item = (await request(sidecar.url, 'GET', `/blocklist/nodes/${hot}`)).body as { cause: string };
     assert.deepEqual(sorted(item.cause.split(',')), ['cli merge', 'load']);
     const listed = Object.keys((await request(sidecar.url, 'GET', '/blocklist')).body as Record<string, unknown>);
-    for (const h of [...acked, ...cliHosts]) assert.ok(listed.includes(h), `${h} missing from the sidecar's list`);
+    for (const h of [...load.acked, ...cliHosts]) assert.ok(listed.includes(h), `${h} missing from the sidecar's list`);
     assert.ok(!listed.includes(victim));
     await waitFor('YARN equals the store', () => JSON.stringify(sorted(onYarn())) === JSON.stringify(sorted(listed)), 5_000);
   });
 
   it("Flink's own blacklist entries and an AM failover in the middle of the API write stream: the new attempt gets every block back, Flink's entries are never removed", async () => {
-    s = await startYarnSidecar({ rm: sim.url, proxy: sim.url });
-    const sidecar = s;
-    const hosts = sim.cluster.nodes.map((n) => n.host).filter((h) => h !== sim.cluster.currentAttempt.amHost);
+    const { sidecar, hosts } = await start();
     const [shared, flinkOnly, ...rest] = hosts;
     const apiHosts = rest.slice(0, 40);
     // Flink's own blocklist holds two hosts under its owner name on the AM's one blacklist.
@@ -109,47 +127,30 @@ describe('faults: other writers beside a sidecar under write load (the CLI on it
       assert.equal(r.status, 200, r.text);
     };
     await flinkHolds();
-    const put = (h: string, body: Record<string, unknown>) => request(sidecar.url, 'PUT', `/blocklist/nodes/${h}`, body);
-    assert.equal((await put(shared, { action: 'MARK_BLOCKED', cause: 'ours too' })).status, 201);
+    assert.equal((await request(sidecar.url, 'PUT', `/blocklist/nodes/${shared}`, { action: 'MARK_BLOCKED', cause: 'ours too' })).status, 201);
 
-    const base = Date.now() + 3_600_000;
-    let stop = false;
-    let writes = 0;
-    const acked = new Set<string>();
-    const writers = [0, 1, 2, 3].map(async (w) => {
-      const mine = apiHosts.filter((_, i) => i % 4 === w);
-      for (let round = 0; !stop; round++) {
-        for (const h of mine) {
-          const r = await put(h, { action: 'MARK_BLOCKED', cause: 'load', endTimestamp: base + round * 1000 + w, allowMerge: true });
-          assert.ok(r.status === 201 || r.status === 202, `${h}: ${r.status} ${r.text}`);
-          acked.add(h);
-          writes++;
-        }
-      }
-    });
-    const writersDone = Promise.all(writers);
+    const load = extendingWriters(sidecar.url, apiHosts);
     // The sidecar's share, under its default owner name (cluster.resource-blocklist.amrm-proxy.owner).
     const ours = () => [...(sim.cluster.ownersView()['blocklist'] ?? [])];
     try {
-      await waitFor('the API writers under way', () => writes >= 40, 10_000);
+      await waitFor('the API writers under way', () => load.writes() >= 40, 10_000);
       const a = await request(sim.url, 'POST', '/sim/v1/attempts', { blacklist: 'empty' });
       assert.equal(a.status, 200, a.text);
-      const atFailover = writes;
+      const atFailover = load.writes();
       // Flink's new attempt registers its own blocklist again, as the JobMaster does on recovery.
       await flinkHolds();
-      await waitFor('every acknowledged block on the new attempt', () => [...acked, shared].every((h) => sim.cluster.clientBlacklistView().includes(h)), 5_000);
+      await waitFor('every acknowledged block on the new attempt', () => [...load.acked, shared].every((h) => sim.cluster.clientBlacklistView().includes(h)), 5_000);
       // Unblocking a host Flink also holds takes it out of our share only.
       assert.equal((await request(sidecar.url, 'DELETE', `/blocklist/nodes/${shared}`)).status, 200);
       await waitFor('our share without the unblocked host', () => !ours().includes(shared), 5_000);
       assert.ok(sim.cluster.clientBlacklistView().includes(shared), "Flink's entry was removed with ours");
       assert.ok(sim.cluster.clientBlacklistView().includes(flinkOnly));
       // The stream goes on across the failover (checked at the end as well: every acked write on YARN).
-      await waitFor('20 API writes after the failover', () => writes - atFailover >= 20, 10_000);
+      await waitFor('20 API writes after the failover', () => load.writes() - atFailover >= 20, 10_000);
     } finally {
-      stop = true;
-      await writersDone;
+      await load.stop();
     }
-    await waitFor('YARN: our share and Flink\'s', () => JSON.stringify(sorted(sim.cluster.clientBlacklistView())) === JSON.stringify(sorted([...acked, shared, flinkOnly])), 5_000);
-    assert.deepEqual(sorted(ours()), sorted([...acked]));
+    await waitFor('YARN: our share and Flink\'s', () => JSON.stringify(sorted(sim.cluster.clientBlacklistView())) === JSON.stringify(sorted([...load.acked, shared, flinkOnly])), 5_000);
+    assert.deepEqual(sorted(ours()), sorted([...load.acked]));
   });
 });
