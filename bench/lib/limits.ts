@@ -7,13 +7,13 @@
  */
 import * as fs from 'node:fs';
 import * as http from 'node:http';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { AddressInfo } from 'node:net';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store';
 import { BlocklistStore } from '../../src/store/store';
 import { nodeItem } from './items';
 import { now, percentile, timeEach } from './stats';
+import { tempDir } from '../../test/support/paths';
 
 export interface Latency {
   p50: number;
@@ -25,9 +25,12 @@ export const latencyOf = (samples: readonly number[]): Latency => ({ p50: percen
 
 export const sumLatency = (a: Latency, b: Latency): Latency => ({ p50: a.p50 + b.p50, p99: a.p99 + b.p99, samples: Math.min(a.samples, b.samples) });
 
-/** A private temp directory on the same disk the stores use (os.tmpdir(); not tmpfs here, so fsync is real). */
+/**
+ * A private temp directory on the same disk the stores use (os.tmpdir(); not tmpfs here, so fsync
+ * is real), removed when the process exits (test/support's tempDir).
+ */
 export function benchDir(tag: string): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `blocklist-bench-${tag}-`));
+  return tempDir(`blocklist-bench-${tag}-`);
 }
 
 export async function loopbackRoundTrip(n: number): Promise<Latency> {

@@ -3,10 +3,8 @@
  * and stderr are what an operator gets). Async, so a sidecar in the test process keeps serving.
  */
 import { execFile } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { cliMain } from '../support/paths';
+import { cliMain, tempDir } from '../support/paths';
 
 export interface CliResult {
   code: number;
@@ -15,7 +13,7 @@ export interface CliResult {
 }
 
 /** A HOME with no CLI config file, so a developer's ~/.config never leaks into a test. */
-const home = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-cli-home-'));
+const home = tempDir('blocklist-cli-home-');
 
 export function cliEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), LANG: 'C.UTF-8' };

@@ -7,14 +7,13 @@
  */
 import Database from 'better-sqlite3';
 import { strict as assert } from 'node:assert';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store';
 import { StoreUnavailableError } from '../../src/store/store';
 import { ThreadWriter } from '../../src/store/sqlite/writer';
 import { newItem } from '../../src/model/merge';
+import { tempDir } from '../support/paths';
 
 const actor = { by: 't', from: 't' };
 const item = (id: string) => newItem({ id, kind: 'node', node: id, action: 'MARK_BLOCKED', end: { type: 'permanent' }, cause: 'x', scope: 'cluster', allowMerge: true }, 1000, actor);
@@ -39,12 +38,10 @@ function idsInFile(file: string): Set<string> {
 
 describe('sqlite store: the write thread dies', function () {
   this.timeout(15_000);
-  let dir: string;
-  beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-sqlite-wtf-'))));
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  let file: string;
+  beforeEach(() => (file = path.join(tempDir('blocklist-sqlite-wtf-'), 'b.db')));
 
   it('terminated mid-stream: every acknowledged add is in the file, the others fail as unavailable, the next write restarts it', async () => {
-    const file = path.join(dir, 'b.db');
     const store = new SqliteStore(file, { writeThread: 'always' });
     await store.add({ item: item('warm'), allowMerge: false });
     const acked: string[] = [];
@@ -78,7 +75,6 @@ describe('sqlite store: the write thread dies', function () {
   });
 
   it("crashed by an uncaught exception: the old thread's later 'exit' does not fail the writes already on its replacement", async () => {
-    const file = path.join(dir, 'b.db');
     const store = new SqliteStore(file, { writeThread: 'always' });
     await store.add({ item: item('warm'), allowMerge: false });
     const old = writeThreadOf(store);
@@ -104,12 +100,10 @@ describe('sqlite store: the write thread dies', function () {
 
 describe('sqlite store (write thread): read your writes beside another writer', function () {
   this.timeout(15_000);
-  let dir: string;
-  beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-sqlite-ryw-'))));
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  let file: string;
+  beforeEach(() => (file = path.join(tempDir('blocklist-sqlite-ryw-'), 'b.db')));
 
   it('a list() after an acknowledged add or remove always shows it, while another connection writes the same file', async () => {
-    const file = path.join(dir, 'b.db');
     const store = new SqliteStore(file, { writeThread: true });
     // Another writer on the file (the CLI's inline store: its own connection, its own commits).
     const other = new SqliteStore(file);

@@ -1,16 +1,16 @@
 import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store';
 import { describeStoreConformance } from './conformance';
 import { strict as assert } from 'node:assert';
 import { newItem } from '../../src/model/merge';
+import { tempDir } from '../support/paths';
 
 for (const writeThread of [false, true, 'always'] as const) {
   const how = { false: '', true: ', concurrent writes on a worker thread (the sidecar)', always: ', every write on a worker thread' }[String(writeThread) as 'false' | 'true' | 'always'];
   describeStoreConformance(`sqlite${how}`, async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-sqlite-'));
+    const dir = tempDir('blocklist-sqlite-');
     const file = path.join(dir, 'blocklist.db');
     return {
       open: async () => new SqliteStore(file, { writeThread }),
@@ -33,12 +33,10 @@ describe(`sqlite store${writeThread ? ' (writes on a worker thread)' : ''}: grou
   const actor = { by: 't', from: 't' };
   const item = (id: string, cause = 'x', at = 1000) =>
     newItem({ id, kind: 'node', node: id, action: 'MARK_BLOCKED', end: { type: 'permanent' }, cause, scope: 'cluster', allowMerge: true }, at, actor);
-  let dir: string;
-  beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-sqlite-gc-'))));
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  let file: string;
+  beforeEach(() => (file = path.join(tempDir('blocklist-sqlite-gc-'), 'b.db')));
 
   it('concurrent adds share one commit; a request on a corrupt row fails alone, the others land', async () => {
-    const file = path.join(dir, 'b.db');
     const store = new SqliteStore(file, { writeThread });
     const raw = new Database(file);
     raw.prepare('INSERT INTO items(id, end_ts, data) VALUES (?, NULL, ?)').run('bad', '{not json');
@@ -53,7 +51,6 @@ describe(`sqlite store${writeThread ? ' (writes on a worker thread)' : ''}: grou
   });
 
   it('list() stays exact through local writes (kept incrementally) and another process\'s writes (reloaded)', async () => {
-    const file = path.join(dir, 'b.db');
     const a = new SqliteStore(file, { writeThread });
     const b = new SqliteStore(file, { writeThread });
     const ids = async (s: SqliteStore) => (await s.list()).map((i) => `${i.id}:${i.cause}`);
@@ -80,12 +77,10 @@ describe(`sqlite store${writeThread ? ' (writes on a worker thread)' : ''}: grou
 describe('sqlite store: writes on a worker thread', () => {
   const actor = { by: 't', from: 't' };
   const item = (id: string) => newItem({ id, kind: 'node', node: id, action: 'MARK_BLOCKED', end: { type: 'permanent' }, cause: 'x', scope: 'cluster', allowMerge: true }, 1000, actor);
-  let dir: string;
-  beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-sqlite-wt-'))));
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  let file: string;
+  beforeEach(() => (file = path.join(tempDir('blocklist-sqlite-wt-'), 'b.db')));
 
   it('the event loop keeps turning while a commit runs; adds that arrive meanwhile are acknowledged after it, durable', async () => {
-    const file = path.join(dir, 'b.db');
     const store = new SqliteStore(file, { writeThread: 'always' });
     await store.add({ item: item('warm'), allowMerge: false }); // the thread is started
     let turns = 0;
@@ -107,7 +102,7 @@ describe('sqlite store: writes on a worker thread', () => {
   });
 
   it("keeps no second copy of what it wrote: a created item's outcome is the request's own object, a merged one shares its strings", async () => {
-    const store = new SqliteStore(path.join(dir, 'b.db'), { writeThread: 'always' });
+    const store = new SqliteStore(file, { writeThread: 'always' });
     assert.deepEqual(await store.list(), []); // the list cache exists from here on
     const a = item('a');
     const created = await store.add({ item: a, allowMerge: false });
@@ -124,7 +119,7 @@ describe('sqlite store: writes on a worker thread', () => {
   });
 
   it('with writeThread on and fast commits (the default 2 ms), a burst of concurrent writes stays on the store\'s own connection', async () => {
-    const store = new SqliteStore(path.join(dir, 'b.db'), { writeThread: true, slowCommitMs: 1e9 });
+    const store = new SqliteStore(file, { writeThread: true, slowCommitMs: 1e9 });
     const burst = await Promise.all(Array.from({ length: 20 }, (_, k) => store.add({ item: item(`c${k}`), allowMerge: false })));
     assert.ok(burst.every((o) => o.outcome === 'created'));
     assert.equal(store.writes.thread, 0, JSON.stringify(store.writes));
@@ -133,7 +128,6 @@ describe('sqlite store: writes on a worker thread', () => {
   });
 
   it('list() during a stream of writes is always a state the store was in, and ends exact', async () => {
-    const file = path.join(dir, 'b.db');
     const store = new SqliteStore(file, { writeThread: 'always' });
     const writes: Promise<unknown>[] = [];
     const seen: number[] = [];
@@ -153,7 +147,6 @@ describe('sqlite store: writes on a worker thread', () => {
   });
 
   it('with writeThread on, a lone write that finds another connection holding the lock goes to the thread: the event loop keeps turning while it waits', async () => {
-    const file = path.join(dir, 'b.db');
     const store = new SqliteStore(file, { writeThread: true });
     await store.add({ item: item('first'), allowMerge: false });
     const other = new Database(file);
@@ -177,7 +170,6 @@ describe('sqlite store: writes on a worker thread', () => {
   });
 
   it('with writeThread on, a lone write commits on the store\'s own connection at once; concurrent writes go to the thread once commits here are slow, in order', async () => {
-    const file = path.join(dir, 'b.db');
     // slowCommitMs 0: every commit here counts as slow (on a fast disk the burst would stay here).
     const store = new SqliteStore(file, { writeThread: true, slowCommitMs: 0 });
     await store.add({ item: item('lone1'), allowMerge: false });

@@ -83,8 +83,9 @@ async function launch(): Promise<RealYarn> {
   fs.mkdirSync(work);
   const ready = await startJavaLauncher<Omit<RealYarn, 'workDir' | 'log'>>({
     what: 'the YARN launcher',
-    // test.build.data: MiniYARNCluster's own work dir (default target/test/data under the cwd).
-    args: ['-Xmx768m', '-XX:TieredStopAtLevel=1', `-Djdk.net.hosts.file=${hosts}`, `-Dtest.build.data=${path.join(workDir, 'test-data')}`, '-cp', cp, 'io.github.flinkyarnblocklist.launcher.YarnLauncher', work, hosts, '3'],
+    // test.build.data: MiniYARNCluster's own work dir (default target/test/data under the cwd);
+    // java.io.tmpdir: where Jetty unpacks each web app (four dirs in /tmp per run, left behind).
+    args: ['-Xmx768m', '-XX:TieredStopAtLevel=1', `-Djdk.net.hosts.file=${hosts}`, `-Dtest.build.data=${path.join(workDir, 'test-data')}`, `-Djava.io.tmpdir=${workDir}`, '-cp', cp, 'io.github.flinkyarnblocklist.launcher.YarnLauncher', work, hosts, '3'],
     dir: workDir,
     log,
     timeoutMs: 180_000,
