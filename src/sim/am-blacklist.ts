@@ -18,10 +18,12 @@
  *    blocklist as `am`, …): each owner changes only its own set, the AMRMClient holds the union, so
  *    one owner's removal never lifts a host another owner still holds.
  */
+import { randomBytes } from 'node:crypto';
 import { NewAttemptBlacklist } from './options';
 
 export type BlacklistUpdateResult =
-  | { ok: true; blacklist: string[]; owners: Record<string, string[]> }
+  /** `etag`: the blacklist's entity tag after the update; `previousEtag`: the one it was applied to. */
+  | { ok: true; blacklist: string[]; owners: Record<string, string[]>; etag: string; previousEtag: string }
   | { ok: false; error: string };
 
 export const ANY = '*';
@@ -45,6 +47,19 @@ export class AmBlacklist {
   private readonly pendingRemovals = new Set<string>();
   // … and the scheduler's placesBlacklistedByApp (the RM side).
   private readonly scheduler = new Set<string>();
+  /**
+   * The proxy's GET /blacklist version (its strong ETag, RFC 9110 §8.8.3): a random epoch drawn when
+   * this proxy starts — from the OS, never from the simulator's seeded random, since a restarted
+   * simulator runs with the same seed — and a counter moved by every change of any owner's set. A
+   * restarted proxy starts with a new epoch, so a client's old tag can never name its new state.
+   */
+  private readonly epoch = randomBytes(8).toString('hex');
+  private version = 1;
+
+  /** The entity tag of what GET /blacklist answers now (quoted, as the ETag header carries it). */
+  etag(): string {
+    return `"${this.epoch}-${this.version}"`;
+  }
 
   /** What the AM's AMRMClient has asked for: the union of all owners (the proxy's GET /blacklist). */
   clientView(): string[] {
@@ -86,16 +101,24 @@ export class AmBlacklist {
     const bad = ownerError(owner);
     if (bad !== undefined) return { ok: false, error: bad };
     if (additions.includes(ANY)) return { ok: false, error: CANNOT_ADD_ANY };
+    const previousEtag = this.etag();
     let set = this.owners.get(owner);
     if (!set) {
       set = new Set();
       this.owners.set(owner, set);
     }
-    for (const a of additions) set.add(a);
-    for (const r of removals) set.delete(r);
+    let changed = false;
+    for (const a of additions) {
+      if (set.has(a)) continue;
+      set.add(a);
+      changed = true;
+    }
+    for (const r of removals) if (set.delete(r)) changed = true;
     if (set.size === 0) this.owners.delete(owner);
     this.syncClient([...additions, ...removals]);
-    return { ok: true, blacklist: this.clientView(), owners: this.ownersView() };
+    // An update that changes no set keeps the tag: the answer of GET /blacklist is the same.
+    if (changed) this.version++;
+    return { ok: true, blacklist: this.clientView(), owners: this.ownersView(), etag: this.etag(), previousEtag };
   }
 
   /** One owner's hosts now (to replace its whole set by an update). */
@@ -125,6 +148,7 @@ export class AmBlacklist {
    */
   newAttempt(mode: NewAttemptBlacklist): void {
     if (mode !== 'inherit') {
+      if (this.owners.size > 0) this.version++;
       this.owners.clear();
       this.client.clear();
       this.pendingAdditions.clear();

@@ -142,6 +142,11 @@ export class SimCluster {
     return this.blacklist.ownersView();
   }
 
+  /** The entity tag of the proxy's GET /blacklist answer now (am-blacklist.ts). */
+  blacklistEtag(): string {
+    return this.blacklist.etag();
+  }
+
   /** Completed containers after a sequence number (completed-ring.ts). */
   completedAfter(after: number): { containers: CompletedContainer[]; next: number } {
     return this.completed.after(after);

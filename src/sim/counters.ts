@@ -9,6 +9,9 @@ export interface SimCounters {
   amrmRequests: number;
   /** Last `user.name` seen on the RM face (simple auth). */
   rmLastUser: string | null;
+  /** GET /amrm/v1/blacklist answers: all of them, and the 304s among them (a reader's tag was current). */
+  blacklistReads: number;
+  blacklistReadsNotModified: number;
   blacklistPosts: number;
   blacklistPostsRejected: number;
   blacklistAdditions: number;
@@ -30,6 +33,8 @@ export function emptyCounters(): SimCounters {
     rmRequests: 0,
     amrmRequests: 0,
     rmLastUser: null,
+    blacklistReads: 0,
+    blacklistReadsNotModified: 0,
     blacklistPosts: 0,
     blacklistPostsRejected: 0,
     blacklistAdditions: 0,

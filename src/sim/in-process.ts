@@ -6,7 +6,7 @@
  * the faces in rm-routes.ts and amrm-routes.ts. Faults come from the same FaultInjector the HTTP
  * server uses (latency is ignored: nothing here sleeps).
  */
-import { AmrmProxy, AppContainer, ApplicationInfo, AttemptInfo, AttemptSummary, BlacklistChange, BlacklistView, ClusterInfo, ClusterMetrics, ClusterNode, CompletedContainersPage, NodeState, ReleaseResult, ResourceManagerReader, YarnCallError } from '../yarn/types';
+import { AmrmProxy, AppContainer, ApplicationInfo, AttemptInfo, AttemptSummary, BlacklistChange, BlacklistReading, BlacklistVersion, BlacklistView, BlacklistWrite, ClusterInfo, ClusterMetrics, ClusterNode, CompletedContainersPage, NodeState, ReleaseResult, ResourceManagerReader, YarnCallError } from '../yarn/types';
 import { SimCluster } from './cluster';
 import { countNodeStates } from '../yarn/node-counts';
 import { Face, FaultInjector } from './faults';
@@ -100,11 +100,18 @@ function amrmProxy(cluster: SimCluster, enter: () => void, answer: <T>(call: Los
       enter();
       return { blacklist: cluster.clientBlacklistView(), owners: cluster.ownersView() };
     },
-    async updateBlacklist(change: BlacklistChange, owner?: string): Promise<void> {
+    /** The HTTP face's conditional GET (amrm-routes.ts), by the same entity tag. */
+    async blacklistSince(known: BlacklistVersion | undefined): Promise<BlacklistReading> {
+      enter();
+      const etag = cluster.blacklistEtag();
+      if (known?.kind === 'etag' && known.etag === etag) return { unchanged: true };
+      return { unchanged: false, view: { blacklist: cluster.clientBlacklistView(), owners: cluster.ownersView() }, version: { kind: 'etag', etag } };
+    },
+    async updateBlacklist(change: BlacklistChange, owner?: string): Promise<BlacklistWrite> {
       enter();
       const r = cluster.updateBlacklist(change.additions, change.removals, owner);
       if (!r.ok) throw new YarnCallError(r.error, 400, false);
-      answer('updateBlacklist', undefined);
+      return answer('updateBlacklist', { etag: r.etag, previousEtag: r.previousEtag });
     },
     async containers(): Promise<AppContainer[]> {
       enter();

@@ -228,7 +228,7 @@ export class Controller {
     // Nothing pushed: the proxy already holds the plan, and the belief read this pass stands (a
     // fresh copy of it would make the next poll read and parse the whole list again: megabytes
     // at 100,000 hosts).
-    if (pushed.result === 'pushed') this.watch.blacklist.wrote(plan.blacklist, now);
+    if (pushed.result === 'pushed') this.watch.blacklist.wrote(plan.blacklist, now, { change: pushed.diff, write: pushed.write });
     this.shown.pending = { additions: [], removals: [] };
     return undefined;
   }

@@ -4,7 +4,7 @@
  */
 import { Logger } from '../core/logger';
 import { Metrics } from '../metrics/metrics';
-import { AmrmProxy } from '../yarn/types';
+import { AmrmProxy, BlacklistWrite } from '../yarn/types';
 import { BlacklistDiff } from './desired';
 import { BlockedItem } from '../model/item';
 import { BlocklistStore } from '../store/store';
@@ -12,7 +12,8 @@ import { message } from './cache';
 
 export type PushOutcome =
   | { stage: 'push'; result: 'nothing-to-push' }
-  | { stage: 'push'; result: 'pushed'; diff: BlacklistDiff }
+  /** `write`: the versions a versioned proxy names for this change (watch-blacklist.ts wrote()). */
+  | { stage: 'push'; result: 'pushed'; diff: BlacklistDiff; write: BlacklistWrite | void }
   | { stage: 'push'; result: 'failed'; diff: BlacklistDiff; error: string };
 
 export type ReleaseOutcome =
@@ -46,8 +47,9 @@ export class Executor {
     if (!diff) return { stage: 'push', result: 'nothing-to-push' };
     const { proxy, metrics, logger } = this.deps;
     const stop = metrics.pushLatency.startTimer();
+    let write: BlacklistWrite | void;
     try {
-      await proxy.updateBlacklist(diff, this.deps.owner);
+      write = await proxy.updateBlacklist(diff, this.deps.owner);
     } catch (e) {
       metrics.pushes.inc({ result: 'failure' });
       return { stage: 'push', result: 'failed', diff, error: `blacklist update (+[${diff.additions.join(',')}] -[${diff.removals.join(',')}]) failed: ${message(e)}` };
@@ -56,7 +58,7 @@ export class Executor {
     }
     metrics.pushes.inc({ result: 'success' });
     logger.info(`blacklist updated: additions [${diff.additions.join(', ')}] removals [${diff.removals.join(', ')}]`);
-    return { stage: 'push', result: 'pushed', diff };
+    return { stage: 'push', result: 'pushed', diff, write };
   }
 
   async release(batch: string[]): Promise<ReleaseOutcome> {

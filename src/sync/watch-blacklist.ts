@@ -4,8 +4,11 @@
  * sends YARN their union. This sidecar reconciles only its own owner's set (`actual`) and never
  * removes a host another owner holds (`othersHold`).
  *
- * Read policy: the proxy's list is read on every pass and every poll tick (it is local and cheap),
- * so a proxy or AM restart that lost the list is seen and repaired within a poll interval. The RM's
+ * Read policy: the proxy's list is read on every pass and every poll tick (it is local), so a proxy
+ * or AM restart that lost the list is seen and repaired within a poll interval. A proxy that
+ * versions its list (ETag) answers an unchanged list with a 304 and no body, and tells after each
+ * of our pushes whether anyone wrote in between; without versions a digest of the bytes saves the
+ * parse (blacklistSince in src/yarn/amrm-client.ts). The RM's
  * own view of the attempt (AppAttemptInfo.blacklistedNodes on newer RMs, best effort) is read only
  * when invalid — on start, on a new attempt, after a failed pass, on every full resync — because the
  * RM is shared by every job. A host the scheduler still honours but no owner holds (a list inherited
@@ -13,7 +16,7 @@
  */
 import { Logger } from '../core/logger';
 import { Metrics } from '../metrics/metrics';
-import { AmrmProxy, BlacklistView as ProxyBlacklist, ResourceManagerReader } from '../yarn/types';
+import { AmrmProxy, BlacklistChange, BlacklistVersion, BlacklistView as ProxyBlacklist, BlacklistWrite, ResourceManagerReader } from '../yarn/types';
 import { Cached, READ_OK, ReadOutcome, message } from './cache';
 import { rmAttemptsDue } from './read-policy';
 
@@ -35,6 +38,33 @@ export function ownSet(read: ProxyBlacklist, owner: string): { own: Set<string>;
   const others = new Set<string>();
   for (const name of names) if (name !== owner) for (const h of read.owners[name]) others.add(h);
   return { own: new Set(read.owners[owner] ?? []), others };
+}
+
+/** Our own push as the proxy acknowledged it: the change sent, and the versions it names (if any). */
+export interface OwnPush {
+  change: BlacklistChange;
+  write: BlacklistWrite | void;
+}
+
+/**
+ * Whether `after` is `before` with `change` applied as the proxy applies it (additions, then
+ * removals: a host in both ends up removed, YARN's rule), without copying `before` (100,000 hosts).
+ */
+export function appliedIs(before: ReadonlySet<string>, change: BlacklistChange, after: ReadonlySet<string>): boolean {
+  const removed = new Set(change.removals);
+  for (const r of removed) if (after.has(r)) return false;
+  let size = 0;
+  for (const h of before) {
+    if (removed.has(h)) continue;
+    if (!after.has(h)) return false;
+    size++;
+  }
+  for (const a of new Set(change.additions)) {
+    if (removed.has(a) || before.has(a)) continue;
+    if (!after.has(a)) return false;
+    size++;
+  }
+  return size === after.size;
 }
 
 /** Without spreading `a` into an array: with 100,000 hosts that copy is garbage on every poll tick. */
@@ -95,22 +125,37 @@ export class BlacklistWatcher {
     this.cache.invalidate();
   }
 
-  /** After a successful push this owner's set is exactly `hosts`; nothing is left only on the RM's side. */
-  wrote(hosts: readonly string[], now: number): void {
+  /**
+   * After a successful push this owner's set is exactly `hosts`; nothing is left only on the RM's
+   * side. The other owners' sets are what the last read said; whether they still are is known only
+   * from a versioned proxy: when it applied our change to the very version the belief was read
+   * from (`previousEtag`), nobody wrote in between, so the belief is the proxy's state at the
+   * version the push made, and the next read may be a 304. Otherwise (another writer came first,
+   * a proxy without versions, an answer that does not add up) the next read is a full one.
+   */
+  wrote(hosts: readonly string[], now: number, push?: OwnPush): void {
     const prev = this.cache.value;
+    const t = this.taken;
     const owners = { ...(prev?.owners ?? {}), [this.deps.owner]: [...hosts] };
-    this.cache.set({ actual: new Set(hosts), othersHold: prev?.othersHold ?? new Set(), schedulerOnly: [], owners }, now);
+    const actual = new Set(hosts);
+    const value: BlacklistView = { actual, othersHold: prev?.othersHold ?? new Set(), schedulerOnly: [], owners };
+    this.cache.set(value, now);
     this.scheduler.set([], now);
     this.deps.metrics.blacklistHosts.set(hosts.length);
+    const write = push?.write;
+    const exact = write && prev && t && t.value === prev && t.version.kind === 'etag' && t.version.etag === write.previousEtag && appliedIs(prev.actual, push.change, actual);
+    // A belief that is not exact is never filed under a version: the next read() is a full one.
+    this.taken = exact ? { version: { kind: 'etag', etag: write.etag }, scheduler: this.scheduler.value, value } : undefined;
   }
 
   /**
-   * The digest of the proxy's last answer and what take() made of it. With 100,000 hosts that
-   * answer is megabytes every poll tick: when the proxy says it is unchanged (blacklistSince) and
-   * nothing since replaced what was taken (a push, an invalidation, the RM's view), the belief
-   * stands as it is — nothing parsed, no sets rebuilt.
+   * The version of the proxy's last answer (or of the state our own push made) and what was made
+   * of it. With 100,000 hosts that answer is megabytes every poll tick: when the proxy says it is
+   * unchanged (blacklistSince: a 304 to If-None-Match, or the same digest) and nothing since
+   * replaced what was taken (an invalidation, the RM's view, a push not known to be exact), the
+   * belief stands as it is — nothing parsed, no sets rebuilt.
    */
-  private taken: { digest: string; scheduler: readonly string[] | undefined; value: BlacklistView } | undefined;
+  private taken: { version: BlacklistVersion; scheduler: readonly string[] | undefined; value: BlacklistView } | undefined;
 
   /** The proxy's answer, or undefined when it is the one last taken and the belief is still that. */
   private async read(whole = false): Promise<ProxyBlacklist | undefined> {
@@ -118,14 +163,14 @@ export class BlacklistWatcher {
     if (!proxy.blacklistSince) return proxy.blacklist();
     const t = this.taken;
     const current = !whole && t && t.scheduler === this.scheduler.value && this.cache.value === t.value;
-    const r = await proxy.blacklistSince(current ? t.digest : undefined);
+    const r = await proxy.blacklistSince(current ? t.version : undefined);
     if (r.unchanged) return undefined;
-    this.digest = r.digest;
+    this.version = r.version;
     return r.view;
   }
 
-  /** The digest of the answer read() returned last (take() files it with what it made). */
-  private digest: string | undefined;
+  /** The version of the answer read() returned last (take() files it with what it made). */
+  private version: BlacklistVersion | undefined;
 
   private take(read: ProxyBlacklist | undefined, now: number): void {
     const t = this.taken;
@@ -134,8 +179,8 @@ export class BlacklistWatcher {
       if (t) this.cache.set(t.value, now);
       return;
     }
-    const digest = this.digest;
-    this.digest = undefined;
+    const version = this.version;
+    this.version = undefined;
     const { own, others } = ownSet(read, this.deps.owner);
     // Read on every pass: the union is built only when the RM's view has hosts to check against it.
     const scheduler = this.scheduler.value ?? [];
@@ -143,7 +188,7 @@ export class BlacklistWatcher {
     const schedulerOnly = union ? scheduler.filter((h) => !union.has(h) && !own.has(h)) : [];
     const value: BlacklistView = { actual: own, othersHold: others, schedulerOnly, owners: read.owners };
     this.cache.set(value, now);
-    this.taken = digest !== undefined ? { digest, scheduler: this.scheduler.value, value } : undefined;
+    this.taken = version !== undefined ? { version, scheduler: this.scheduler.value, value } : undefined;
     this.deps.metrics.blacklistHosts.set(own.size);
   }
 

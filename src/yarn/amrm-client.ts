@@ -18,7 +18,10 @@ import {
   AppContainer,
   AttemptInfo,
   BlacklistChange,
+  BlacklistReading,
+  BlacklistVersion,
   BlacklistView,
+  BlacklistWrite,
   CompletedContainer,
   CompletedContainersPage,
   ReleaseResult,
@@ -80,20 +83,31 @@ export class AmrmProxyClient implements AmrmProxy {
   }
 
   /**
-   * The sync engine asks every poll tick; with 100,000 blocked hosts the answer is megabytes, and
-   * decoding, parsing and checking it every second held the event loop for tens of milliseconds
-   * and fed the garbage collector. Here the body stays bytes (a megabytes-long string per tick
-   * would sit in V8's large-object space until a full collection) and only its SHA-256 is kept;
-   * the same digest as the caller's means nothing to parse.
+   * The sync engine asks every poll tick; with 100,000 blocked hosts the answer is megabytes.
+   * A proxy that versions its blacklist (an `ETag`, docs/amrm-proxy.openapi.yaml) is asked with
+   * `If-None-Match` and answers 304 without a body while nothing changed (RFC 9110 §13.1.2): the
+   * proxy neither serialises nor sends the list. From a proxy that sends no ETag the body stays
+   * bytes (a megabytes-long string per tick would sit in V8's large-object space until a full
+   * collection) and only its SHA-256 is kept; the same digest as the caller's means nothing to parse.
    */
-  async blacklistSince(digest: string | undefined): Promise<{ unchanged: true } | { unchanged: false; view: BlacklistView; digest: string }> {
-    let now = '';
-    const o = await this.call('GET', '/blacklist', undefined, (raw) => {
-      now = createHash('sha256').update(raw).digest('base64');
-      return now === digest;
+  async blacklistSince(known: BlacklistVersion | undefined): Promise<BlacklistReading> {
+    let version: BlacklistVersion | undefined;
+    const o = await this.call('GET', '/blacklist', undefined, {
+      ...(known?.kind === 'etag' ? { headers: { 'If-None-Match': known.etag } } : {}),
+      unchanged: (raw, etag) => {
+        if (etag !== undefined) {
+          version = { kind: 'etag', etag };
+          // A strong tag names one representation: the same tag is the same bytes, even from a
+          // proxy (or something in front of it) that answered 200 instead of 304.
+          return known?.kind === 'etag' && known.etag === etag;
+        }
+        version = { kind: 'digest', digest: createHash('sha256').update(raw).digest('base64') };
+        return known?.kind === 'digest' && known.digest === version.digest;
+      },
     });
     if (o === UNCHANGED) return { unchanged: true };
-    return { unchanged: false, view: this.blacklistOf(o), digest: now };
+    // (A body that did not arrive as bytes was not seen by `unchanged`: an empty digest matches none.)
+    return { unchanged: false, view: this.blacklistOf(o), version: version ?? { kind: 'digest', digest: '' } };
   }
 
   private blacklistOf(o: Record<string, unknown>): BlacklistView {
@@ -109,12 +123,22 @@ export class AmrmProxyClient implements AmrmProxy {
     return { blacklist, owners };
   }
 
-  async updateBlacklist(change: BlacklistChange, owner?: string): Promise<void> {
-    await this.call('POST', '/blacklist', {
-      ...(owner !== undefined ? { owner } : {}),
-      blacklistAdditions: change.additions,
-      blacklistRemovals: change.removals,
-    });
+  /**
+   * Asks for the minimal answer (RFC 7240 `Prefer: return=minimal`): a versioned proxy then sends
+   * only the version the change was applied to and the one it made, not the whole list back; one
+   * that predates versions sends the list, which is checked to be a JSON object as before.
+   */
+  async updateBlacklist(change: BlacklistChange, owner?: string): Promise<BlacklistWrite | undefined> {
+    const o = await this.call(
+      'POST',
+      '/blacklist',
+      { ...(owner !== undefined ? { owner } : {}), blacklistAdditions: change.additions, blacklistRemovals: change.removals },
+      { headers: { Prefer: 'return=minimal' } },
+    );
+    const { etag, previousEtag } = o;
+    // Anything else (no tags, a malformed one) is an unversioned proxy: the reader reads in full.
+    if (typeof etag !== 'string' || typeof previousEtag !== 'string' || !isEntityTag(etag) || !isEntityTag(previousEtag)) return undefined;
+    return { etag, previousEtag };
   }
 
   async completedContainers(after: number): Promise<CompletedContainersPage> {
@@ -175,23 +199,28 @@ export class AmrmProxyClient implements AmrmProxy {
   }
 
   /**
-   * One request; the 2xx body as a JSON object, or UNCHANGED when `unchanged` says the raw 2xx
-   * bytes are the same as last time (nothing to decode or parse).
+   * One request; the 2xx body as a JSON object, or UNCHANGED when the caller already has the
+   * answer: a 304 to its `If-None-Match`, or `unchanged` says so of the raw 2xx bytes and the
+   * response's entity tag (nothing to decode or parse).
    */
   private async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown>>;
-  private async call(method: 'GET' | 'POST', path: string, body: unknown, unchanged: (raw: Buffer) => boolean): Promise<Record<string, unknown> | typeof UNCHANGED>;
-  private async call(method: 'GET' | 'POST', path: string, body?: unknown, unchanged?: (raw: Buffer) => boolean): Promise<Record<string, unknown> | typeof UNCHANGED> {
+  private async call(method: 'GET' | 'POST', path: string, body: unknown, opts: { headers: Record<string, string> }): Promise<Record<string, unknown>>;
+  private async call(method: 'GET' | 'POST', path: string, body: unknown, opts: CallOptions): Promise<Record<string, unknown> | typeof UNCHANGED>;
+  private async call(method: 'GET' | 'POST', path: string, body?: unknown, opts: CallOptions = {}): Promise<Record<string, unknown> | typeof UNCHANGED> {
     const what = `AMRM proxy ${method} ${AMRM_BASE_PATH}${path}`;
     let res: AxiosResponse<unknown>;
-    const headers: Record<string, string> = body === undefined ? {} : { 'Content-Type': 'application/json' };
+    const headers: Record<string, string> = { ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...opts.headers };
     if (this.secretFile !== undefined) headers.Authorization = `Bearer ${readSecret(this.secretFile)}`;
+    const unchanged = opts.unchanged;
     try {
       res = await this.http.request<unknown>({ method, url: path, data: body, headers, ...(unchanged ? { responseType: 'arraybuffer' as const } : {}) });
     } catch (e) {
       throw transportError(what, this.baseUrl + AMRM_BASE_PATH + path, e, this.timeoutMs);
     }
+    // 304 answers only a conditional request; to any other it is an error like any non-2xx.
+    if (res.status === 304 && headers['If-None-Match'] !== undefined) return UNCHANGED;
     if (Buffer.isBuffer(res.data)) {
-      if (unchanged && res.status >= 200 && res.status < 300 && unchanged(res.data)) return UNCHANGED;
+      if (unchanged && res.status >= 200 && res.status < 300 && unchanged(res.data, entityTagOf(res))) return UNCHANGED;
       res.data = res.data.toString('utf8');
     }
     const parsed = tryParseJson(res.data);
@@ -203,6 +232,23 @@ export class AmrmProxyClient implements AmrmProxy {
     }
     return parsed as Record<string, unknown>;
   }
+}
+
+interface CallOptions {
+  headers?: Record<string, string>;
+  /** Given the raw 2xx body and its entity tag (if the answer has a well-formed one): true when the caller has it already. */
+  unchanged?: (raw: Buffer, etag: string | undefined) => boolean;
+}
+
+/** RFC 9110 §8.8.3: entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE (bounded here: a tag is short). */
+function isEntityTag(t: string): boolean {
+  return t.length <= 256 && /^(W\/)?"[\x21\x23-\x7e\x80-\xff]*"$/.test(t);
+}
+
+/** The response's ETag when it is a well-formed entity tag; else none (the digest path). */
+function entityTagOf(res: AxiosResponse<unknown>): string | undefined {
+  const v: unknown = res.headers.etag;
+  return typeof v === 'string' && isEntityTag(v.trim()) ? v.trim() : undefined;
 }
 
 /** What call() answers for a body its caller already has. */

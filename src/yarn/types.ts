@@ -154,16 +154,35 @@ export interface CompletedContainersPage {
   next: number;
 }
 
+/**
+ * How a reader knows an answer of the proxy's GET /blacklist again: the proxy's strong entity tag
+ * (RFC 9110 §8.8.3; it changes with every change of any owner's set and never repeats across a
+ * proxy restart), or, from a proxy that sends none, the SHA-256 of the answer's bytes.
+ */
+export type BlacklistVersion = { kind: 'etag'; etag: string } | { kind: 'digest'; digest: string };
+
+export type BlacklistReading = { unchanged: true } | { unchanged: false; view: BlacklistView; version: BlacklistVersion };
+
+/** What a versioned proxy says of one POST /blacklist: the version it changed, and the one it made. */
+export interface BlacklistWrite {
+  previousEtag: string;
+  etag: string;
+}
+
 export interface AmrmProxy {
   attempt(): Promise<AttemptInfo>;
   blacklist(): Promise<BlacklistView>;
   /**
-   * The blacklist unless its answer is byte-for-byte the one whose `digest` the caller holds
-   * (then `unchanged`, nothing parsed). Optional: a client without it is asked blacklist().
+   * The blacklist unless it is still the version the caller holds (then `unchanged`, nothing
+   * parsed). Optional: a client without it is asked blacklist().
    */
-  blacklistSince?(digest: string | undefined): Promise<{ unchanged: true } | { unchanged: false; view: BlacklistView; digest: string }>;
-  /** Changes only `owner`'s set (default: the sidecar's, {@link SIDECAR_BLACKLIST_OWNER}). */
-  updateBlacklist(change: BlacklistChange, owner?: string): Promise<void>;
+  blacklistSince?(known: BlacklistVersion | undefined): Promise<BlacklistReading>;
+  /**
+   * Changes only `owner`'s set (default: the sidecar's, {@link SIDECAR_BLACKLIST_OWNER}). A proxy
+   * that versions its blacklist says which version the change was applied to and which it made;
+   * one that predates versions (or a client that does not ask) gives nothing.
+   */
+  updateBlacklist(change: BlacklistChange, owner?: string): Promise<BlacklistWrite | void>;
   containers(): Promise<AppContainer[]>;
   release(containerIds: string[]): Promise<ReleaseResult>;
   /** Containers completed after `after` (0 = from the start of the proxy's ring), oldest first. */

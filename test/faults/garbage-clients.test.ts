@@ -61,7 +61,7 @@ const CALLS: Call[] = [
     assert.ok(isStrings(b.blacklist));
     for (const hosts of Object.values(b.owners)) assert.ok(isStrings(hosts));
   }],
-  ['proxy.updateBlacklist', (_r, p) => p.updateBlacklist({ additions: ['node1'], removals: [] }, 'am'), (v) => assert.equal(v, undefined)],
+  ['proxy.updateBlacklist', (_r, p) => p.updateBlacklist({ additions: ['node1'], removals: [] }, 'am'), (v) => assert.ok(v === undefined || (typeof (v as { etag: unknown }).etag === 'string' && typeof (v as { previousEtag: unknown }).previousEtag === 'string'))],
   ['proxy.completedContainers', (_r, p) => p.completedContainers(3), (v) => {
     const page = v as { containers: { seq: unknown; containerId: string; exitStatus: unknown }[]; next: unknown };
     assert.ok(Number.isSafeInteger(page.next));

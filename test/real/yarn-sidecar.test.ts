@@ -214,6 +214,30 @@ describe('real YARN: the sidecar, the RM REST API and the AMRMProxy interceptor'
     await proxyCall(main.proxy, secretOf(other), 'POST', '/blacklist', { blacklistRemovals: [NM1] });
   });
 
+  it("the interceptor versions the blacklist: ETag, 304 to If-None-Match, a write names the version it changed and the one it made", async () => {
+    // The neighbour application: no sidecar writes there, so every version change below is ours.
+    const other = await appState(y, 'other');
+    const call = (method: string, body?: unknown, headers: Record<string, string> = {}) =>
+      http(main.proxy!.address, method, '/amrm/v1/blacklist', body, { authorization: `Bearer ${secretOf(other)}`, ...headers });
+    const first = await call('GET');
+    const tag = first.headers.get('etag');
+    assert.match(tag ?? '', /^"[0-9a-f]{16}-\d+"$/);
+    const held = await call('GET', undefined, { 'if-none-match': tag! });
+    assert.equal(held.status, 304);
+    assert.equal(held.text, '');
+    const w = await call('POST', { owner: 'speculation', blacklistAdditions: [NM3] }, { prefer: 'return=minimal' });
+    assert.equal(w.status, 200, w.text);
+    const { etag, previousEtag } = w.body as { etag: string; previousEtag: string };
+    assert.equal(previousEtag, tag, 'nobody wrote between our read and our write');
+    assert.notEqual(etag, tag);
+    const stale = await call('GET', undefined, { 'if-none-match': tag! });
+    assert.equal(stale.status, 200);
+    assert.equal(stale.headers.get('etag'), etag);
+    assert.deepEqual((stale.body as { owners: Record<string, string[]> }).owners.speculation, [NM3]);
+    assert.equal((await call('GET', undefined, { 'if-none-match': etag })).status, 304);
+    assert.equal((await call('POST', { owner: 'speculation', blacklistRemovals: [NM3] })).status, 200);
+  });
+
   it('an EVACUATE block releases the real containers on the node: the RM lists them no more, the AM gets replacements, none on the blocked node', async () => {
     const before = await waitForApp(y, 'main', 'three workers', (s) => s.liveWorkers === 3);
     // Evacuate a node that runs a worker (the scheduler spreads them, but do not assume where).

@@ -20,7 +20,9 @@ describe('sim/server: the simulator over HTTP (AMRM face, control API, faults)',
   it('POST /amrm/v1/blacklist: removal wins; "*" → 400 with YARN\'s message and nothing applied; bad bodies → 400', async () => {
     let r = await http.post(`${sim.url}/amrm/v1/blacklist`, { blacklistAdditions: ['node0001.sim.local', 'node0002.sim.local'], blacklistRemovals: ['node0002.sim.local'] });
     assert.equal(r.status, 200);
-    assert.deepEqual(r.data, { blacklist: ['node0001.sim.local'], owners: { blocklist: ['node0001.sim.local'] } });
+    const { etag, previousEtag, ...view } = r.data;
+    assert.deepEqual(view, { blacklist: ['node0001.sim.local'], owners: { blocklist: ['node0001.sim.local'] } });
+    assert.notEqual(etag, previousEtag, 'the answer names the version it made and the one it changed');
 
     r = await http.post(`${sim.url}/amrm/v1/blacklist`, { blacklistAdditions: ['node0003.sim.local', '*'], blacklistRemovals: ['node0001.sim.local'] });
     assert.equal(r.status, 400);

@@ -32,11 +32,15 @@ export function recording(proxy: AmrmProxy): RecordedProxy {
     releaseCalls,
     attempt: () => proxy.attempt(),
     blacklist: () => proxy.blacklist(),
+    // The conditional read and the versions of a push pass through, so the engine's tests run the
+    // path a versioned proxy takes (an unversioned one has no blacklistSince, as before).
+    ...(proxy.blacklistSince ? { blacklistSince: (known) => proxy.blacklistSince!(known) } : {}),
     containers: () => proxy.containers(),
     completedContainers: (after) => proxy.completedContainers(after),
     async updateBlacklist(change, owner) {
-      await proxy.updateBlacklist(change, owner);
+      const write = await proxy.updateBlacklist(change, owner);
       updates.push({ additions: [...change.additions], removals: [...change.removals] });
+      return write;
     },
     async release(ids) {
       releaseCalls.push([...ids]);

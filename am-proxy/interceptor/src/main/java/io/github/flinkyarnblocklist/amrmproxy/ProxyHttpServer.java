@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -154,7 +155,18 @@ public final class ProxyHttpServer {
       }
       case "/amrm/v1/blacklist": {
         if ("GET".equals(method)) {
-          send(ex, 200, st.blacklistView());
+          // Versioned by a strong ETag: a reader that sends the tag it holds gets 304 and no body
+          // while nothing changed (RFC 9110 sections 8.8.3, 13.1.2, 15.4.5); the list is megabytes
+          // at 100,000 hosts and the sidecar asks every second.
+          String ifNoneMatch = ex.getRequestHeaders().getFirst("If-None-Match");
+          ProxyState.BlacklistRead r = st.blacklistRead(tag -> noneMatchHolds(ifNoneMatch, tag));
+          ex.getResponseHeaders().set("ETag", r.etag());
+          ex.getResponseHeaders().set("Cache-Control", "no-cache");
+          if (r.notModified()) {
+            ex.sendResponseHeaders(304, -1);
+            return;
+          }
+          send(ex, 200, r.view());
           return;
         }
         if (!allow(ex, method, "POST")) return;
@@ -170,8 +182,24 @@ public final class ProxyHttpServer {
         List<String> rem = strings(ex, body, "blacklistRemovals");
         if (rem == null) return;
         ProxyState.UpdateOutcome out = st.updateBlacklist((String) owner, add, rem);
-        if (out instanceof ProxyState.Refused r) send(ex, 400, errors(r.error()));
-        else send(ex, 200, ((ProxyState.Updated) out).view());
+        if (out instanceof ProxyState.Refused r) {
+          send(ex, 400, errors(r.error()));
+          return;
+        }
+        ProxyState.Updated u = (ProxyState.Updated) out;
+        // The version the change was applied to and the one it made: a writer whose last read
+        // had previousEtag knows nobody else wrote in between.
+        ex.getResponseHeaders().set("ETag", u.etag());
+        Map<String, Object> answer = new LinkedHashMap<>();
+        // RFC 7240 'Prefer: return=minimal': the two tags only, not the whole list back.
+        if (prefersMinimal(ex.getRequestHeaders().get("Prefer"))) {
+          ex.getResponseHeaders().set("Preference-Applied", "return=minimal");
+        } else {
+          answer.putAll(u.view());
+        }
+        answer.put("etag", u.etag());
+        answer.put("previousEtag", u.previousEtag());
+        send(ex, 200, answer);
         return;
       }
       case "/amrm/v1/containers": {
@@ -228,6 +256,37 @@ public final class ProxyHttpServer {
       default:
           send(ex, 404, errors("no such endpoint: " + clip(path)));
     }
+  }
+
+  /**
+   * Whether If-None-Match names {@code etag} (or is '*'): then the GET answers 304. Weak
+   * comparison, as RFC 9110 section 13.1.2 asks for this header: 'W/' is ignored on either side.
+   */
+  static boolean noneMatchHolds(String header, String etag) {
+    if (header == null) return false;
+    String current = opaqueTag(etag);
+    for (String t : header.split(",")) {
+      String tag = t.trim();
+      if (tag.equals("*") || opaqueTag(tag).equals(current)) return true;
+    }
+    return false;
+  }
+
+  private static String opaqueTag(String t) {
+    String s = t.trim();
+    return s.startsWith("W/") ? s.substring(2) : s;
+  }
+
+  /** 'return=minimal' among the request's Prefer headers (RFC 7240 section 4.2). */
+  static boolean prefersMinimal(List<String> prefer) {
+    if (prefer == null) return false;
+    for (String header : prefer) {
+      for (String p : header.split(",")) {
+        String token = p.split(";", 2)[0].replaceAll("\\s+", "").toLowerCase(Locale.ROOT);
+        if (token.equals("return=minimal")) return true;
+      }
+    }
+    return false;
   }
 
   private static boolean allow(HttpExchange ex, String method, String wanted) throws IOException {
@@ -302,7 +361,8 @@ public final class ProxyHttpServer {
   private static void send(HttpExchange ex, int status, Object body) throws IOException {
     byte[] b = Json.write(body).getBytes(StandardCharsets.UTF_8);
     ex.getResponseHeaders().set("Content-Type", "application/json; charset=utf-8");
-    ex.getResponseHeaders().set("Cache-Control", "no-store");
+    // Answers are state, not documents: never stored, unless a route said otherwise (a versioned one).
+    if (!ex.getResponseHeaders().containsKey("Cache-Control")) ex.getResponseHeaders().set("Cache-Control", "no-store");
     ex.sendResponseHeaders(status, b.length);
     try (OutputStream out = ex.getResponseBody()) {
       out.write(b);

@@ -1,8 +1,10 @@
 package io.github.flinkyarnblocklist.amrmproxy;
 
+import java.security.SecureRandom;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -10,6 +12,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.Predicate;
 import java.util.regex.Pattern;
 
 /**
@@ -65,7 +68,16 @@ public final class ProxyState {
   /** The outcome of a client's blacklist update. */
   public sealed interface UpdateOutcome permits Updated, Refused {}
 
-  public record Updated(Map<String, Object> view) implements UpdateOutcome {}
+  /** {@code view}: the union and owners after the change; the entity tags after and before it. */
+  public record Updated(Map<String, Object> view, String etag, String previousEtag)
+      implements UpdateOutcome {}
+
+  /** The blacklist's entity tag and, unless the reader holds that tag already, the view it names. */
+  public record BlacklistRead(String etag, Map<String, Object> view) {
+    public boolean notModified() {
+      return view == null;
+    }
+  }
 
   public record Refused(String error) implements UpdateOutcome {}
 
@@ -88,16 +100,43 @@ public final class ProxyState {
   private final int ringSize;
   private long seq;
   private boolean registered;
+  /**
+   * The blacklist's version, its strong entity tag (RFC 9110 section 8.8.3): a random epoch drawn
+   * when this state is made (a new attempt, a restarted NodeManager) and a counter moved by every
+   * change of any owner's set, the AM's included. A reader's tag from an earlier proxy can never
+   * name this one's state, even after the same number of changes.
+   */
+  private final String epoch;
+  private long version = 1;
 
   public ProxyState(int ringSize) {
     if (ringSize < 1) throw new IllegalArgumentException("ring size must be positive");
     this.ringSize = ringSize;
+    byte[] b = new byte[8];
+    RANDOM.nextBytes(b);
+    this.epoch = HexFormat.of().formatHex(b);
   }
+
+  private static final SecureRandom RANDOM = new SecureRandom();
 
   // ---------------------------------------------------------------- HTTP side
 
   public synchronized boolean registered() {
     return registered;
+  }
+
+  /** The entity tag of what {@link #blacklistView()} answers now, quoted as the ETag header carries it. */
+  public synchronized String etag() {
+    return "\"" + epoch + "-" + version + "\"";
+  }
+
+  /**
+   * The view and its tag, read under one lock (so a tag never names another view); no view when
+   * {@code held} says the reader holds the current tag (its If-None-Match).
+   */
+  public synchronized BlacklistRead blacklistRead(Predicate<String> held) {
+    String tag = etag();
+    return new BlacklistRead(tag, held.test(tag) ? null : blacklistView());
   }
 
   /** {"blacklist":[union], "owners":{owner:[hosts]}} with the AM's own set as owner "am". */
@@ -135,13 +174,16 @@ public final class ProxyState {
       String bad = hostError(h);
       if (bad != null) return new Refused("blacklistRemovals: " + bad);
     }
+    String previous = etag();
     TreeSet<String> set = owners.computeIfAbsent(owner, k -> new TreeSet<>());
-    set.addAll(additions);
-    set.removeAll(removals);
+    boolean changed = set.addAll(additions);
+    changed |= set.removeAll(removals);
     if (set.isEmpty()) owners.remove(owner);
+    // An update that changes no set keeps the tag: GET /blacklist answers the same.
+    if (changed) version++;
     Set<String> u = union();
     for (String h : removals) if (!u.contains(h)) passRemovals.add(h);
-    return new Updated(blacklistView());
+    return new Updated(blacklistView(), etag(), previous);
   }
 
   static String hostError(String h) {
@@ -220,8 +262,9 @@ public final class ProxyState {
    */
   public synchronized Outgoing beforeAllocate(List<String> amAdditions, List<String> amRemovals,
       List<String> amReleases) {
-    amOwned.addAll(amAdditions);
-    amOwned.removeAll(amRemovals);
+    boolean changed = amOwned.addAll(amAdditions);
+    changed |= amOwned.removeAll(amRemovals);
+    if (changed) version++;
     passRemovals.addAll(amRemovals);
     for (String id : amReleases) {
       Live c = live.remove(id);

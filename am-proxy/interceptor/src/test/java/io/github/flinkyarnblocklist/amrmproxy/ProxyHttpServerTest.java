@@ -78,13 +78,63 @@ class ProxyHttpServerTest {
 
   @Test
   void ownersReleaseAndCompletedOverHttp() throws Exception {
+    String before = a.etag();
     HttpResponse<String> r = call("POST", "/amrm/v1/blacklist", secretA,
         "{\"owner\":\"speculation\",\"blacklistAdditions\":[\"n2\"]}");
-    assertEquals("{\"blacklist\":[\"n2\"],\"owners\":{\"speculation\":[\"n2\"]}}", r.body());
+    assertEquals("{\"blacklist\":[\"n2\"],\"owners\":{\"speculation\":[\"n2\"]},\"etag\":"
+        + Json.write(a.etag()) + ",\"previousEtag\":" + Json.write(before) + "}", r.body());
     r = call("POST", "/amrm/v1/containers/release", secretA,
         "{\"containerIds\":[\"container_1652313600000_0001_01_000002\"]}");
     assertEquals("{\"released\":[],\"unknown\":[\"container_1652313600000_0001_01_000002\"]}", r.body());
     assertEquals("{\"containers\":[],\"next\":0}", call("GET", "/amrm/v1/completed-containers?after=0", secretA, null).body());
     assertEquals("{\"containers\":[]}", call("GET", "/amrm/v1/containers", secretA, null).body());
+  }
+
+  private HttpResponse<String> call(String method, String path, String secret, String body,
+      String header, String value) throws Exception {
+    HttpRequest.Builder r = HttpRequest.newBuilder(URI.create(server.address() + path));
+    r.header("Authorization", "Bearer " + secret).header(header, value);
+    r.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+    return http.send(r.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  void theBlacklistIsVersionedByAnEtagAndAReaderHoldingItGets304() throws Exception {
+    HttpResponse<String> r = call("GET", "/amrm/v1/blacklist", secretA, null);
+    String tag = r.headers().firstValue("ETag").orElseThrow();
+    assertEquals(a.etag(), tag);
+    assertEquals("no-cache", r.headers().firstValue("Cache-Control").orElseThrow());
+    r = call("GET", "/amrm/v1/blacklist", secretA, null, "If-None-Match", tag);
+    assertEquals(304, r.statusCode());
+    assertEquals("", r.body());
+    assertEquals(tag, r.headers().firstValue("ETag").orElseThrow());
+    assertEquals(304, call("GET", "/amrm/v1/blacklist", secretA, null, "If-None-Match", "\"x\", W/" + tag).statusCode());
+    assertEquals(304, call("GET", "/amrm/v1/blacklist", secretA, null, "If-None-Match", "*").statusCode());
+    // Another owner writes: the tag the reader holds is no longer current.
+    r = call("POST", "/amrm/v1/blacklist", secretA, "{\"owner\":\"speculation\",\"blacklistAdditions\":[\"n4\"]}",
+        "Prefer", "return=minimal");
+    assertEquals(200, r.statusCode());
+    assertEquals("return=minimal", r.headers().firstValue("Preference-Applied").orElseThrow());
+    assertEquals("{\"etag\":" + Json.write(a.etag()) + ",\"previousEtag\":" + Json.write(tag) + "}", r.body());
+    assertEquals(a.etag(), r.headers().firstValue("ETag").orElseThrow());
+    r = call("GET", "/amrm/v1/blacklist", secretA, null, "If-None-Match", tag);
+    assertEquals(200, r.statusCode());
+    assertEquals("{\"blacklist\":[\"n4\"],\"owners\":{\"speculation\":[\"n4\"]}}", r.body());
+    assertNotEquals(tag, r.headers().firstValue("ETag").orElseThrow());
+    // Each application has its own versions.
+    assertNotEquals(a.etag(), call("GET", "/amrm/v1/blacklist", secretB, null).headers().firstValue("ETag").orElseThrow());
+  }
+
+  @Test
+  void ifNoneMatchAndPreferAreParsedAsTheRfcsWriteThem() {
+    assertTrue(ProxyHttpServer.noneMatchHolds("\"a-1\"", "\"a-1\""));
+    assertTrue(ProxyHttpServer.noneMatchHolds(" \"b\" ,W/\"a-1\"", "\"a-1\""));
+    assertTrue(ProxyHttpServer.noneMatchHolds("*", "\"a-1\""));
+    assertEquals(false, ProxyHttpServer.noneMatchHolds(null, "\"a-1\""));
+    assertEquals(false, ProxyHttpServer.noneMatchHolds("\"a-2\"", "\"a-1\""));
+    assertTrue(ProxyHttpServer.prefersMinimal(java.util.List.of("respond-async, return=minimal; x=1")));
+    assertTrue(ProxyHttpServer.prefersMinimal(java.util.List.of("Return = Minimal")));
+    assertEquals(false, ProxyHttpServer.prefersMinimal(java.util.List.of("return=representation")));
+    assertEquals(false, ProxyHttpServer.prefersMinimal(null));
   }
 }

@@ -2,6 +2,7 @@ package io.github.flinkyarnblocklist.amrmproxy;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
@@ -140,5 +141,53 @@ class ProxyStateTest {
     assertEquals(1, ((List<?>) s.completedAfter(4).get("containers")).size());
     assertEquals(0, ((List<?>) s.completedAfter(5).get("containers")).size());
     assertEquals(3, ((List<?>) s.completedAfter(99).get("containers")).size(), "a proxy that restarted: whole ring");
+  }
+
+  @Test
+  void theEtagMovesWithEveryChangeOfAnyOwnersSetAndOnlyThen() {
+    ProxyState s = new ProxyState(8);
+    String t0 = s.etag();
+    assertTrue(t0.matches("^\"[0-9a-f]{16}-1\"$"), t0);
+    ProxyState.Updated u = (ProxyState.Updated) s.updateBlacklist(null, List.of("n1"), List.of());
+    assertEquals(t0, u.previousEtag());
+    assertEquals(s.etag(), u.etag());
+    assertNotEquals(t0, u.etag());
+    // Nothing changes: the same tag, before and after.
+    ProxyState.Updated same = (ProxyState.Updated) s.updateBlacklist(null, List.of("n1"), List.of());
+    assertEquals(u.etag(), same.previousEtag());
+    assertEquals(u.etag(), same.etag());
+    // A refused update changes nothing, its tag included.
+    s.updateBlacklist(null, List.of("*"), List.of());
+    assertEquals(u.etag(), s.etag());
+    // The AM's own blacklist (owner "am", from its allocate calls) moves it too; an allocate that
+    // changes no set does not.
+    allocate(s, List.of("n7"), List.of());
+    String afterAm = s.etag();
+    assertNotEquals(u.etag(), afterAm);
+    allocate(s, List.of(), List.of());
+    assertEquals(afterAm, s.etag());
+    // Another owner's write between two of the sidecar's: its next update names a previous tag
+    // that is not the one it last saw.
+    s.updateBlacklist("speculation", List.of("n3"), List.of());
+    ProxyState.Updated mine = (ProxyState.Updated) s.updateBlacklist(null, List.of("n2"), List.of());
+    assertNotEquals(afterAm, mine.previousEtag());
+  }
+
+  @Test
+  void aReaderHoldingTheCurrentTagGetsNoViewAndANewProxyNeverRepeatsATag() {
+    ProxyState s = new ProxyState(8);
+    s.updateBlacklist(null, List.of("n1"), List.of());
+    String tag = s.etag();
+    ProxyState.BlacklistRead held = s.blacklistRead(tag::equals);
+    assertTrue(held.notModified());
+    assertEquals(tag, held.etag());
+    ProxyState.BlacklistRead full = s.blacklistRead(t -> false);
+    assertEquals(tag, full.etag());
+    assertEquals(List.of("n1"), full.view().get("blacklist"));
+    // A restarted NodeManager or a new attempt makes a new state: the same history, other tags.
+    ProxyState again = new ProxyState(8);
+    assertNotEquals(new ProxyState(8).etag(), again.etag());
+    again.updateBlacklist(null, List.of("n1"), List.of());
+    assertNotEquals(tag, again.etag());
   }
 }
