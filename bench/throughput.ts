@@ -19,6 +19,8 @@ import { SqliteStore } from '../src/store/sqlite/sqlite-store';
 import { Row, SectionResult, emptyResult } from './lib/report';
 import { now, until } from './lib/stats';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
+import { AddressInfo } from 'node:net';
 
 export interface ThroughputSizes {
   concurrency: number[];
@@ -59,6 +61,30 @@ async function storeRate(ms: number, min: number): Promise<number> {
   }
 }
 
+/**
+ * What the load generator itself can do: the same clients for `ms` against a server on this
+ * process's loop that reads each body and answers 201 at once. A sidecar figure near this one
+ * would be the client's limit, not the sidecar's.
+ */
+async function generatorCeiling(concurrency: number, ms: number): Promise<number> {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(201, { 'content-type': 'application/json' });
+      res.end('{"outcome":"created"}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = server.address() as AddressInfo;
+    const r = await runLoad({ url: `http://127.0.0.1:${port}`, concurrency, durationMs: ms, mode: 'new', mergeHosts: [], prefix: 'ceiling' });
+    return (r.ok * 1000) / r.elapsedMs;
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
 async function synced(c: RemoteBenchCluster): Promise<void> {
   await until(() => c.sidecar.sync.synced(), 10_000, 'the first sync');
 }
@@ -66,6 +92,8 @@ async function synced(c: RemoteBenchCluster): Promise<void> {
 export async function benchThroughput(s: ThroughputSizes): Promise<SectionResult> {
   const out = emptyResult();
   const rates: number[] = [];
+  const ceilings: string[] = [];
+  for (const concurrency of s.concurrency) ceilings.push(`${concurrency} clients ${(await generatorCeiling(concurrency, Math.min(2000, s.durationMs))).toFixed(0)}/s`);
   for (const mode of ['new', 'merge'] as const) {
     for (const concurrency of s.concurrency) {
       const c = await startRemoteBenchCluster({ sim: { nodes: 50, containers: 100 } });
@@ -105,6 +133,6 @@ export async function benchThroughput(s: ThroughputSizes): Promise<SectionResult
     }
   }
 
-  out.notes.push(`Throughput: ${s.durationMs / 1000} s per run, clients in a worker thread (Node fetch, keep-alive); the store's durable insert rate alone, measured for ${s.durationMs / 2000} s before and after each run: ${rates.map((r) => r.toFixed(0)).join(', ')}/s; rate limit off (rest.rate-limit.max-mutations 0).`);
+  out.notes.push(`Throughput: ${s.durationMs / 1000} s per run, clients in a worker thread (node:http, keep-alive; the same clients against a server that answers at once: ${ceilings.join(', ')}); the store's durable insert rate alone, measured for ${s.durationMs / 2000} s before and after each run: ${rates.map((r) => r.toFixed(0)).join(', ')}/s; rate limit off (rest.rate-limit.max-mutations 0).`);
   return out;
 }
