@@ -9,7 +9,7 @@ import { nodeItem } from './fakes';
 import { T0, closeRigs, rig } from './rig';
 import { BlacklistChange } from '../../src/yarn/types';
 import { performance } from 'node:perf_hooks';
-import { MAX_PACE_MS } from '../../src/sync/engine';
+import { MAX_PACE_MS, PACE_AFTER, PACE_FACTOR, paceDelay } from '../../src/sync/engine';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -103,7 +103,16 @@ describe('sync/engine: passes coalesce under a stream of writes', () => {
     assert.deepEqual(r.proxy.updates, [{ additions: [1, 2, 3, 4].map((i) => r.host(i)).sort(), removals: [] }]);
   });
 
-  it('a stream of passes in a row is paced: once two passes each had several writes land, the next waits as long as the one before took', async () => {
+  it('the pacing rule: no wait for a lone pass or the first of a stream; then PACE_FACTOR times the last pass, at most MAX_PACE_MS', () => {
+    assert.equal(paceDelay(0, 40), 0);
+    assert.equal(paceDelay(PACE_AFTER - 1, 40), 0, 'the first passes of a stream run at once');
+    assert.equal(paceDelay(PACE_AFTER, 20), PACE_FACTOR * 20);
+    assert.equal(paceDelay(PACE_AFTER + 5, 20), PACE_FACTOR * 20);
+    assert.equal(paceDelay(PACE_AFTER, 10 * MAX_PACE_MS), MAX_PACE_MS, 'a slow pass does not hold the next one back for long');
+    assert.equal(paceDelay(PACE_AFTER, 0.1), 0, 'a pass of microseconds is not worth a timer');
+  });
+
+  it('a stream of passes in a row is paced: once two passes each had several writes land, the next waits PACE_FACTOR times as long as the one before took', async () => {
     const r = await rig();
     const held = holdPushes(r);
     const write = async (i: number) => {
@@ -141,9 +150,9 @@ describe('sync/engine: passes coalesce under a stream of writes', () => {
     end = await hold();
     await turns(10);
     assert.equal(held.started(), 4, 'the next waits');
-    await sleep(Math.min(HOLD, MAX_PACE_MS) + 20);
+    await sleep(paceDelay(PACE_AFTER, HOLD) + 30);
     assert.equal(held.started(), 5, 'and then runs');
-    assert.ok(held.startedAt[4] - end >= HOLD * 0.8, `paused ${(held.startedAt[4] - end).toFixed(1)} ms after a pass of ${HOLD} ms`);
+    assert.ok(held.startedAt[4] - end >= paceDelay(PACE_AFTER, HOLD) * 0.8, `paused ${(held.startedAt[4] - end).toFixed(1)} ms after a pass of ${HOLD} ms`);
     held.release();
     await r.engine.idle();
     assert.deepEqual(r.blacklist(), [1, 2, 3, 4, 5, 6, 7].map((i) => r.host(i)).sort());

@@ -52,6 +52,16 @@ export interface SqliteStoreOptions {
 }
 
 /**
+ * Group commits in flight at once. On the write thread the next group is posted while one
+ * commits, so the thread starts it the moment the first is durable instead of idling until the
+ * event loop (busy with a pass for milliseconds, or a burst of requests) takes the answer and posts
+ * again: measured with 32 clients, a commit cycle was twice the commit itself. The thread runs them
+ * in order and answers in order, so the list cache still takes each group's change in commit order
+ * (afterWrite). Here (inline) a commit ends before the next starts, so nothing changes there.
+ */
+const GROUPS_IN_FLIGHT = 2;
+
+/**
  * How long list() waits for the write thread's answers before it reads the rows itself: a group
  * commit's fsync takes milliseconds, a lock held by another process up to busy_timeout.
  */
@@ -111,8 +121,8 @@ export class SqliteStore implements BlocklistStore {
   private readonly quarantine: Quarantine;
 
   private pendingAdds: { reqs: AddRequest[]; resolve: (o: AddOutcome[]) => void; reject: (e: unknown) => void }[] = [];
-  /** A group commit is running: adds that arrive meanwhile wait for it and then form the next group. */
-  private addsInFlight = false;
+  /** Group commits running (at most GROUPS_IN_FLIGHT): adds that arrive meanwhile form the next group. */
+  private addsInFlight = 0;
 
   constructor(
     readonly file: string,
@@ -151,15 +161,15 @@ export class SqliteStore implements BlocklistStore {
   addMany(reqs: AddRequest[]): Promise<AddOutcome[]> {
     return new Promise((resolve, reject) => {
       this.pendingAdds.push({ reqs, resolve, reject });
-      if (this.pendingAdds.length === 1 && !this.addsInFlight) setImmediate(() => void this.commitPendingAdds());
+      if (this.pendingAdds.length === 1 && this.addsInFlight < GROUPS_IN_FLIGHT) setImmediate(() => void this.commitPendingAdds());
     });
   }
 
   private async commitPendingAdds(): Promise<void> {
-    if (this.addsInFlight || this.pendingAdds.length === 0) return;
+    if (this.addsInFlight >= GROUPS_IN_FLIGHT || this.pendingAdds.length === 0) return;
     const group = this.pendingAdds;
     this.pendingAdds = [];
-    this.addsInFlight = true;
+    this.addsInFlight++;
     try {
       let done: AddsDone;
       try {
@@ -187,7 +197,7 @@ export class SqliteStore implements BlocklistStore {
         else g.reject(fromWire(r.corrupt));
       });
     } finally {
-      this.addsInFlight = false;
+      this.addsInFlight--;
       // What arrived during this commit goes now: it has waited one commit already.
       if (this.pendingAdds.length > 0) void this.commitPendingAdds();
     }
@@ -344,7 +354,7 @@ export class SqliteStore implements BlocklistStore {
 
   async close(): Promise<void> {
     // Adds still waiting for their group commit are written first, as a caller that awaited them expects.
-    while (this.pendingAdds.length > 0 || this.addsInFlight) await new Promise<void>((resolve) => setImmediate(resolve));
+    while (this.pendingAdds.length > 0 || this.addsInFlight > 0) await new Promise<void>((resolve) => setImmediate(resolve));
     await this.thread?.close();
     if (this.db.open) this.db.close();
   }

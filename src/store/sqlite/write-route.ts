@@ -7,6 +7,7 @@
  *  - for CONCURRENT_FOR_MS after a group commit here was both concurrent (several writes in it)
  *    and slow (slowCommitMs), writes go to the thread, where whatever arrives during a commit forms
  *    the next group; then here again, which measures anew;
+ *  - while writes are in flight on the thread, the next ones follow them there;
  *  - a write here never waits for another process's lock on the event loop: it tries the lock once
  *    (busy_timeout 0) and, when it is taken (SQLITE_BUSY at BEGIN IMMEDIATE: nothing was done),
  *    goes to the thread, which waits up to busy_timeout while the loop serves reads.
@@ -78,7 +79,9 @@ export class WriteRoute {
   private writerFor(): SqliteWriter {
     const t = this.thread;
     if (!t) return this.inline;
-    const onThread = this.o.always || performance.now() < this.concurrentUntil;
+    // Behind a write still on the thread, a write goes there too: it would find the lock taken
+    // here, and commits keep the order they were posted in.
+    const onThread = this.o.always || t.inFlight || performance.now() < this.concurrentUntil;
     this.writes[onThread ? 'thread' : 'here']++;
     return onThread ? t : this.inline;
   }
