@@ -186,10 +186,12 @@ export class SqliteStore implements BlocklistStore {
       }
       const results = done.results.map((r, i) => ('outcomes' in r ? { outcomes: r.outcomes.map((o, j) => own(o, group[i].reqs[j])) } : r));
       this.afterWrite(done.versions, (cache) => {
+        const changed: BlockedItem[] = [];
         for (const r of results) {
           if (!('outcomes' in r)) continue;
-          for (const o of r.outcomes) if (o.outcome === 'created' || o.outcome === 'merged') cache.upsert(o.item);
+          for (const o of r.outcomes) if (o.outcome === 'created' || o.outcome === 'merged') changed.push(o.item);
         }
+        cache.upsertAll(changed);
       });
       group.forEach((g, i) => {
         const r = results[i];
@@ -319,7 +321,7 @@ export class SqliteStore implements BlocklistStore {
   async removeExpired(now: number): Promise<BlockedItem[]> {
     try {
       const done = await this.write({ op: 'removeExpired', now }, false);
-      this.afterWrite(done.versions, (cache) => done.gone.forEach((it) => cache.delete(it.id)));
+      this.afterWrite(done.versions, (cache) => cache.deleteAll(done.gone.map((it) => it.id)));
       return done.gone;
     } catch (e) {
       unavailable(e, 'write');

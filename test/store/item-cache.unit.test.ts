@@ -1,0 +1,64 @@
+/**
+ * The store's decoded-items cache: batched upserts and deletes (one walk of the list) leave it
+ * exactly as the same changes applied one by one would, for any mix of new ids, replaced ids,
+ * repeated ids in one batch, and deletions of present and absent ids.
+ */
+import { strict as assert } from 'node:assert';
+import { ItemCache } from '../../src/store/item-cache';
+import { nodeItem } from '../sync/items';
+import { BlockedItem } from '../../src/model/item';
+
+/** A small deterministic generator (xorshift), so a failure names its seed. */
+function rng(seed: number): () => number {
+  let x = seed || 1;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 2 ** 32;
+  };
+}
+
+const ids = (c: ItemCache) => c.snapshot().map((i) => `${i.id}:${i.cause}`);
+
+describe('ItemCache', () => {
+  it('upsertAll and deleteAll equal the same changes one by one (random batches, 30 seeds)', () => {
+    for (let seed = 1; seed <= 30; seed++) {
+      const r = rng(seed);
+      const host = () => `h${Math.floor(r() * 60)}.example`;
+      const start = [...new Set(Array.from({ length: 20 }, host))].sort().map((h) => nodeItem(h));
+      const batched = new ItemCache(1, [...start]);
+      const single = new ItemCache(1, [...start]);
+      for (let round = 0; round < 20; round++) {
+        if (r() < 0.6) {
+          const batch: BlockedItem[] = Array.from({ length: Math.floor(r() * 12) }, () => ({ ...nodeItem(host()), cause: `round ${round}.${Math.floor(r() * 5)}` }));
+          batched.upsertAll(batch);
+          for (const item of batch) single.upsert(item);
+        } else {
+          const gone = Array.from({ length: Math.floor(r() * 8) }, host);
+          batched.deleteAll(gone);
+          for (const id of gone) single.delete(id);
+        }
+        assert.deepEqual(ids(batched), ids(single), `seed ${seed}, round ${round}`);
+      }
+      const sorted = batched.snapshot().map((i) => i.id);
+      assert.deepEqual(sorted, [...sorted].sort(), `seed ${seed}: sorted by id`);
+      assert.equal(new Set(sorted).size, sorted.length, `seed ${seed}: one item per id`);
+    }
+  });
+
+  it('in one batch the last item of an id wins', () => {
+    const c = new ItemCache(1, [nodeItem('b')]);
+    c.upsertAll([{ ...nodeItem('a'), cause: 'first' }, { ...nodeItem('c'), cause: 'x' }, { ...nodeItem('a'), cause: 'second' }]);
+    assert.deepEqual(ids(c), ['a:second', `b:${nodeItem('b').cause}`, 'c:x']);
+  });
+
+  it('a snapshot is a copy: later changes do not reach it', () => {
+    const c = new ItemCache(1, [nodeItem('a')]);
+    const before = c.snapshot();
+    c.upsertAll([nodeItem('b'), nodeItem('c')]);
+    c.deleteAll(['a', 'b']);
+    assert.deepEqual(before.map((i) => i.id), ['a']);
+    assert.deepEqual(c.snapshot().map((i) => i.id), ['c']);
+  });
+});
