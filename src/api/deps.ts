@@ -43,6 +43,8 @@ export interface ApiDeps {
   storeUnreachableLimitMs?: number;
   /** Most full GET /blocklist responses in flight at once (rest.listing.max-concurrent); past it 503 + Retry-After. */
   maxConcurrentListings?: number;
+  /** How long GET /blocklist's serialisation is kept after its last use (rest.listing.cache-retention, ms); absent = 30 s. */
+  listingRetentionMs?: number;
   /** Limit on mutating calls (rest.rate-limit.*); absent or max 0 = none. */
   rateLimit?: RateLimitSettings;
   /** The running configuration, secrets masked (GET /config); absent = 404. */

@@ -56,7 +56,12 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(openApi, { auth: deps.auth !== undefined });
   await app.register(sharedSchemas);
 
-  await app.register(blocklistRoutes, { service: blocklistService(deps), listing: new ListingCache(deps.store), maxConcurrentListings: deps.maxConcurrentListings ?? 32 });
+  const listing = new ListingCache(deps.store, { clock: deps.clock, ...(deps.listingRetentionMs !== undefined ? { retentionMs: deps.listingRetentionMs } : {}) });
+  app.addHook('onClose', (_app, done) => {
+    listing.close();
+    done();
+  });
+  await app.register(blocklistRoutes, { service: blocklistService(deps), listing, maxConcurrentListings: deps.maxConcurrentListings ?? 32 });
   await app.register(opsRoutes, deps);
   if (deps.console !== false) await app.register(async (child) => consoleRoutes(child, { auth: deps.auth !== undefined }));
   return app;

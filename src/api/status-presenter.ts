@@ -27,6 +27,8 @@ export interface ItemSyncStatus {
 
 /** Nearest names per node list and unknown host (GET /blocklist asks for every item). */
 const nearestCache = new WeakMap<ReadonlySet<string>, Map<string, string[]>>();
+/** The answer for a host with no near name, one array for all of them (100,000 unknown hosts: 3 MB of empty arrays otherwise). Never changed. */
+const NO_NEAREST: string[] = [];
 
 /**
  * A node item whose host the RM's node list (as last read) does not hold: YARN matches blacklist
@@ -42,6 +44,7 @@ export function unknownHostStatus(view: SyncView, item: BlockedItem): ItemSyncSt
   let nearest = byHost.get(item.node);
   if (!nearest) {
     nearest = nearestHosts(item.node, known);
+    if (nearest.length === 0) nearest = NO_NEAREST;
     byHost.set(item.node, nearest);
   }
   const readAt = view.nodes ? new Date(view.nodes.readAt).toISOString() : '?';
@@ -102,20 +105,26 @@ export interface SidecarStatus {
 
 export const DISABLED_STATUS: ItemSyncStatus = { state: 'disabled', detail: 'cluster.resource-blocklist.enabled is false' };
 
-type PlanList = 'enforced' | 'deferred' | 'taskManagers';
+const PLAN_LISTS = ['enforced', 'deferred', 'taskManagers'] as const;
+type PlanList = (typeof PLAN_LISTS)[number];
 
 // GET /blocklist asks once per item: each plan and snapshot is indexed once, not scanned per call.
-const planIndexes = new WeakMap<DesiredPlan, Map<string, { list: PlanList; item: BlockedItem }>>();
+// A plan's index maps an id to its place, position × 3 + list: a small integer, no object per
+// entry (at 100,000 items 3.5 MB instead of 7.3 MB, held as long as the plan is the current one).
+const planIndexes = new WeakMap<DesiredPlan, Map<string, number>>();
 const itemIndexes = new WeakMap<readonly BlockedItem[], Map<string, BlockedItem>>();
 
 function planEntry(plan: DesiredPlan, id: string): { list: PlanList; item: BlockedItem } | undefined {
   let index = planIndexes.get(plan);
   if (!index) {
-    index = new Map();
-    for (const list of ['enforced', 'deferred', 'taskManagers'] as const) for (const item of plan[list]) index.set(item.id, { list, item });
-    planIndexes.set(plan, index);
+    const built = new Map<string, number>();
+    PLAN_LISTS.forEach((list, l) => plan[list].forEach((item, i) => built.set(item.id, i * PLAN_LISTS.length + l)));
+    planIndexes.set(plan, (index = built));
   }
-  return index.get(id);
+  const at = index.get(id);
+  if (at === undefined) return undefined;
+  const list = PLAN_LISTS[at % PLAN_LISTS.length];
+  return { list, item: plan[list][Math.floor(at / PLAN_LISTS.length)] };
 }
 
 function storedItem(items: readonly BlockedItem[], id: string): BlockedItem | undefined {

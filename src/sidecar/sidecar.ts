@@ -98,6 +98,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
       ...(security.tls ? { tls: security.tls } : {}),
       rateLimit: security.rateLimit,
       maxConcurrentListings: v['rest.listing.max-concurrent'],
+      listingRetentionMs: v['rest.listing.cache-retention'],
       storeUnreachableLimitMs: v['cluster.resource-blocklist.store.unreachable-limit'],
       expire: () => syncForApi.expireNow(),
       config: effectiveConfig(opts.config),

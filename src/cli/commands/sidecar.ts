@@ -1,10 +1,10 @@
 /** `blocklist sidecar`: runs the service until SIGINT/SIGTERM. */
-import * as v8 from 'node:v8';
 import { Command } from 'commander';
 import { ConfigError, describeConfig } from '../../config/config';
 import { addConfigOptions, ConfigFlags, resolveConfig } from '../config-options';
 import { EXIT } from '../exit-codes';
 import { readYarnSite, YarnSiteError } from '../../yarn/yarn-site';
+import { applyMemoryMode } from '../../sidecar/memory-mode';
 
 /** SIGTERM/SIGINT end the process within this, whatever state the store and YARN are in. */
 export const STOP_DEADLINE_MS = 4000;
@@ -40,14 +40,7 @@ export function register(program: Command): void {
       process.stdout.write(describeConfig(config).join('\n') + '\n');
       return;
     }
-    if (config.values['cluster.resource-blocklist.memory.optimize-for-size']) {
-      // V8 grows its heap in proportion to what is live and collects only when it is full: a bulk
-      // load of 100,000 items left ~270 MB of garbage heap before a full GC ran (peak RSS 400 MB
-      // with 60 MB live). optimize-for-size makes the heap grow by small steps and collect sooner
-      // (peak ~210 MB, same load time here). V8 reads this flag when it sizes the heap, so setting
-      // it at start, before the store is loaded, takes effect.
-      v8.setFlagsFromString('--optimize-for-size');
-    }
+    applyMemoryMode(config);
     let sidecar;
     try {
       sidecar = await (await import('../../sidecar/sidecar.js')).startSidecar({ config });
