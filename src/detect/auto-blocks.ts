@@ -51,6 +51,26 @@ export function observeBlocks(state: DetectorState, itemEnd: (itemId: string) =>
   return { unblockedByOperator };
 }
 
+/**
+ * Failures on a blocked host do not count against it again: while a block is in force for this
+ * job — anyone's (an operator's too), or in shadow mode our own would-be block — every incident
+ * known for the host is spent. Otherwise the failures a host had under an operator's block counted
+ * the moment the operator lifted it, and the detector blocked the host they had just repaired.
+ * Only hosts with incidents are touched (the state does not grow with the blocklist).
+ */
+export function consumeWhileBlocked(state: DetectorState, blocked: Iterable<string>, mode: 'off' | 'shadow' | 'enforce', now: number): void {
+  const withIncidents = new Set(state.incidents.map((i) => i.host));
+  const hosts = new Set<string>();
+  for (const h of blocked) if (withIncidents.has(h)) hosts.add(h);
+  if (mode === 'shadow') {
+    for (const [h, hs] of Object.entries(state.hosts)) {
+      const b = hs.lastBlock;
+      if (b?.mode === 'shadow' && b.endedAt === undefined && b.end > now && withIncidents.has(h)) hosts.add(h);
+    }
+  }
+  for (const host of hosts) (state.hosts[host] ??= {}).countAfter = spentUntil(state, host, now);
+}
+
 /** What recordBlock needs of a planned block (decide.ts's PlannedBlock). */
 export interface BlockMade {
   host: string;

@@ -14,7 +14,7 @@ import { BlocklistStore } from '../store/store';
 import { AmrmProxy, ClusterMetrics, ClusterNode } from '../yarn/types';
 import { DETECTOR_PRINCIPAL, DecideSettings, DetectorReport, decide } from './decide';
 import { ingest, recordHealth } from './incidents';
-import { EffectiveBlock, observeBlocks, recordBlock } from './auto-blocks';
+import { EffectiveBlock, consumeWhileBlocked, observeBlocks, recordBlock } from './auto-blocks';
 import { DetectorMetrics } from './metrics';
 import { DetectorSource, SourceContext } from './source';
 import { DetectorState, decodeState, emptyState, encodeState } from './state';
@@ -179,6 +179,7 @@ export class Detector {
     const now = clock.now();
     this.foldIn(polled, now);
     const { blocked, heldByOtherJobs } = await this.currentBlocks(appId, now);
+    consumeWhileBlocked(this.state, blocked.keys(), settings.mode, now);
     const report = decide({ now, settings, state: this.state, runningNodes: nodes ? nodes.running : null, blocked, heldByOtherJobs, applicationId: appId });
     for (const b of report.blocks) await this.applyBlock(b, report, appId, now);
     this.countSuppressions(report);

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { FakeClock } from '../../src/core/clock';
 import { DEFAULT_DECIDE_SETTINGS, DecideSettings, decide } from '../../src/detect/decide';
 import { ingest, recordHealth } from '../../src/detect/incidents';
-import { EffectiveBlock, nextBlock, observeBlocks, recordBlock } from '../../src/detect/auto-blocks';
+import { EffectiveBlock, consumeWhileBlocked, nextBlock, observeBlocks, recordBlock } from '../../src/detect/auto-blocks';
 import { explain } from '../../src/detect/explain';
 import { DetectorState, decodeState, emptyState, encodeState } from '../../src/detect/state';
 import { Failure } from '../../src/detect/types';
@@ -161,6 +161,29 @@ describe('detect/decide: the detector\'s rules (pure, fake clock)', () => {
     assert.equal(st.hosts.n.lastBlock!.endedBy, 'expiry');
     const after = run(st, T0 + MIN + H + 1);
     assert.deepEqual(after.blocks, []);
+  });
+
+  it("failures a host has under a block (ours, or an operator's) are spent by it: they do not block it once the block is gone", () => {
+    // Our own block: the job keeps failing on the host's task managers (MARK_BLOCKED keeps them) until near its end.
+    const st = emptyState();
+    ingest(st, [0, 1, 2].map((i) => failure('n', T0 + i)), T0 + MIN, S.windowMs);
+    recordBlock(st, run(st, T0 + MIN).blocks[0], 'enforce', T0 + MIN);
+    const ours = new Map([['n', { itemId: 'n', by: 'detector', end: T0 + MIN + H, action: 'MARK_BLOCKED' } as EffectiveBlock]]);
+    ingest(st, [0, 1, 2].map((i) => failure('n', T0 + H - MIN + i, { group: `late:${i}`, key: `late:${i}` })), T0 + H, S.windowMs);
+    consumeWhileBlocked(st, ours.keys(), 'enforce', T0 + H);
+    assert.equal(run(st, T0 + H, { blocked: ours }).hosts[0].decision, 'blocked');
+    observeBlocks(st, () => undefined, T0 + MIN + H);
+    assert.deepEqual(run(st, T0 + MIN + H).blocks, [], 'the failures under the block do not re-block it at its end');
+
+    // An operator's block, lifted: the same.
+    const op = emptyState();
+    const theirs = new Map([['m', { itemId: 'm', by: 'ops', end: T0 + H, action: 'MARK_BLOCKED' } as EffectiveBlock]]);
+    ingest(op, [0, 1, 2].map((i) => failure('m', T0 + i)), T0 + MIN, S.windowMs);
+    consumeWhileBlocked(op, theirs.keys(), 'enforce', T0 + MIN);
+    assert.deepEqual(run(op, T0 + 2 * MIN).blocks, []);
+    // Hosts without incidents leave the state as it was (it does not grow with the blocklist).
+    consumeWhileBlocked(op, ['x1', 'x2'], 'enforce', T0 + 2 * MIN);
+    assert.deepEqual(Object.keys(op.hosts), ['m']);
   });
 
   it('backoff: blocked again soon after a block ended → twice as long, up to max-block-duration; later → back to the base', () => {

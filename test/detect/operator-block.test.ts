@@ -1,0 +1,87 @@
+/**
+ * An operator's block and the detector on the same host (enforce mode, all real: the YARN
+ * simulator's RM, AMRM proxy and Flink faces over HTTP, a sidecar on an SQLite file). "Failures on
+ * a blocked host do not count against it again" (docs/detector.md): an operator blocks a sick
+ * host (MARK_BLOCKED: its task managers stay and keep failing), repairs it, and lifts the block.
+ * The failures it had while blocked must not block it again at once — they did: the detector
+ * counted them the moment the operator's block was gone and put its own one-hour block on the host
+ * the operator had just declared healthy.
+ */
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import axios from 'axios';
+import { silentLogger } from '../../src/core/logger';
+import { sidecarConfigForSimulator } from '../../src/quickstart/local-cluster';
+import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
+import { RunningSimulator, startSimulator } from '../../src/sim/server';
+import { HostReport } from '../../src/detect/decide';
+import { tempDir } from '../support/sidecar';
+
+const http = axios.create({ validateStatus: () => true });
+
+async function waitFor(what: string, fn: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!(await fn())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('detector beside an operator: failures while the operator blocked a host are not counted after the unblock', function () {
+  this.timeout(30_000);
+  let sim: RunningSimulator;
+  let dir: string;
+  let sc: Sidecar;
+
+  before(async () => {
+    dir = tempDir();
+    sim = await startSimulator({ port: 0, nodes: 10, containers: 30, seed: 11, tickMs: 0, flinkVersion: '1.19' });
+    const config = sidecarConfigForSimulator(sim.url, path.join(dir, 'blocklist.db'), {
+      'rest.port': '0',
+      'cluster.resource-blocklist.poll-interval': '100 ms',
+      'cluster.resource-blocklist.detector.mode': 'enforce',
+      'cluster.resource-blocklist.detector.flink.rest-address': sim.url,
+      'cluster.resource-blocklist.detector.poll-interval': '1 h',
+    });
+    sc = await startSidecar({ config, logger: silentLogger });
+    await waitFor('first sync', () => sc.sync.synced());
+    await sc.detector!.pass();
+  });
+  after(async () => {
+    await sc?.close();
+    await sim?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const decisionOf = async (host: string): Promise<HostReport> => (await sc.detector!.pass())!.hosts.find((h) => h.host === host)!;
+
+  it("an operator's MARK_BLOCKED, three failures under it, the operator's unblock: no automatic block; a fresh failure run afterwards still blocks", async () => {
+    const victim = sim.flink.hostsWithTaskManagers().find((h) => h !== sim.cluster.currentAttempt.amHost)!;
+    const put = await http.put(`${sc.url}/blocklist/nodes/${victim}`, { action: 'MARK_BLOCKED', cause: 'ops: disk errors, replacing the disk', timeout: 600_000 });
+    assert.equal(put.status, 201);
+    const fail = async (n: number): Promise<void> => {
+      for (let i = 0; i < n; i++) {
+        assert.equal((await http.post(`${sim.url}/sim/v1/flink/failures`, { host: victim, exception: 'java.io.IOException: Input/output error' })).status, 200);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    };
+    await fail(3);
+    const under = await decisionOf(victim);
+    assert.equal(under.decision, 'blocked', under.why);
+
+    // Repaired: the operator lifts the block.
+    assert.equal((await http.delete(`${sc.url}/blocklist/nodes/${victim}`)).status, 200);
+    const after = await decisionOf(victim);
+    assert.notEqual(after.decision, 'block', `blocked again at once for failures it had while blocked: ${after.why}`);
+    assert.equal(after.score, 0, after.why);
+    assert.equal(await sc.store.get(victim), undefined, 'no automatic block on the host the operator just lifted');
+    await waitFor('the unblock reaches the proxy', async () => !((await http.get(`${sim.url}/amrm/v1/blacklist`)).data.blacklist as string[]).includes(victim));
+
+    // New failures after the unblock count as ever.
+    await fail(3);
+    const again = await decisionOf(victim);
+    assert.equal(again.decision, 'block', again.why);
+    assert.equal((await sc.store.get(victim))?.created.by, 'detector');
+  });
+});
