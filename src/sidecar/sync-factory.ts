@@ -147,7 +147,9 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
   return {
     metrics,
     mode: 'engine',
-    yarn,
+    // The engine's reader: with a shared cluster state the node counts and node list come from
+    // ZooKeeper, so the detector (which reads through this too) is not one more RM reader per job.
+    yarn: { rm: share?.reader ?? yarn.rm, proxy: yarn.proxy },
     ...(share ? { clusterState: () => share.stats() } : {}),
     async expireNow() {
       const out = await expiry.runOnce();

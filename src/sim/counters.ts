@@ -6,6 +6,8 @@
 
 export interface SimCounters {
   rmRequests: number;
+  /** RM requests over HTTP by path, with `?states=` kept (a filtered node list apart from the full one), for who-reads-what tests. */
+  rmRequestsByPath: Record<string, number>;
   amrmRequests: number;
   /** Last `user.name` seen on the RM face (simple auth). */
   rmLastUser: string | null;
@@ -31,6 +33,7 @@ export interface SimCounters {
 export function emptyCounters(): SimCounters {
   return {
     rmRequests: 0,
+    rmRequestsByPath: {},
     amrmRequests: 0,
     rmLastUser: null,
     blacklistReads: 0,

@@ -105,6 +105,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     if (!face) return;
     if (face === 'rm') {
       cluster.counters.rmRequests++;
+      const states = (req.query as Record<string, unknown> | undefined)?.states;
+      const p = req.url.split('?')[0] + (typeof states === 'string' ? `?states=${states}` : '');
+      cluster.counters.rmRequestsByPath[p] = (cluster.counters.rmRequestsByPath[p] ?? 0) + 1;
       const user = (req.query as Record<string, unknown> | undefined)?.['user.name'];
       if (typeof user === 'string') cluster.counters.rmLastUser = user;
     } else {

@@ -1,0 +1,93 @@
+/**
+ * The detector at many jobs: its RM reads go through the cluster-state reading the sidecars of one
+ * ZooKeeper store share (one elected sidecar reads the RM's node counts and node list; the others
+ * read them in ZooKeeper). Two sidecars of two applications, each beside its own simulated YARN
+ * (same node names), on one real ZooKeeper; the detector on in both. The follower's detector read
+ * the RM itself every pass (cluster metrics) and the whole node list at start and every 10 min:
+ * a thousand jobs meant a thousand readers of megabytes of node list, the cost the shared reading
+ * exists to avoid. Only its node-health read (a filtered list of UNHEALTHY, LOST and
+ * DECOMMISSIONING nodes, small, wanted fresh) still goes to the RM.
+ */
+import { strict as assert } from 'node:assert';
+import { loadConfig } from '../../src/config/config';
+import { silentLogger } from '../../src/core/logger';
+import { RunningSimulator, startSimulator } from '../../src/sim/server';
+import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
+import { ZkCluster, requireZookeeper } from '../support/zookeeper';
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+describe("detector: a follower's RM reads come from the shared cluster state", function () {
+  this.timeout(40_000);
+  let zk: ZkCluster | undefined;
+  const sims: RunningSimulator[] = [];
+  const sidecars: Sidecar[] = [];
+
+  before(async function () {
+    requireZookeeper(this);
+    zk = await ZkCluster.start(1);
+    const root = `/shared-reads${process.pid}`;
+    for (const appNumber of [1, 2]) {
+      const sim = await startSimulator({ port: 0, nodes: 20, containers: 10, seed: 5, tickMs: 0, appNumber });
+      sims.push(sim);
+      const config = loadConfig({
+        env: {},
+        dynamic: {
+          'rest.port': '0',
+          'cluster.resource-blocklist.store.type': 'zookeeper',
+          'cluster.resource-blocklist.store.zookeeper.quorum': zk.connectString(),
+          'cluster.resource-blocklist.store.zookeeper.root': root,
+          'cluster.resource-blocklist.store.zookeeper.operation-timeout': '3 s',
+          'yarn.resourcemanager.webapp.address': sim.url.replace(/^http:\/\//, ''),
+          'cluster.resource-blocklist.amrm-proxy.address': sim.url,
+          'yarn.application.id': sim.cluster.applicationId,
+          'cluster.resource-blocklist.detector.mode': 'shadow',
+          'cluster.resource-blocklist.detector.poll-interval': '1 h',
+        },
+      });
+      const s = await startSidecar({ config, logger: silentLogger, env: {} });
+      sidecars.push(s);
+      await waitFor('first sync', () => s.sync.synced());
+      // The first sidecar leads before the second starts: the second is a follower from its first read.
+      if (appNumber === 1) {
+        await waitFor('sidecar 1 leads and has shared both readings', () => {
+          const st = s.sync.clusterState?.();
+          return st?.role === 'leader' && st.rmReads.metrics > 0 && st.rmReads.nodes > 0;
+        });
+      }
+    }
+  });
+
+  after(async () => {
+    for (const s of sidecars.splice(0)) await s.close().catch(() => undefined);
+    for (const s of sims.splice(0)) await s.close().catch(() => undefined);
+    await zk?.stop();
+  });
+
+  it("the follower's detector reads neither the cluster metrics nor the node list from its RM; only node health", async () => {
+    const follower = sidecars[1];
+    await waitFor('sidecar 2 follows', () => follower.sync.clusterState?.().role === 'follower');
+    await follower.detector!.pass(); // the pass start() began: its first reads (node list included) count too
+    const before: Record<string, number> = {};
+    const passes = 5;
+    for (let i = 0; i < passes; i++) {
+      const r = await follower.detector!.pass();
+      assert.ok(r, 'the pass ran');
+    }
+    const view = follower.detector!.view();
+    assert.equal(view.lastError, null);
+    assert.equal(view.report?.cap.runningNodes, 20, "the cap's RUNNING count, from the shared reading");
+    const read = (p: string) => (sims[1].cluster.counters.rmRequestsByPath[p] ?? 0) - (before[p] ?? 0);
+    assert.equal(read('/ws/v1/cluster/metrics'), 0, 'cluster metrics read from the RM by the follower');
+    assert.equal(read('/ws/v1/cluster/nodes'), 0, 'full node list read from the RM by the follower');
+    assert.equal(read('/ws/v1/cluster/nodes?states=UNHEALTHY,LOST,DECOMMISSIONING'), passes + 1, 'node health: one small filtered read per pass');
+  });
+});
