@@ -94,9 +94,10 @@ describe('cli in a terminal (tmux): the table and the --wait progress render cle
   });
 
   it('blocklist block --evacuate --wait with an immediate release: READY, exit 0', async () => {
-    type(`clear; blocklist block ${busy[1]} --cause nic --evacuate --wait --interval 250ms; echo "rc=$?"`);
-    // The last test's "rc=6" stays on screen until `clear` runs, which wipes the typed line too.
-    const end = await waitFor((x) => /rc=\d/.test(x) && !x.includes('clear; blocklist block'), 'the end of --wait');
+    type(`clear; blocklist block ${busy[1]} --cause nic --evacuate --wait --interval 250ms; echo "rc=$? (ready run)"`);
+    // The last test's "rc=6" stays on screen until `clear` runs, and under load a capture may come
+    // before the typed line is even echoed: wait for this command's own marker.
+    const end = await waitFor((x) => /rc=\d+ \(ready run\)/.test(x), 'the end of --wait');
     assert.match(end, /rc=0/);
     assert.match(end, /READY {2}0 containers left, \d+ released, done/);
     assert.match(end, new RegExp(`${busy[1].replace(/\./g, '\\.')} evacuated in \\S+`));
