@@ -3,7 +3,8 @@
  * a sidecar wired to the YARN simulator; the screen is read back with capture-pane. Checks that the
  * table is aligned and coloured only here, and that --wait redraws one progress line in place
  * (containers left, deadline countdown) and ends with the right exit code.
- * tmux runs on a private socket (-L) so no one else's tmux session is touched.
+ * tmux runs on a private socket in the test's temp dir (-S) so no one else's tmux session is
+ * touched and the socket goes with the dir (tmux leaves it behind: -L left one in /tmp/tmux-0 a run).
  */
 import { strict as assert } from 'node:assert';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -14,10 +15,10 @@ import { cliMain } from '../support/paths';
 import { cliEnv } from './run';
 
 const haveTmux = spawnSync('tmux', ['-V']).status === 0;
-const SOCKET = `blocklist-cli-test-${process.pid}`;
+let socket = '';
 const SESSION = 'cli';
 
-const tmux = (...args: string[]) => execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
+const tmux = (...args: string[]) => execFileSync('tmux', ['-S', socket, ...args], { encoding: 'utf8' });
 const screen = (escapes = false) => tmux('capture-pane', '-p', ...(escapes ? ['-e'] : []), '-t', SESSION);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -48,6 +49,7 @@ describe('cli in a terminal (tmux): the table and the --wait progress render cle
       this.skip();
     }
     const dir = tempDir('blocklist-cli-tty-');
+    socket = path.join(dir, 'tmux.sock');
     local = await startLocalCluster({ restPort: 0, simPort: 0, sqlitePath: path.join(dir, 'b.db'), nodes: 8, containers: 16, tickMs: 200, define: { 'cluster.resource-blocklist.max-blocked-fraction': '1' } });
     busy = local.sim.cluster.nodes.filter((n) => n.containers.size > 0).map((n) => n.host);
     const env = cliEnv({ BLOCKLIST_SERVER: local.sidecar.url, TERM: 'xterm-256color', PS1: '$ ' });
@@ -57,7 +59,7 @@ describe('cli in a terminal (tmux): the table and the --wait progress render cle
   });
 
   after(async () => {
-    if (haveTmux) spawnSync('tmux', ['-L', SOCKET, 'kill-server']);
+    if (socket) spawnSync('tmux', ['-S', socket, 'kill-server']);
     await local?.close();
   });
 
