@@ -14,11 +14,10 @@
  */
 import { strict as assert } from 'node:assert';
 import * as net from 'node:net';
-import { loadConfig } from '../../src/config/config';
 import { silentLogger } from '../../src/core/logger';
 import { RunningSimulator, startSimulator } from '../../src/sim/server';
 import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
-import { ZkCluster, freePort, requireZookeeper } from '../support/zookeeper';
+import { ZkCluster, freePort, requireZookeeper, zkJobConfig } from '../support/zookeeper';
 import { tempDir } from '../support/sidecar';
 import { spawnSidecar, sleep } from './support';
 import { count, printFigures } from '../fuzz/figures';
@@ -129,25 +128,16 @@ describe('faults: ZooKeeper restarts, black holes and SIGTERM', function () {
   });
 
   async function sidecar(i: number, quorum: string, root: string, extra: Record<string, string> = {}): Promise<Sidecar> {
-    const sim = sims[i];
-    const config = loadConfig({
-      env: {},
-      dynamic: {
-        'rest.port': '0',
-        ...zkDefines(quorum, root),
-        'cluster.resource-blocklist.store.zookeeper.session-timeout': `${SESSION_MS} ms`,
-        'cluster.resource-blocklist.store.zookeeper.operation-timeout': '1 s',
-        'cluster.resource-blocklist.store.zookeeper.connect-timeout': '1 s',
-        'yarn.resourcemanager.webapp.address': sim.url.replace(/^http:\/\//, ''),
-        'cluster.resource-blocklist.amrm-proxy.address': sim.url,
-        'yarn.application.id': sim.cluster.applicationId,
-        'cluster.resource-blocklist.poll-interval': '200 ms',
-        'cluster.resource-blocklist.retry.initial-backoff': '50 ms',
-        'cluster.resource-blocklist.retry.max-backoff': '500 ms',
-        'cluster.resource-blocklist.max-blocked-fraction': '1',
-        'rest.rate-limit.max-mutations': '0',
-        ...extra,
-      },
+    const config = zkJobConfig(quorum, root, sims[i], {
+      'cluster.resource-blocklist.store.zookeeper.session-timeout': `${SESSION_MS} ms`,
+      'cluster.resource-blocklist.store.zookeeper.operation-timeout': '1 s',
+      'cluster.resource-blocklist.store.zookeeper.connect-timeout': '1 s',
+      'cluster.resource-blocklist.poll-interval': '200 ms',
+      'cluster.resource-blocklist.retry.initial-backoff': '50 ms',
+      'cluster.resource-blocklist.retry.max-backoff': '500 ms',
+      'cluster.resource-blocklist.max-blocked-fraction': '1',
+      'rest.rate-limit.max-mutations': '0',
+      ...extra,
     });
     const s = await startSidecar({ config, logger: silentLogger, env: {} });
     sidecars.push(s);

@@ -8,11 +8,10 @@
  *    the max end.
  */
 import { strict as assert } from 'node:assert';
-import { loadConfig } from '../../src/config/config';
 import { silentLogger } from '../../src/core/logger';
 import { RunningSimulator, startSimulator } from '../../src/sim/server';
 import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
-import { ZkCluster, requireZookeeper } from '../support/zookeeper';
+import { ZkCluster, requireZookeeper, zkJobConfig } from '../support/zookeeper';
 import { http } from '../support/sidecar';
 import { ZkSession } from '../../src/store/zookeeper/session';
 import { ZkLayout } from '../../src/store/zookeeper/paths';
@@ -42,19 +41,10 @@ describe('two sidecars of two applications share one ZooKeeper (end to end)', fu
       // Same seed and size: both clusters have the same node names, as two jobs on one YARN do.
       const sim = await startSimulator({ port: 0, nodes: 10, containers: 10, seed: 5, tickMs: 0, appNumber });
       sims.push(sim);
-      const config = loadConfig({
-        dynamic: {
-          'rest.port': '0',
-          'cluster.resource-blocklist.store.type': 'zookeeper',
-          'cluster.resource-blocklist.store.zookeeper.quorum': zk.connectString(),
-          'cluster.resource-blocklist.store.zookeeper.root': root,
-          'cluster.resource-blocklist.store.zookeeper.operation-timeout': '3 s',
-          'yarn.resourcemanager.webapp.address': sim.url.replace(/^http:\/\//, ''),
-          'cluster.resource-blocklist.amrm-proxy.address': sim.url,
-          'yarn.application.id': sim.cluster.applicationId,
-          'cluster.resource-blocklist.poll-interval': '30 s',
-          'cluster.resource-blocklist.max-blocked-fraction': '0.9',
-        },
+      const config = zkJobConfig(zk.connectString(), root, sim, {
+        'cluster.resource-blocklist.store.zookeeper.operation-timeout': '3 s',
+        'cluster.resource-blocklist.poll-interval': '30 s',
+        'cluster.resource-blocklist.max-blocked-fraction': '0.9',
       });
       sidecars.push(await startSidecar({ config, logger: silentLogger, env: {} }));
     }

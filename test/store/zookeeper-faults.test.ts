@@ -11,8 +11,7 @@ import { strict as assert } from 'node:assert';
 import { ZookeeperStore, ZookeeperStoreOptions } from '../../src/store/zookeeper/zookeeper-store';
 import { StoreUnavailableError } from '../../src/store/store';
 import { item } from './conformance';
-import { ZkCluster, requireZookeeper } from '../support/zookeeper';
-import { loadConfig } from '../../src/config/config';
+import { ZkCluster, requireZookeeper, zkJobConfig } from '../support/zookeeper';
 import { silentLogger } from '../../src/core/logger';
 import { startSimulator } from '../../src/sim/server';
 import { startSidecar } from '../../src/sidecar/sidecar';
@@ -169,19 +168,10 @@ describe('zookeeper store on a 3-server ensemble (faults)', function () {
 
   it('sidecar: quorum lost → 503 and YARN keeps the last snapshot; restored → it converges', async () => {
     const sim = await startSimulator({ port: 0, nodes: 10, containers: 10, seed: 3, tickMs: 0 });
-    const config = loadConfig({
-      dynamic: {
-        'rest.port': '0',
-        'cluster.resource-blocklist.store.type': 'zookeeper',
-        'cluster.resource-blocklist.store.zookeeper.quorum': cluster!.connectString(),
-        'cluster.resource-blocklist.store.zookeeper.root': `/sidecar${process.pid}-${++seq}`,
-        'cluster.resource-blocklist.store.zookeeper.operation-timeout': '1 s',
-        'cluster.resource-blocklist.store.zookeeper.session-timeout': '4 s',
-        'yarn.resourcemanager.webapp.address': sim.url.replace(/^http:\/\//, ''),
-        'cluster.resource-blocklist.amrm-proxy.address': sim.url,
-        'yarn.application.id': sim.cluster.applicationId,
-        'cluster.resource-blocklist.poll-interval': '200 ms',
-      },
+    const config = zkJobConfig(cluster!.connectString(), `/sidecar${process.pid}-${++seq}`, sim, {
+      'cluster.resource-blocklist.store.zookeeper.operation-timeout': '1 s',
+      'cluster.resource-blocklist.store.zookeeper.session-timeout': '4 s',
+      'cluster.resource-blocklist.poll-interval': '200 ms',
     });
     const sidecar = await startSidecar({ config, logger: silentLogger, env: {} });
     const hosts = sim.cluster.nodes.map((n) => n.host);

@@ -9,13 +9,12 @@
  * made through another sidecar fires it), and the shared readings are read again from ZooKeeper.
  */
 import { strict as assert } from 'node:assert';
-import { loadConfig } from '../../src/config/config';
 import { silentLogger } from '../../src/core/logger';
 import { RunningSimulator, startSimulator } from '../../src/sim/server';
 import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
 import { SharedClusterStats } from '../../src/sidecar/shared-cluster-state';
 import { ZkSession } from '../../src/store/zookeeper/session';
-import { ZkCluster, expireSession, requireZookeeper } from '../support/zookeeper';
+import { ZkCluster, expireSession, requireZookeeper, zkJobConfig } from '../support/zookeeper';
 import { http } from '../support/sidecar';
 
 const SESSION_MS = 2000;
@@ -64,29 +63,19 @@ describe('ZooKeeper store: one session per sidecar, shared by the store and the 
   /** Sidecar i on simulator i's application; passes and cluster-state readings every 300 ms / 1 s. */
   async function sidecar(i: number): Promise<Sidecar> {
     const sim = sims[i];
-    const config = loadConfig({
-      env: {},
-      dynamic: {
-        'rest.port': '0',
-        'cluster.resource-blocklist.store.type': 'zookeeper',
-        'cluster.resource-blocklist.store.zookeeper.quorum': (zk as ZkCluster).connectString(),
-        'cluster.resource-blocklist.store.zookeeper.root': root,
-        'cluster.resource-blocklist.store.zookeeper.session-timeout': `${SESSION_MS} ms`,
-        'cluster.resource-blocklist.store.zookeeper.operation-timeout': '1 s',
-        'cluster.resource-blocklist.store.zookeeper.connect-timeout': '1 s',
-        'cluster.resource-blocklist.yarn.cluster-state.shared': 'true',
-        'cluster.resource-blocklist.yarn.refresh-interval': '300 ms',
-        // While node items are in force every engine re-reads the node list this often: a
-        // follower's through the shared reading, so its answers show that the reading works.
-        'cluster.resource-blocklist.yarn.nodes.refresh-interval': '1 s',
-        // Passes (and with node items in force, the node-count reads) run on the poll tick.
-        'cluster.resource-blocklist.poll-interval': '300 ms',
-        'yarn.resourcemanager.webapp.address': sim.url.replace(/^http:\/\//, ''),
-        'cluster.resource-blocklist.amrm-proxy.address': sim.url,
-        'yarn.application.id': sim.cluster.applicationId,
-        'cluster.resource-blocklist.max-blocked-fraction': '1',
-        'rest.rate-limit.max-mutations': '0',
-      },
+    const config = zkJobConfig((zk as ZkCluster).connectString(), root, sim, {
+      'cluster.resource-blocklist.store.zookeeper.session-timeout': `${SESSION_MS} ms`,
+      'cluster.resource-blocklist.store.zookeeper.operation-timeout': '1 s',
+      'cluster.resource-blocklist.store.zookeeper.connect-timeout': '1 s',
+      'cluster.resource-blocklist.yarn.cluster-state.shared': 'true',
+      'cluster.resource-blocklist.yarn.refresh-interval': '300 ms',
+      // While node items are in force every engine re-reads the node list this often: a
+      // follower's through the shared reading, so its answers show that the reading works.
+      'cluster.resource-blocklist.yarn.nodes.refresh-interval': '1 s',
+      // Passes (and with node items in force, the node-count reads) run on the poll tick.
+      'cluster.resource-blocklist.poll-interval': '300 ms',
+      'cluster.resource-blocklist.max-blocked-fraction': '1',
+      'rest.rate-limit.max-mutations': '0',
     });
     const s = await startSidecar({ config, logger: silentLogger, env: {} });
     sidecars.push(s);

@@ -12,9 +12,11 @@
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import * as zk from 'node-zookeeper-client';
+import { LoadedConfig, loadConfig } from '../../src/config/config';
+import type { RunningSimulator } from '../../src/sim/server';
+import { tempDir } from './paths';
 
 export const ZK_JAR = process.env.BLOCKLIST_ZK_JAR ?? '/usr/share/java/zookeeper.jar';
 const SLF4J_SIMPLE = '/usr/share/java/slf4j-simple.jar';
@@ -38,6 +40,26 @@ export function requireZookeeper(ctx: Mocha.Context): void {
   if (isCI) throw new Error(`ZooKeeper suites cannot run in CI: ${why}`);
   console.log(`      (skipped: ${why})`);
   ctx.skip();
+}
+
+/**
+ * One job's sidecar on a shared ZooKeeper store (its blocklist under `root`), wired to the
+ * simulator of its application (RM, AMRM proxy, application id), on any port; `define` adds keys.
+ */
+export function zkJobConfig(quorum: string, root: string, sim: RunningSimulator, define: Record<string, string> = {}): LoadedConfig {
+  return loadConfig({
+    env: {},
+    dynamic: {
+      'rest.port': '0',
+      'cluster.resource-blocklist.store.type': 'zookeeper',
+      'cluster.resource-blocklist.store.zookeeper.quorum': quorum,
+      'cluster.resource-blocklist.store.zookeeper.root': root,
+      'yarn.resourcemanager.webapp.address': sim.url.replace(/^http:\/\//, ''),
+      'cluster.resource-blocklist.amrm-proxy.address': sim.url,
+      'yarn.application.id': sim.cluster.applicationId,
+      ...define,
+    },
+  });
 }
 
 /** A free loopback port (bind to 0 and release; the tiny race is acceptable for tests). */
@@ -101,7 +123,7 @@ export class ZkCluster {
   static async start(size: 1 | 3 = 1, readyTimeoutMs = 20_000): Promise<ZkCluster> {
     const why = zookeeperUnavailableReason();
     if (why) throw new Error(`cannot start ZooKeeper: ${why}`);
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-zk-'));
+    const root = tempDir('blocklist-zk-');
     const members: Member[] = [];
     for (let id = 1; id <= size; id++) {
       members.push({ id, clientPort: await freePort(), quorumPort: await freePort(), electionPort: await freePort(), dir: path.join(root, `server${id}`) });
