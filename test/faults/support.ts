@@ -13,6 +13,7 @@ import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
 import { cliMain } from '../support/paths';
 import { listeningUrl } from '../support/child-sidecar';
 import { tempDir } from '../support/sidecar';
+import { pollUntil } from '../support/wait';
 
 /** Timings that make a fault visible and its healing quick (all bounded, all loopback). */
 export const FAST_SYNC: Record<string, string> = {
@@ -46,14 +47,7 @@ export async function startYarnSidecar(o: { rm: string; proxy: string; define?: 
 }
 
 /** Polls `cond` every 10 ms until it holds; fails after `ms` with `what`. */
-export async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  for (;;) {
-    if (await cond()) return;
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+export const waitFor = (what: string, cond: () => boolean | Promise<boolean>, ms = 5000): Promise<number> => pollUntil(what, cond, ms);
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

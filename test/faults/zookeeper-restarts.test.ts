@@ -18,6 +18,7 @@ import { silentLogger } from '../../src/core/logger';
 import { RunningSimulator, startSimulator } from '../../src/sim/server';
 import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
 import { ZkCluster, freePort, requireZookeeper, zkJobConfig } from '../support/zookeeper';
+import { pollUntil } from '../support/wait';
 import { tempDir } from '../support/sidecar';
 import { spawnSidecar, sleep } from './support';
 import { count, printFigures } from '../fuzz/figures';
@@ -45,14 +46,7 @@ async function call(base: string, method: string, p: string, body?: unknown, tim
   }
 }
 
-async function until(what: string, cond: () => Promise<boolean>, timeoutMs: number): Promise<number> {
-  const t0 = performance.now();
-  for (;;) {
-    if (await cond()) return performance.now() - t0;
-    if (performance.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(20);
-  }
-}
+const until = (what: string, cond: () => Promise<boolean>, timeoutMs: number): Promise<number> => pollUntil(what, cond, timeoutMs, 20);
 
 /** A TCP proxy to ZooKeeper that can turn into a black hole: it accepts, reads, never answers. */
 class Blackhole {

@@ -12,6 +12,7 @@ import { ZookeeperStore, ZookeeperStoreOptions } from '../../src/store/zookeeper
 import { StoreUnavailableError } from '../../src/store/store';
 import { item } from './conformance';
 import { ZkCluster, requireZookeeper, zkJobConfig } from '../support/zookeeper';
+import { pollUntil } from '../support/wait';
 import { silentLogger } from '../../src/core/logger';
 import { startSimulator } from '../../src/sim/server';
 import { startSidecar } from '../../src/sidecar/sidecar';
@@ -176,13 +177,7 @@ describe('zookeeper store on a 3-server ensemble (faults)', function () {
     const sidecar = await startSidecar({ config, logger: silentLogger, env: {} });
     const hosts = sim.cluster.nodes.map((n) => n.host);
     const inYarn = (h: string): boolean => sim.cluster.clientBlacklistView().includes(h);
-    const until = async (what: string, cond: () => boolean, ms = 10_000): Promise<void> => {
-      const t0 = performance.now();
-      while (!cond()) {
-        if (performance.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-        await sleep(20);
-      }
-    };
+    const until = (what: string, cond: () => boolean, ms = 10_000): Promise<number> => pollUntil(what, cond, ms, 20);
     try {
       assert.equal((await http(sidecar.url, 'PUT', `/blocklist/nodes/${hosts[0]}`, { action: 'MARK_BLOCKED', cause: 'before' })).status, 201);
       await until('the block in YARN', () => inYarn(hosts[0]));

@@ -15,19 +15,13 @@ import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
 import { SharedClusterStats } from '../../src/sidecar/shared-cluster-state';
 import { ZkSession } from '../../src/store/zookeeper/session';
 import { ZkCluster, expireSession, requireZookeeper, zkJobConfig } from '../support/zookeeper';
+import { pollUntil } from '../support/wait';
 import { http } from '../support/sidecar';
 
 const SESSION_MS = 2000;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function until(what: string, cond: () => boolean | Promise<boolean>, timeoutMs: number): Promise<number> {
-  const t0 = Date.now();
-  for (;;) {
-    if (await cond()) return Date.now() - t0;
-    if (Date.now() - t0 > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await sleep(20);
-  }
-}
+const until = (what: string, cond: () => boolean | Promise<boolean>, timeoutMs: number): Promise<number> => pollUntil(what, cond, timeoutMs, 20);
 
 const sessionOf = (s: Sidecar): ZkSession => (s.store as unknown as { session: ZkSession }).session;
 const stats = (s: Sidecar): SharedClusterStats => {
