@@ -86,6 +86,8 @@ export interface Kdc {
   /** The KDC's log so far (AS_REQ / TGS_REQ lines). */
   log(): string;
   stop(): Promise<void>;
+  /** After stop(): the KDC again, on the same port and database (a KDC restart). */
+  start(): Promise<void>;
 }
 
 export async function startKdc(dir: string): Promise<Kdc> {
@@ -131,12 +133,16 @@ export async function startKdc(dir: string): Promise<Kdc> {
   const env = { ...process.env, KRB5_CONFIG: krb5Conf, KRB5_KDC_PROFILE: kdcConf };
   const created = spawnSync('/usr/sbin/kdb5_util', ['create', '-s', '-r', REALM, '-P', 'throwaway-master-key'], { env, encoding: 'utf8' });
   if (created.status !== 0) throw new Error(`kdb5_util create failed: ${created.stderr}${created.stdout}`);
-  const proc = spawn('/usr/sbin/krb5kdc', ['-n', '-r', REALM, '-P', path.join(dir, 'kdc.pid')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  proc.stdout?.on('data', (c: Buffer) => (out += c.toString()));
-  proc.stderr?.on('data', (c: Buffer) => (out += c.toString()));
   const readLog = (): string => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '');
-  await waitForPort(port, 'krb5kdc', proc, () => out + readLog());
+  const launch = async (): Promise<ChildProcess> => {
+    const p = spawn('/usr/sbin/krb5kdc', ['-n', '-r', REALM, '-P', path.join(dir, 'kdc.pid')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    p.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+    p.stderr?.on('data', (c: Buffer) => (out += c.toString()));
+    await waitForPort(port, 'krb5kdc', p, () => out + readLog());
+    return p;
+  };
+  let proc = await launch();
 
   const kadmin = (...queries: string[]): string => {
     const r = spawnSync('/usr/sbin/kadmin.local', ['-r', REALM], { env, input: queries.join('\n') + '\n', encoding: 'utf8' });
@@ -164,6 +170,10 @@ export async function startKdc(dir: string): Promise<Kdc> {
     },
     log: readLog,
     stop: () => stopProcess(proc),
+    async start() {
+      if (proc.exitCode === null && proc.signalCode === null) return;
+      proc = await launch();
+    },
   };
 }
 

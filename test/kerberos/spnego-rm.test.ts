@@ -218,6 +218,59 @@ describe('kerberos: the sidecar reads a SPNEGO-protected RM (real KDC, real http
     }
   });
 
+  it('a KDC restart across the renewal and the end of the ticket: no RM read gets through while it is down, and reads resume once it is back, without a sidecar restart', async function () {
+    this.timeout(20_000);
+    kdc.addPrincipal('restart', { maxlife: '3 seconds' });
+    const restartKeytab = kdc.exportKeytab(path.join(dir, 'restart.keytab'), 'restart');
+    const { logger, lines } = capturingLogger();
+    const s = await sidecarWith(
+      kerberosKeys({
+        'security.kerberos.login.keytab': restartKeytab,
+        'security.kerberos.login.principal': `restart@${REALM}`,
+        // The RM is read every 200 ms, so requests keep coming while the KDC is down and after.
+        'cluster.resource-blocklist.yarn.refresh-interval': '200 ms',
+        'cluster.resource-blocklist.poll-interval': '200 ms',
+        'cluster.resource-blocklist.retry.max-backoff': '500 ms',
+        'cluster.resource-blocklist.max-blocked-fraction': '1',
+      }),
+      logger,
+    );
+    let kdcUp = true;
+    try {
+      const logins = (): string[] => lines.filter((l) => /Kerberos: logged in as restart@BLOCKLIST\.TEST/.test(l));
+      const firstEnd = Date.parse((JSON.parse(logins()[0]) as { ticketExpires: string }).ticketExpires);
+      // A block in force, so passes keep reading the RM (an idle sidecar does not read it).
+      const first = sim.cluster.nodes[1].host;
+      const put1 = await fetch(`${s.url}/blocklist/nodes/${first}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ action: 'MARK_BLOCKED', cause: 'before the KDC restart' }) });
+      assert.ok(put1.ok, await put1.text());
+      await until('the first block in the proxy', () => sim.cluster.clientBlacklistView().includes(first));
+      await kdc.stop();
+      kdcUp = false;
+      // Down through the renewal (at 80 %) and past the ticket's end and the RM's 2 s skew:
+      // httpd lets no request through to the RM face (the simulator counts only those).
+      await until('the ticket to end while the KDC is down', () => Date.now() > firstEnd + 2_500, 8_000);
+      const rmDown = sim.cluster.counters.rmRequests;
+      await new Promise((r) => setTimeout(r, 600));
+      assert.equal(sim.cluster.counters.rmRequests, rmDown, 'no RM read gets through without a ticket');
+      assert.ok(lines.some((l) => /Kerberos: renewal failed, retrying: .*Cannot contact any KDC/.test(l)), 'the failed renewal is logged with the reason');
+      const loginsDown = logins().length;
+
+      await kdc.start();
+      kdcUp = true;
+      await until('an authenticated RM read after the KDC came back', () => sim.cluster.counters.rmRequests > rmDown, 8_000).catch((e: Error) => assert.fail(`${e.message}\n${lines.slice(-10).join('\n')}`));
+      // MIT itself gets a new ticket from the client keytab for the first request; the login's own
+      // retry (at most MIN_RENEW_MS later) puts the renewal schedule back on the new ticket.
+      await until('a fresh login once the KDC answered, and the renewal schedule back', () => logins().length > loginsDown, 5_000);
+      const host = sim.cluster.nodes[2].host;
+      const put = await fetch(`${s.url}/blocklist/nodes/${host}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ action: 'MARK_BLOCKED', cause: 'after the KDC restart' }) });
+      assert.ok(put.ok, await put.text());
+      await until('a block after the restart in the proxy', () => sim.cluster.clientBlacklistView().includes(host));
+    } finally {
+      if (!kdcUp) await kdc.start();
+      await s.close();
+    }
+  });
+
   it('mutual authentication: an answer whose Negotiate token does not verify is refused', async () => {
     // A server that accepts anything and answers with a token it could not have made without the RM's key.
     const impostor = http.createServer((_req, res) => {
