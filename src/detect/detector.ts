@@ -80,6 +80,8 @@ const NODES_REFRESH_MS = 10 * 60_000;
 export class Detector {
   private state: DetectorState = emptyState();
   private loaded = false;
+  /** The state's text as the store last had it from us (or as read at start): a quiet pass writes nothing. */
+  private savedText: string | undefined;
   private report: DetectorReport | null = null;
   private lastPassAt: number | null = null;
   private lastError: string | null = null;
@@ -353,9 +355,11 @@ export class Detector {
     const key = this.stateKey;
     const read = this.deps.store.readRecord;
     if (key && read) {
-      const { state, problem } = decodeState(await read.call(this.deps.store, key));
+      const text = await read.call(this.deps.store, key);
+      const { state, problem } = decodeState(text);
       if (problem) this.deps.logger.warn(`detector: ${problem}`);
       this.state = state;
+      if (!problem) this.savedText = text;
     }
     this.loaded = true;
   }
@@ -364,8 +368,13 @@ export class Detector {
     const key = this.stateKey;
     const write = this.deps.store.writeRecord;
     if (!key || !write) return;
+    // Most passes of most jobs change nothing (no failure, no block): with a thousand jobs on one
+    // ZooKeeper ensemble, writing anyway was a hundred quorum writes a second for nothing.
+    const text = encodeState(this.state);
+    if (text === this.savedText) return;
     try {
-      await write.call(this.deps.store, key, encodeState(this.state));
+      await write.call(this.deps.store, key, text);
+      this.savedText = text;
     } catch (e) {
       this.deps.logger.warn(`detector: saving its state failed (kept in memory, retried next pass): ${(e as Error).message}`);
     }

@@ -11,6 +11,8 @@ import { Detector } from '../../src/detect/detector';
 import { detectorSettingsFromConfig } from '../../src/sidecar/detector-factory';
 import { countNodeStates } from '../../src/yarn/node-counts';
 import { ClusterNode } from '../../src/yarn/types';
+import { DetectorSource } from '../../src/detect/source';
+import { Failure } from '../../src/detect/types';
 
 describe('detector: RM reads', () => {
   it('cluster metrics every pass, the node list at most every 10 minutes', async () => {
@@ -51,5 +53,56 @@ describe('detector: RM reads', () => {
     clock.advance(10 * 60_000);
     await d.pass();
     assert.equal(nodeReads, 2, 'the list again after 10 minutes');
+  });
+
+  it('a quiet pass writes no state: the record is written when something changed, not every poll', async () => {
+    const clock = new FakeClock(1_716_900_000_000);
+    const nodes: ClusterNode[] = Array.from({ length: 20 }, (_, i) => ({ id: `n${i}:8041`, host: `n${i}`, rack: '/r', state: 'RUNNING', healthReport: '', numContainers: 0 }));
+    const records = new Map<string, string>();
+    const writes: string[] = [];
+    let pending: Failure[] = [];
+    const source: DetectorSource = {
+      name: 'test',
+      poll: async () => {
+        const failures = pending;
+        pending = [];
+        return { failures };
+      },
+    };
+    const settings = detectorSettingsFromConfig(loadConfig({ dynamic: { 'cluster.resource-blocklist.detector.mode': 'shadow' } }).values);
+    const deps = {
+      settings,
+      clock,
+      logger: silentLogger,
+      store: {
+        list: async () => [],
+        readRecord: async (k: string) => records.get(k),
+        writeRecord: async (k: string, v: string) => {
+          writes.push(k);
+          records.set(k, v);
+        },
+      },
+      addItem: async () => ({ outcome: 'created' as const }),
+      proxy: { containers: async () => [] },
+      nodes: async () => nodes,
+      sources: [source],
+      applicationId: () => 'application_1652313600000_0001',
+    };
+    const d = new Detector(deps);
+    for (let i = 0; i < 10; i++) {
+      await d.pass();
+      clock.advance(10_000);
+    }
+    assert.equal(writes.length, 1, 'the first pass stores the state; nine quiet ones write nothing');
+    pending = [{ key: 'test:1', source: 'test', host: 'n3', at: clock.now() - 1, group: 'test:1', signature: 'x', summary: 'x' }];
+    await d.pass();
+    assert.equal(writes.length, 2, 'an incident is written');
+    await d.pass();
+    assert.equal(writes.length, 2);
+    // A restarted detector reads the record and writes nothing until something changes.
+    const again = new Detector(deps);
+    await again.pass();
+    assert.equal(writes.length, 2);
+    assert.equal(again.view().report?.hosts.find((h) => h.host === 'n3')?.score, 1, 'the incident survived the restart');
   });
 });
