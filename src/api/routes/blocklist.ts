@@ -58,6 +58,11 @@ const ifMatchOf = (req: FastifyRequest): string | undefined => {
 const mutation = { ...errorResponses, 200: ref('mutationItem'), 201: ref('mutationItem'), 202: ref('mutationItem') };
 const deletion = { ...errorResponses, 200: { type: 'object', properties: { dryRun: ref('dryRun') } } };
 const dryRunQuery = ref('dryRunQuery');
+/** If-Match, documented for client generators (the handler reads it: ifMatchOf). */
+const ifMatchHeader = {
+  type: 'object',
+  properties: { 'if-match': { type: 'string', description: 'Change the item only if it is still this version (the ETag GET answers); else 412 with code "changed".' } },
+} as const;
 
 /**
  * GET /blocklist: every live item, filtered, from a serialisation cached per store version
@@ -123,12 +128,12 @@ function itemRoutes(app: FastifyInstance, svc: BlocklistService, prefix: string,
     req.blockSpecs = [svc.spec(svc.ref(req.params['*'], kind), req.body)];
   };
   const remove = async (req: FastifyRequest<ItemRoute>, reply: FastifyReply) => send(reply, await svc.remove(req.itemRef as ItemRef, callerOf(req), isDryRun(req.query), ifMatchOf(req)));
-  app.put<ItemRoute>(path, { config: { mutates: true }, schema: { body: ref('blockBody'), querystring: dryRunQuery, response: mutation }, preHandler: withSpec }, async (req, reply) =>
+  app.put<ItemRoute>(path, { config: { mutates: true }, schema: { body: ref('blockBody'), querystring: dryRunQuery, headers: ifMatchHeader, response: mutation }, preHandler: withSpec }, async (req, reply) =>
     send(reply, await svc.put((req.blockSpecs as BlockSpec[])[0], callerOf(req), isDryRun(req.query), ifMatchOf(req))),
   );
-  app.delete<ItemRoute>(path, { config: { mutates: true }, schema: { querystring: dryRunQuery, response: deletion }, preHandler: withRef }, remove);
+  app.delete<ItemRoute>(path, { config: { mutates: true }, schema: { querystring: dryRunQuery, headers: ifMatchHeader, response: deletion }, preHandler: withRef }, remove);
   // FLIP-224 writes the delete once as DELETE /blocklist/node/<id>.
-  if (kind === 'node') app.delete<ItemRoute>('/blocklist/node/*', { config: { mutates: true }, schema: { querystring: dryRunQuery, response: deletion }, preHandler: withRef }, remove);
+  if (kind === 'node') app.delete<ItemRoute>('/blocklist/node/*', { config: { mutates: true }, schema: { querystring: dryRunQuery, headers: ifMatchHeader, response: deletion }, preHandler: withRef }, remove);
   app.get<ItemRoute>(path, { schema: { response: { 200: ref('item'), '4xx': ref('error') } }, preHandler: withRef }, async (req, reply) => {
     const a = await svc.get(req.itemRef as ItemRef);
     // The item's version (If-Match on a later PUT or DELETE changes only this version).
