@@ -4,7 +4,8 @@
  * is a fact only this process knows, so a restart that starts from `emptyMemory()` is safe:
  *  - `released`: across a restart the proxy is the record (a released container is no longer
  *    listed as live), so nothing is released twice;
- *  - `runningHighWater`: after a restart the cap's floor simply starts again;
+ *  - `runningHighWater`: after a restart the cap's floor starts from what YARN holds (seedHighWater):
+ *    the RUNNING hosts of ours still on the blacklist were enforced under a cap that allowed them;
  *  - `repushAll` / `maybeOnYarn`: a restart re-reads YARN's blacklist anyway.
  */
 import { EvacuationPhase } from './evacuation';
@@ -98,4 +99,16 @@ export function pruneReleased(m: Memory, listed: ReadonlyMap<string, unknown>, r
     else changed = true;
   }
   return changed ? { ...m, released } : m;
+}
+
+/**
+ * The remembered count after a restart: gone with the process, while YARN still holds what the last
+ * process enforced. `onYarn` RUNNING hosts of ours on the blacklist were allowed by a denominator of
+ * at least onYarn / fraction, so the cap starts from that floor (for the same window, as if it had
+ * been seen now). Without it a sidecar restarted while the RM re-registers its NodeManagers (few
+ * RUNNING for a while) read a tiny cap and lifted every block from YARN.
+ */
+export function seedHighWater(highWater: Memory['runningHighWater'], onYarn: number, fraction: number, now: number): Memory['runningHighWater'] {
+  if (highWater !== undefined || onYarn <= 0 || fraction <= 0) return highWater;
+  return { count: Math.ceil(onYarn / fraction - 1e-9), at: now };
 }

@@ -7,9 +7,9 @@
  */
 import { BlockedItem, EVACUATE } from '../model/item';
 import { appliesTo, isEffective, nextExpiry } from '../model/effective';
-import { BlacklistDiff, DesiredPlan, NodeView, blacklistSet, diffBlacklist, hostsByRack, isEmptyDiff, planDesired } from './desired';
+import { BlacklistDiff, DesiredPlan, NodeView, blacklistSet, diffBlacklist, hostsByRack, isEmptyDiff, planDesired, runningByRack } from './desired';
 import { EvacuationDecision, EvacuationPhase, evaluateEvacuation } from './evacuation';
-import { Memory, rememberRunning } from './memory';
+import { Memory, rememberRunning, seedHighWater } from './memory';
 import { ContainerIndex } from './watch-containers';
 
 /** The configured rules the decision depends on. */
@@ -72,7 +72,8 @@ export interface Decision {
 export function reconcile(observed: Observed, desired: Desired, memory: Memory, now: number): Decision {
   const { rules, applicationId } = desired;
   const running = observed.runningNodes ?? countRunning(observed.nodes);
-  const cap = rememberRunning(memory.runningHighWater, running, now, rules.capNodeCountMemoryMs);
+  const seeded = memory.runningHighWater ?? seedHighWater(undefined, runningOnYarn(observed), rules.maxBlockedFraction, now);
+  const cap = rememberRunning(seeded, running, now, rules.capNodeCountMemoryMs);
   const plan = planDesired({ items: desired.items, applicationId, now, nodes: observed.nodes, maxBlockedFraction: rules.maxBlockedFraction, runningNodesFloor: cap.floor, runningNodes: running, assumeRunning: observed.nodesUnknown === true });
   // Only what this sidecar may have put there is a removal candidate: a host another owner holds,
   // or held in this or the previous attempt (a new AM's proxy forgets who held what), stays.
@@ -101,6 +102,20 @@ export function reconcile(observed: Observed, desired: Desired, memory: Memory, 
     decision.memory = next;
   }
   return decision;
+}
+
+/** RUNNING nodes our entries on YARN's blacklist cover (a host, or each RUNNING node of a rack): slots the cap gave them. */
+function runningOnYarn(observed: Observed): number {
+  if (observed.actual.size === 0) return 0;
+  const running = new Set<string>();
+  for (const n of observed.nodes) if (n.state === 'RUNNING') running.add(n.host);
+  const racks = runningByRack(observed.nodes);
+  const covered = new Set<string>();
+  for (const e of observed.actual) {
+    if (running.has(e)) covered.add(e);
+    for (const h of racks.get(e) ?? []) covered.add(h);
+  }
+  return covered.size;
 }
 
 function seen(before: ReadonlySet<string>, now: ReadonlySet<string>): ReadonlySet<string> {

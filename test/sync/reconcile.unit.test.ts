@@ -7,7 +7,7 @@ import { EVACUATE } from '../../src/model/item';
 import { AppContainer } from '../../src/yarn/types';
 import { NodeView } from '../../src/sync/desired';
 import { Desired, Observed, Rules, reconcile, releaseBatch, planEvacuations, anyEvacuation } from '../../src/sync/reconcile';
-import { Memory, afterNewAttempt, afterPush, afterRelease, emptyMemory, pruneReleased, rememberRunning } from '../../src/sync/memory';
+import { Memory, afterNewAttempt, afterPush, afterRelease, emptyMemory, pruneReleased, rememberRunning, seedHighWater } from '../../src/sync/memory';
 import { indexContainers } from '../../src/sync/watch-containers';
 import { ownSet } from '../../src/sync/watch-blacklist';
 import { APP, containerOf, nodeItem, tmItem } from './items';
@@ -92,6 +92,22 @@ describe("sync/reconcile: the safety cap's remembered denominator", () => {
     assert.equal(rememberRunning(hw, 4, T0 + 30_000, 60_000).floor, 10);
     assert.equal(rememberRunning(hw, 4, T0 + 60_001, 60_000).floor, 4);
     assert.equal(rememberRunning(hw, 12, T0 + 1, 60_000).floor, 12);
+  });
+
+  it("after a restart (empty memory) the floor starts from what YARN holds: a dip then lifts nothing; a lasting shrink still applies after the window", () => {
+    const items = [1, 2, 3].map((k) => nodeItem(`h${k}`, { start: T0 + k }));
+    // The RM re-registers its NodeManagers: 3 of 10 RUNNING (the blocked ones) when the restarted sidecar first looks.
+    const dip = observed({ actual: new Set(['h1', 'h2', 'h3']), runningNodes: 3, nodes: [...running(3), ...hosts(10).slice(3).map((host): NodeView => ({ host, state: 'NEW' }))] });
+    const first = reconcile(dip, desired(items, { maxBlockedFraction: 0.33 }), emptyMemory(), T0);
+    assert.deepEqual(first.view.plan.deferred.map((i) => i.id), [], 'nothing deferred');
+    assert.equal(first.push, undefined, 'no removal pushed');
+    assert.deepEqual(first.memory.runningHighWater, { count: 10, at: T0 }, 'ceil(3 / 0.33)');
+    // Still 3 RUNNING once the window has passed: now the cap of 3 nodes applies (0 slots).
+    const later = reconcile(dip, desired(items, { maxBlockedFraction: 0.33 }), first.memory, T0 + RULES.capNodeCountMemoryMs + 1);
+    assert.deepEqual(later.push, { additions: [], removals: ['h1', 'h2', 'h3'] });
+    // Nothing of ours on YARN: nothing to seed (a first start is as before).
+    assert.equal(seedHighWater(undefined, 0, 0.33, T0), undefined);
+    assert.equal(seedHighWater(undefined, 3, 0, T0), undefined);
   });
 
   it('a dipping node list does not lift enforced blocks (the floor is an input and an output of the decision)', () => {
