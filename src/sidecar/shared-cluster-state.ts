@@ -8,6 +8,8 @@
  *   <base>/cluster-state/election/m-…   one ephemeral sequential znode per sidecar
  *   <base>/cluster-state/metrics        the leader's last /ws/v1/cluster/metrics reading
  *   <base>/cluster-state/nodes          the leader's last /ws/v1/cluster/nodes reading (gzip'd)
+ *   <base>/cluster-state/nodes-filtered the leader's last filtered node list (?states=…, the
+ *                                       detector's UNHEALTHY/LOST/DECOMMISSIONING), when it read one
  *
  * The engine does not know: it gets a ResourceManagerReader whose clusterMetrics() and nodes()
  * answer from the shared reading when it is fresh enough, and read the RM otherwise. So every
@@ -44,11 +46,17 @@ export interface SharedClusterStats {
   role: 'leader' | 'follower' | 'candidate';
   /** This sidecar's member znode in the election, in the current session (none while it joins). */
   memberNode: string | undefined;
-  rmReads: { metrics: number; nodes: number };
-  sharedAnswers: { metrics: number; nodes: number };
+  rmReads: { metrics: number; nodes: number; filtered: number };
+  sharedAnswers: { metrics: number; nodes: number; filtered: number };
 }
 
-type Kind = 'metrics' | 'nodes';
+type Kind = 'metrics' | 'nodes' | 'filtered';
+
+/** A filtered node list (?states=…) with the filter it answers, so another filter is never answered from it. */
+interface Filtered {
+  states: string;
+  nodes: ClusterNode[];
+}
 
 const METRIC_FIELDS = ['activeNodes', 'decommissioningNodes', 'decommissionedNodes', 'lostNodes', 'unhealthyNodes', 'rebootedNodes', 'shutdownNodes', 'totalNodes'] as const;
 
@@ -83,15 +91,21 @@ export function decodeNodes(v: unknown): ClusterNode[] {
   });
 }
 
+function decodeFiltered(v: unknown): Filtered {
+  if (typeof v !== 'object' || v === null || typeof (v as { states?: unknown }).states !== 'string') throw new Error('filtered nodes: no states');
+  return { states: (v as { states: string }).states, nodes: decodeNodes((v as { nodes?: unknown }).nodes) };
+}
+
 export class SharedClusterState {
   readonly election: ZkLeaderElection;
   private readonly metricsZ: ZkSharedReading<ClusterMetrics>;
   private readonly nodesZ: ZkSharedReading<ClusterNode[]>;
-  private readonly counts = { rmReads: { metrics: 0, nodes: 0 }, sharedAnswers: { metrics: 0, nodes: 0 } };
+  private readonly filteredZ: ZkSharedReading<Filtered>;
+  private readonly counts = { rmReads: { metrics: 0, nodes: 0, filtered: 0 }, sharedAnswers: { metrics: 0, nodes: 0, filtered: 0 } };
   /** readAt of this sidecar's own last publish per kind (0 = none yet in this leadership). */
-  private readonly published: Record<Kind, number> = { metrics: 0, nodes: 0 };
+  private readonly published: Record<Kind, number> = { metrics: 0, nodes: 0, filtered: 0 };
   /** This sidecar's own last published readings (the leader answers from them). */
-  private readonly last: { metrics?: SharedReading<ClusterMetrics>; nodes?: SharedReading<ClusterNode[]> } = {};
+  private readonly last: { metrics?: SharedReading<ClusterMetrics>; nodes?: SharedReading<ClusterNode[]>; filtered?: SharedReading<Filtered> } = {};
   private cancelTimer: (() => void) | undefined;
   private running = false;
   private ticking = false;
@@ -105,6 +119,7 @@ export class SharedClusterState {
     this.election = new ZkLeaderElection({ ...common, path: `${base}/election`, member: opts.member });
     this.metricsZ = new ZkSharedReading<ClusterMetrics>({ ...common, path: `${base}/metrics`, decode: decodeMetrics });
     this.nodesZ = new ZkSharedReading<ClusterNode[]>({ ...common, path: `${base}/nodes`, decode: decodeNodes, encode: encodeNodes });
+    this.filteredZ = new ZkSharedReading<Filtered>({ ...common, path: `${base}/nodes-filtered`, decode: decodeFiltered, encode: (f) => ({ states: f.states, nodes: encodeNodes(f.nodes) }) });
     const rm = opts.rm;
     this.reader = {
       clusterInfo: () => rm.clusterInfo(),
@@ -112,8 +127,9 @@ export class SharedClusterState {
       attempts: (id) => rm.attempts(id),
       containers: (id, attempt) => rm.containers(id, attempt),
       clusterMetrics: () => this.metrics(),
-      // A filtered read asks something specific (a few states): it goes to the RM as asked.
-      nodes: (states, need) => (states && states.length ? rm.nodes(states) : this.nodes(need?.hosts ?? [])),
+      // A filtered read (a few states: the detector's node health, every pass of every job's
+      // detector) is shared too, at the node counts' pace; another filter than the one shared goes to the RM.
+      nodes: (states, need) => (states && states.length ? this.filtered(states) : this.nodes(need?.hosts ?? [])),
     };
     this.wantedPath = `${base}/nodes-wanted`;
     this.election.on('role', (role) => {
@@ -121,8 +137,10 @@ export class SharedClusterState {
         this.watchWanted();
         this.published.metrics = 0;
         this.published.nodes = 0;
+        this.published.filtered = 0;
         this.last.metrics = undefined;
         this.last.nodes = undefined;
+        this.last.filtered = undefined;
         this.tick();
       }
     });
@@ -144,6 +162,7 @@ export class SharedClusterState {
     this.cancelTimer?.();
     this.metricsZ.close();
     this.nodesZ.close();
+    this.filteredZ.close();
     await this.election.stop();
   }
 
@@ -186,6 +205,19 @@ export class SharedClusterState {
       this.opts.logger.debug(`shared cluster state: asking the leader for a fresh node list failed (${(e as Error).message})`);
     }
     return (await this.readAndPublish('nodes', this.nodesZ, () => this.opts.rm.nodes())).value;
+  }
+
+  /**
+   * A filtered node list: the shared one when it is fresh and answers the same filter (the leader
+   * publishes what it reads for its own detector), else the RM's. Not refreshed by the leader's
+   * timer: a cluster where the leader's detector is off reads it as before, each sidecar itself.
+   */
+  private async filtered(states: readonly NodeState[]): Promise<ClusterNode[]> {
+    const key = [...states].sort().join(',');
+    const read = async (): Promise<Filtered> => ({ states: key, nodes: await this.opts.rm.nodes(states) });
+    const got = await this.shared('filtered', this.filteredZ, this.opts.metricsIntervalMs, read);
+    if (got.value.states === key) return got.value.nodes;
+    return (await this.readAndPublish('filtered', this.filteredZ, read)).value.nodes;
   }
 
   /** A follower's request for a fresh node list: the leader watches this znode. */
@@ -254,7 +286,7 @@ export class SharedClusterState {
       });
       if (ok) {
         this.published[kind] = readAt;
-        this.last[kind] = { value, readAt, by: this.opts.member } as SharedReading<ClusterMetrics> & SharedReading<ClusterNode[]>;
+        this.last[kind] = { value, readAt, by: this.opts.member } as SharedReading<ClusterMetrics> & SharedReading<ClusterNode[]> & SharedReading<Filtered>;
       }
     }
     return { value, readAt, by: this.opts.member };
