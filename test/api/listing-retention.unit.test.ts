@@ -7,6 +7,7 @@ import { strict as assert } from 'node:assert';
 import { Readable } from 'node:stream';
 import { FakeClock } from '../../src/core/clock';
 import { ListingCache, STREAM_ABOVE, fullListing } from '../../src/api/listing-cache';
+import { toWire } from '../../src/model/item';
 import { nodeItem } from '../sync/items';
 
 const RETENTION = 30_000;
@@ -87,5 +88,22 @@ describe('listing cache: release after a quiet interval', () => {
     assert.equal(clock.pendingTimers(), 1);
     cache.close();
     assert.equal(clock.pendingTimers(), 0);
+  });
+});
+
+describe('listing cache: the serialisation in pages', () => {
+  it('a listing whose stored part spans several 8 MB pages is every item once, each exactly its wire form', async () => {
+    // ~330 bytes per head: 30,000 items are ~10 MB, two pages and a slice cut at a page's end.
+    const n = 30_000;
+    const { cache } = cacheOf(n);
+    const e = await cache.entries();
+    const pages = new Set(e.slabs.map((b) => b.buffer));
+    assert.ok(pages.size >= 2, `the serialisation took ${pages.size} page(s); the test needs it to span several`);
+    const out = fullListing(cache, e, { now: Date.now(), filter: {}, live: () => ({ taskManagers: [] }) });
+    assert.ok(out instanceof Readable);
+    const body = JSON.parse(await drain(out)) as Record<string, Record<string, unknown>>;
+    const ids = Object.keys(body);
+    assert.equal(ids.length, n);
+    for (const item of e.items) assert.deepEqual(body[item.id], { ...JSON.parse(JSON.stringify(toWire(item))), taskManagers: [] }, item.id);
   });
 });
