@@ -12,7 +12,8 @@ import { newItem } from '../../src/model/merge';
 import { MARK_BLOCKED } from '../../src/model/item';
 import { startSimulator } from '../../src/sim/server';
 import { TestSidecar, startTestSidecar, tempDir } from '../support/sidecar';
-import { fillStore, listingLoad, p99, spawnSidecarProcess } from '../../bench/listing';
+import { fillStore, listingLoad, p99 } from '../../bench/listing';
+import { spawnSidecarProcess } from '../../bench/lib/sidecar-process';
 import { count, printFigures } from '../fuzz/figures';
 
 const item = (id: string, at: number, end?: number) =>
