@@ -80,6 +80,27 @@ describe('sqlite store: writes on a worker thread', () => {
   let file: string;
   beforeEach(() => (file = path.join(tempDir('blocklist-sqlite-wt-'), 'b.db')));
 
+  it("with writeThread on, commits on the store's own connection leave the WAL's checkpoints to the thread, and the WAL stops growing", async () => {
+    const store = new SqliteStore(file, { writeThread: true });
+    const walPages = () => fs.statSync(`${file}-wal`).size / 4096;
+    const writeMany = async (from: number) => {
+      for (let k = from; k < from + 600; k++) await store.add({ item: item(`w${String(k).padStart(4, '0')}`), allowMerge: false });
+    };
+    // The first checkpoints wait for the thread to start: the WAL file may grow meanwhile.
+    await writeMany(0);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const before = walPages();
+    // Each lone commit appends a few pages: 600 more without a checkpoint would add over 1,000.
+    await writeMany(600);
+    const grown = walPages() - before;
+    assert.equal(store.writes.thread, 0, `lone writes commit here (${JSON.stringify(store.writes)})`);
+    assert.ok(grown < 300, `the WAL grew by ${grown.toFixed(0)} pages over 600 commits (${before.toFixed(0)} before)`);
+    const other = new Database(file, { readonly: true });
+    assert.equal((other.prepare('SELECT count(*) AS n FROM items').get() as { n: number }).n, 1200);
+    other.close();
+    await store.close();
+  });
+
   it('the event loop keeps turning while a commit runs; adds that arrive meanwhile are acknowledged after it, durable', async () => {
     const store = new SqliteStore(file, { writeThread: 'always' });
     await store.add({ item: item('warm'), allowMerge: false }); // the thread is started

@@ -8,6 +8,7 @@
  *    and slow (slowCommitMs), writes go to the thread, where whatever arrives during a commit forms
  *    the next group; then here again, which measures anew;
  *  - while writes are in flight on the thread, the next ones follow them there;
+ *  - commits here never checkpoint the WAL; the thread does, every CHECKPOINT_EVERY of them;
  *  - a write here never waits for another process's lock on the event loop: it tries the lock once
  *    (busy_timeout 0) and, when it is taken (SQLITE_BUSY at BEGIN IMMEDIATE: nothing was done),
  *    goes to the thread, which waits up to busy_timeout while the loop serves reads.
@@ -21,6 +22,17 @@ import { InlineWriter, SqliteWriter, ThreadWriter } from './writer';
 
 /** How long after a sign of concurrent writes they keep going to the write thread (ms). */
 const CONCURRENT_FOR_MS = 100;
+
+/**
+ * With a write thread, commits here never checkpoint (wal_autocheckpoint 0 on this connection);
+ * every this many of them the thread runs a PASSIVE checkpoint instead. SQLite's automatic
+ * checkpoint runs inside the commit that crosses 1,000 WAL pages: it copies them into the database
+ * file and fsyncs it, on whichever thread committed — here, the event loop. Measured with groups of
+ * 20 new rows: commit mean 531 µs, p99 2.4 ms with it; 474 µs, p99 0.86 ms without (the
+ * checkpoints, 1.6 ms each, elsewhere). 25 commits of a group of 20 are about the 1,000 pages at
+ * which SQLite would checkpoint; lone writes make far fewer pages, so the WAL stays small.
+ */
+const CHECKPOINT_EVERY = 25;
 
 export interface WriteRouteOptions {
   /** Every write on the thread, lone ones too (tests of the thread's path). */
@@ -40,6 +52,8 @@ export class WriteRoute {
   private readonly noWait: { off: Database.Statement; on: Database.Statement } | undefined;
   /** Until when (performance.now()) concurrent writes go to the thread. */
   private concurrentUntil = 0;
+  /** Commits here since the thread last checkpointed. */
+  private sinceCheckpoint = 0;
 
   constructor(
     db: Database.Database,
@@ -48,6 +62,7 @@ export class WriteRoute {
   ) {
     this.inline = new InlineWriter(db);
     this.noWait = thread ? { off: db.prepare('PRAGMA busy_timeout = 0'), on: db.prepare(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(o.busyTimeoutMs))}`) } : undefined;
+    if (thread) db.pragma('wal_autocheckpoint = 0');
   }
 
   /** Runs one write where the rules say; `concurrent`: it carries several requests' writes. */
@@ -66,7 +81,9 @@ export class WriteRoute {
       noWait.on.get();
     }
     try {
-      return await here;
+      const done = await here;
+      this.checkpointNowAndThen();
+      return done;
     } catch (e) {
       const code = (e as { code?: unknown } | null)?.code;
       if (typeof code !== 'string' || !code.startsWith('SQLITE_BUSY')) throw e;
@@ -74,6 +91,13 @@ export class WriteRoute {
       this.writes.thread++;
       return this.thread.run<K>(op);
     }
+  }
+
+  private checkpointNowAndThen(): void {
+    if (!this.thread || ++this.sinceCheckpoint < CHECKPOINT_EVERY) return;
+    this.sinceCheckpoint = 0;
+    // A failed checkpoint costs nothing but a longer WAL: the next one copies what it left.
+    this.thread.background({ op: 'checkpoint' }).catch(() => undefined);
   }
 
   private writerFor(): SqliteWriter {

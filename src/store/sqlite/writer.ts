@@ -44,8 +44,11 @@ export class InlineWriter implements SqliteWriter {
   async close(): Promise<void> {}
 }
 
-/** `thread`: the worker the write was posted to; only that worker's death fails it. */
-type Waiter = { resolve: (v: WriteResults[WriteOp['op']]) => void; reject: (e: Error) => void; thread: Worker };
+/**
+ * `thread`: the worker the write was posted to; only that worker's death fails it.
+ * `background`: housekeeping (a checkpoint), not a write anyone waits for: it does not count as in flight.
+ */
+type Waiter = { resolve: (v: WriteResults[WriteOp['op']]) => void; reject: (e: Error) => void; thread: Worker; background: boolean };
 
 /**
  * Posts each write to a worker thread (sqlite/write-thread.ts) that runs them in order on its own
@@ -61,11 +64,22 @@ export class ThreadWriter implements SqliteWriter {
   constructor(private readonly init: ThreadInit) {}
 
   get inFlight(): boolean {
-    return this.waiting.size > 0;
+    return this.writesWaiting > 0;
   }
+
+  /** Waiters that are writes (not background work). */
+  private writesWaiting = 0;
 
   settled(): Promise<void> {
     return this.last;
+  }
+
+  /**
+   * Housekeeping on the thread (a checkpoint): in order with the writes, but neither a write in
+   * flight (writes behind it are not routed to the thread for it) nor waited for by settled().
+   */
+  background(op: OpOf<'checkpoint'>): Promise<void> {
+    return this.post({ id: this.nextId++, write: op }, true).then(() => undefined);
   }
 
   run<K extends WriteOp['op']>(op: OpOf<K>): Promise<WriteResults[K]> {
@@ -86,7 +100,7 @@ export class ThreadWriter implements SqliteWriter {
     await exited;
   }
 
-  private post(m: ThreadRequest): Promise<WriteResults[WriteOp['op']]> {
+  private post(m: ThreadRequest, background = false): Promise<WriteResults[WriteOp['op']]> {
     return new Promise((resolve, reject) => {
       let w: Worker;
       try {
@@ -95,10 +109,16 @@ export class ThreadWriter implements SqliteWriter {
         reject(new StoreUnavailableError(`sqlite store: the write thread cannot start: ${e instanceof Error ? e.message : String(e)}`, e));
         return;
       }
-      this.waiting.set(m.id, { resolve, reject, thread: w });
+      this.waiting.set(m.id, { resolve, reject, thread: w, background });
+      if (!background) this.writesWaiting++;
       w.ref();
       w.postMessage(m);
     });
+  }
+
+  private forget(id: number, waiter: Waiter): void {
+    this.waiting.delete(id);
+    if (!waiter.background) this.writesWaiting--;
   }
 
   private waitsOn(w: Worker): boolean {
@@ -115,7 +135,7 @@ export class ThreadWriter implements SqliteWriter {
     w.on('message', (r: ThreadReply) => {
       const waiter = this.waiting.get(r.id);
       if (!waiter) return;
-      this.waiting.delete(r.id);
+      this.forget(r.id, waiter);
       if (!this.waitsOn(w)) w.unref();
       if (r.ok) waiter.resolve(r.value);
       else waiter.reject(fromWire(r.error));
@@ -128,7 +148,7 @@ export class ThreadWriter implements SqliteWriter {
       // would be failed while they commit, and their answers then dropped).
       for (const [id, waiter] of this.waiting) {
         if (waiter.thread !== w) continue;
-        this.waiting.delete(id);
+        this.forget(id, waiter);
         waiter.reject(e);
       }
     };

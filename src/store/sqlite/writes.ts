@@ -238,6 +238,15 @@ export class SqliteWrites {
   writeRecord(key: string, value: string): void {
     this.stmts.writeRecord.run(key, value);
   }
+
+  /**
+   * Copies what the WAL holds into the database file as far as it can without waiting for anyone
+   * (PASSIVE), so the WAL can start over. The write thread runs it for the store's own connection,
+   * whose commits do not checkpoint (write-route.ts).
+   */
+  checkpoint(): void {
+    this.db.pragma('wal_checkpoint(PASSIVE)');
+  }
 }
 
 /** Every write the store sends to its writer, and what each returns. */
@@ -246,7 +255,8 @@ export type WriteOp =
   | { op: 'remove'; id: string; ifMatch?: string }
   | { op: 'removeQuarantined'; id: string }
   | { op: 'removeExpired'; now: number }
-  | { op: 'writeRecord'; key: string; value: string };
+  | { op: 'writeRecord'; key: string; value: string }
+  | { op: 'checkpoint' };
 
 export interface WriteResults {
   adds: AddsDone;
@@ -254,6 +264,7 @@ export interface WriteResults {
   removeQuarantined: RemoveQuarantinedDone;
   removeExpired: RemoveExpiredDone;
   writeRecord: undefined;
+  checkpoint: undefined;
 }
 
 export type OpOf<K extends WriteOp['op']> = Extract<WriteOp, { op: K }>;
@@ -272,6 +283,9 @@ export function runWrite(w: SqliteWrites, op: WriteOp): WriteResults[WriteOp['op
       return w.removeExpired(op.now);
     case 'writeRecord':
       w.writeRecord(op.key, op.value);
+      return undefined;
+    case 'checkpoint':
+      w.checkpoint();
       return undefined;
   }
 }
