@@ -10,21 +10,14 @@
  * jobs polling every 10 s. Both now come from the leader's readings while fresh.
  */
 import { strict as assert } from 'node:assert';
-import { loadConfig } from '../../src/config/config';
 import { silentLogger } from '../../src/core/logger';
 import { RunningSimulator, startSimulator } from '../../src/sim/server';
 import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
-import { ZkCluster, requireZookeeper } from '../support/zookeeper';
+import { ZkCluster, requireZookeeper, zkJobConfig } from '../support/zookeeper';
+import { pollUntil } from '../support/wait';
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(20);
-  }
-}
+/** The polling wait of these tests: every 20 ms, 10 s unless told. */
+const waitFor = (what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<number> => pollUntil(what, cond, timeoutMs, 20);
 
 describe("detector: a follower's RM reads come from the shared cluster state", function () {
   this.timeout(40_000);
@@ -39,20 +32,10 @@ describe("detector: a follower's RM reads come from the shared cluster state", f
     for (const appNumber of [1, 2]) {
       const sim = await startSimulator({ port: 0, nodes: 20, containers: 10, seed: 5, tickMs: 0, appNumber });
       sims.push(sim);
-      const config = loadConfig({
-        env: {},
-        dynamic: {
-          'rest.port': '0',
-          'cluster.resource-blocklist.store.type': 'zookeeper',
-          'cluster.resource-blocklist.store.zookeeper.quorum': zk.connectString(),
-          'cluster.resource-blocklist.store.zookeeper.root': root,
-          'cluster.resource-blocklist.store.zookeeper.operation-timeout': '3 s',
-          'yarn.resourcemanager.webapp.address': sim.url.replace(/^http:\/\//, ''),
-          'cluster.resource-blocklist.amrm-proxy.address': sim.url,
-          'yarn.application.id': sim.cluster.applicationId,
-          'cluster.resource-blocklist.detector.mode': 'shadow',
-          'cluster.resource-blocklist.detector.poll-interval': '1 h',
-        },
+      const config = zkJobConfig(zk!.connectString(), root, sim, {
+        'cluster.resource-blocklist.store.zookeeper.operation-timeout': '3 s',
+        'cluster.resource-blocklist.detector.mode': 'shadow',
+        'cluster.resource-blocklist.detector.poll-interval': '1 h',
       });
       const s = await startSidecar({ config, logger: silentLogger, env: {} });
       sidecars.push(s);
