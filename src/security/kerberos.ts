@@ -157,6 +157,8 @@ export const RENEW_AT = 0.8;
 export const FALLBACK_RENEW_MS = 60_000;
 /** Smallest wait between renewals, so a tiny lifetime cannot spin the KDC. */
 export const MIN_RENEW_MS = 1_000;
+/** Longest wait between logins once the ticket in hand has run out (a KDC down for long). */
+export const MAX_RETRY_MS = 60_000;
 
 export class KerberosLogin implements RmAuthenticator {
   readonly principal: string;
@@ -170,6 +172,8 @@ export class KerberosLogin implements RmAuthenticator {
   private inFlight: Promise<void> | undefined;
   private state: KerberosStatus;
   private stopped = false;
+  /** Failed logins since the last one that worked (the retry's backoff once the ticket has run out). */
+  private failures = 0;
 
   constructor(opts: KerberosLoginOptions) {
     this.opts = opts;
@@ -269,9 +273,11 @@ export class KerberosLogin implements RmAuthenticator {
       const said = explainGssError(firstLine(e), { principal: this.principal, keytab: this.opts.keytab, service });
       this.state.lastError = said;
       const err = new KerberosLoginError(`Kerberos login as ${this.principal} from keytab ${this.opts.keytab} failed (${reason}; ticket for ${service}): ${said}`);
+      this.failures++;
       if (reason !== 'start-up') this.scheduleRetry();
       throw err;
     }
+    this.failures = 0;
     this.state.logins++;
     delete this.state.lastError;
     const ticket = (this.opts.readTicket ?? readTgtTimes)(this.cacheFile, this.principal);
@@ -303,9 +309,24 @@ export class KerberosLogin implements RmAuthenticator {
     });
   }
 
-  /** After a failed renewal: again soon, but well before the current ticket runs out where possible. */
+  /**
+   * After a failed renewal: again soon, but well before the current ticket runs out where possible.
+   * Once it has run out, the retries back off (1 s, 2 s, 4 s, … at most MAX_RETRY_MS): a KDC that
+   * is down for an hour would otherwise take a login a second from every sidecar — a thousand jobs,
+   * a thousand logins a second at a KDC on its way back.
+   */
   private scheduleRetry(): void {
-    const left = this.state.ticketExpiresAt !== undefined ? this.state.ticketExpiresAt - this.opts.clock.now() : FALLBACK_RENEW_MS;
-    this.arm(Math.max(MIN_RENEW_MS, Math.min(30_000, left / 2)));
+    this.arm(retryDelay(this.state.ticketExpiresAt, this.opts.clock.now(), this.failures));
   }
+}
+
+/**
+ * The wait before the next login after `failures` failed ones in a row (≥ 1): half the time the
+ * ticket in hand has left (at most 30 s, at least MIN_RENEW_MS); once it has run out (or its end is
+ * unknown and the last login failed too), MIN_RENEW_MS doubled per failure, at most MAX_RETRY_MS.
+ */
+export function retryDelay(ticketExpiresAt: number | undefined, now: number, failures: number): number {
+  const left = ticketExpiresAt !== undefined ? ticketExpiresAt - now : FALLBACK_RENEW_MS;
+  if (left > 2 * MIN_RENEW_MS) return Math.max(MIN_RENEW_MS, Math.min(30_000, left / 2));
+  return Math.min(MAX_RETRY_MS, MIN_RENEW_MS * 2 ** Math.min(16, Math.max(0, failures - 1)));
 }

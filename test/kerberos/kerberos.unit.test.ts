@@ -19,6 +19,9 @@ import {
   explainGssError,
   kerberosSettings,
   loadGssLibrary,
+  retryDelay,
+  MAX_RETRY_MS,
+  MIN_RENEW_MS,
 } from '../../src/security/kerberos';
 import { TicketTimes, readCredentialTimes, readTgtTimes } from '../../src/security/kerberos-ccache';
 import { offersNegotiate } from '../../src/yarn/rm-auth';
@@ -119,6 +122,47 @@ describe('kerberos (unit): keys, login, renewal schedule', () => {
     await login.relogin('settle');
     assert.equal(gss.logins, 2);
     assert.equal(login.status().lastError, undefined);
+    await login.stop();
+  });
+
+  it('the retry after a failed login: half the time the ticket has left; once it has run out, 1 s doubling per failure up to a minute', () => {
+    assert.equal(retryDelay(T0 + 20_000, T0, 1), 10_000);
+    assert.equal(retryDelay(T0 + 3600_000, T0, 5), 30_000, 'at most 30 s while the ticket lasts');
+    assert.equal(retryDelay(undefined, T0, 7), 30_000, 'an unknown lifetime: the minute fallback, halved');
+    const expired = [1, 2, 3, 4, 5, 6, 7, 8, 50].map((n) => retryDelay(T0 - 1, T0, n));
+    assert.deepEqual(expired, [MIN_RENEW_MS, 2_000, 4_000, 8_000, 16_000, 32_000, MAX_RETRY_MS, MAX_RETRY_MS, MAX_RETRY_MS]);
+  });
+
+  it('a KDC down past the end of the ticket: logins back off (1, 2, 4, 8 s …), and the first that works resets them', async () => {
+    const { gss, login, clock } = setup(10_000);
+    await login.start();
+    let attempts = 0;
+    const original = gss.initializeClient.bind(gss);
+    gss.initializeClient = async (service: string) => {
+      attempts++;
+      return original(service);
+    };
+    gss.failWith = "Cannot contact any KDC for realm 'EXAMPLE.COM'";
+    const settle = () => new Promise((r) => setImmediate(r));
+    // Renewal at 8 s fails; 2 s left → the ticket is as good as gone: 1 s, then 2, 4, 8 s.
+    clock.advance(8_000);
+    await settle();
+    const at: number[] = [];
+    for (let t = 0; t < 30_000; t += 250) {
+      const before = attempts;
+      clock.advance(250);
+      await settle();
+      if (attempts > before) at.push(clock.now() - T0);
+    }
+    // Without the backoff: one a second (29 in these 30 s).
+    assert.deepEqual(at, [9_000, 11_000, 15_000, 23_000], `login attempts at ${at.join(', ')} ms`);
+    // The KDC is back: the next attempt (at 39 s) works and the schedule is the ticket's again.
+    gss.failWith = undefined;
+    clock.advance(1_000);
+    await settle();
+    await settle();
+    assert.equal(login.status().lastError, undefined);
+    assert.equal(login.status().renewAt, T0 + 39_000 + 8_000, 'renewal at 80 % of the new ticket');
     await login.stop();
   });
 
