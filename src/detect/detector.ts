@@ -8,7 +8,7 @@
  */
 import { Clock } from '../core/clock';
 import { Logger } from '../core/logger';
-import { appliesTo, effectiveItems, isEffective } from '../model/effective';
+import { appliesTo, inForce, isEffective } from '../model/effective';
 import { BlockSpec } from '../model/validate';
 import { BlocklistStore } from '../store/store';
 import { AmrmProxy, ClusterMetrics, ClusterNode } from '../yarn/types';
@@ -263,7 +263,7 @@ export class Detector {
     const { unblockedByOperator } = observeBlocks(this.state, (id) => byId.get(id)?.endTimestamp, now);
     for (const h of unblockedByOperator) this.deps.logger.info(`detector: an operator lifted the automatic block of ${h}; its incidents so far will not block it again`);
     const blocked = new Map<string, EffectiveBlock>();
-    for (const it of effectiveItems(items, appId, now)) {
+    for (const it of inForce(items, appId, now)) {
       if (it.kind !== 'node') continue;
       blocked.set(it.node, { itemId: it.id, by: it.updated.by, end: it.endTimestamp, action: it.action });
     }

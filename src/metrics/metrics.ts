@@ -7,7 +7,7 @@
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { BlockedItem } from '../model/item';
-import { effectiveItems, nextExpiry } from '../model/effective';
+import { inForce, nextExpiry } from '../model/effective';
 import { Clock } from '../core/clock';
 
 export const METRIC_NAMES = {
@@ -102,7 +102,7 @@ export function countItems(items: readonly BlockedItem[], applicationId: string 
   // Distinct hosts: a node blocked on its own and inside a blocked rack is one blocked node.
   const hosts = new Set<string>();
   let taskManagers = 0;
-  for (const it of effectiveItems(items, applicationId, now)) {
+  for (const it of inForce(items, applicationId, now)) {
     // An unknown host blocks nothing in YARN: not a blocked node (its sync state says unknown-host).
     if (it.kind === 'node') {
       if (!known || known.hosts.has(it.node)) hosts.add(it.node);

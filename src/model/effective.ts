@@ -19,11 +19,16 @@ export function appliesTo(item: BlockedItem, applicationId: string | undefined):
   return scopeCovers(item.scope, applicationId);
 }
 
-/** The items that count for one application at `now`, oldest first. */
-export function effectiveItems(items: Iterable<BlockedItem>, applicationId: string | undefined, now: number): BlockedItem[] {
+/** The items that count for one application at `now`, in the order given (counting needs no order). */
+export function inForce(items: Iterable<BlockedItem>, applicationId: string | undefined, now: number): BlockedItem[] {
   const out: BlockedItem[] = [];
   for (const it of items) if (appliesTo(it, applicationId) && isEffective(it, now)) out.push(it);
-  return out.sort(byAge);
+  return out;
+}
+
+/** The items that count for one application at `now`, oldest first (the order the safety cap keeps). */
+export function effectiveItems(items: Iterable<BlockedItem>, applicationId: string | undefined, now: number): BlockedItem[] {
+  return inForce(items, applicationId, now).sort(byAge);
 }
 
 /** The earliest finite endTimestamp after `now`: when the effective set changes next by itself. */
