@@ -25,23 +25,13 @@
  *
  * Order is by id (code-unit order), which is what `?after=` pages on.
  */
-import { Readable } from 'node:stream';
 import { Clock, systemClock } from '../core/clock';
-import { BlockedItem, toWire } from '../model/item';
-import { isExpired } from '../model/effective';
-import { scopeCovers, scopeMatches } from '../model/scope';
+import { BlockedItem } from '../model/item';
 import { TurnBudget } from './turn-budget';
+import { ListingEntries, ListingSource, buildEntries } from './listing-entries';
 
-/** A full listing with more entries than this is streamed in slices; below it one buffer is faster. */
-export const STREAM_ABOVE = 2_000;
-/** Entries serialised per step of a cache build, and per stored slab. */
-const SLICE = 500;
 /** The memo of live JSON fragments is dropped when it grows past this (values are few in practice). */
 const MEMO_MAX = 4096;
-/** Most items in one chunk of a streamed listing. */
-const CHUNK_MAX = 500;
-/** A chunk ends after this much work even if it holds fewer items (an item's live part can be costly). */
-const CHUNK_MS = 2;
 /** Work of all streamed listings (and cache builds) per event-loop turn, all together. */
 const TURN_BUDGET_MS = 8;
 /** How long a full listing may be joined or reused (its live parts are as old as that). */
@@ -50,22 +40,6 @@ export const SHARE_MS = 1000;
 const RECENT_MAX_BYTES = 16 * 1024 * 1024;
 /** How long the serialisation is kept after its last use (rest.listing.cache-retention's default). */
 export const DEFAULT_RETENTION_MS = 30_000;
-
-const OPEN = Buffer.from('{');
-const COMMA = Buffer.from(',');
-const CLOSE = Buffer.from('}');
-const EMPTY_MAP = Buffer.from('{}');
-
-/**
- * The stored part of one store version: items sorted by id, and per slice of SLICE items one slab
- * holding their heads back to back (`"<id>":{<stored fields>`, each without its closing brace),
- * with offsets[k][j]..offsets[k][j+1] the bytes of item k*SLICE+j.
- */
-export interface ListingEntries {
-  items: BlockedItem[];
-  slabs: Buffer[];
-  offsets: Uint32Array[];
-}
 
 /** What the route adds per item at request time. */
 export interface LiveParts {
@@ -81,66 +55,8 @@ export interface ListingFilter {
   appliesTo?: string;
 }
 
-export interface ListingSource {
-  version(): Promise<string>;
-  list(): Promise<BlockedItem[]>;
-}
-
-async function buildEntries(list: BlockedItem[], turn: () => Promise<void>): Promise<ListingEntries> {
-  const items = [...list].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const slabs: Buffer[] = [];
-  const offsets: Uint32Array[] = [];
-  const pages = new PageWriter();
-  for (let start = 0; start < items.length; start += SLICE) {
-    if (start > 0) await turn();
-    const n = Math.min(SLICE, items.length - start);
-    const heads: string[] = new Array<string>(n);
-    const off = new Uint32Array(n + 1);
-    for (let j = 0; j < n; j++) {
-      const item = items[start + j];
-      const wire = JSON.stringify(toWire(item));
-      heads[j] = `${JSON.stringify(item.id)}:${wire.slice(0, -1)}`;
-      off[j + 1] = off[j] + Buffer.byteLength(heads[j]);
-    }
-    slabs.push(pages.put(heads.join(''), off[n], (off[n] / n) * (items.length - start)));
-    offsets.push(off);
-  }
-  return { items, slabs, offsets };
-}
-
-/**
- * The slabs are written into pages of up to PAGE_BYTES, not allocated one by one: glibc's malloc
- * serves a block below its mmap threshold (which rises up to 32 MB as large blocks are freed) from
- * its heap, and freed heap blocks stay in the process for reuse. 200 slabs of ~165 KB released
- * after the retention gave back 5-7 MB of 33 MB; pages this large are mapped on their own and
- * unmapped when released. A page is never larger than what is left to write, so a small listing
- * takes no more than it needs.
- */
-const PAGE_BYTES = 8 * 1024 * 1024;
-
-class PageWriter {
-  private page: Buffer | undefined;
-  private used = 0;
-
-  /** `text`'s UTF-8 bytes (`bytes` long) in the current page, or in a new one sized for `remaining` bytes (an estimate, this slab's included). */
-  put(text: string, bytes: number, remaining: number): Buffer {
-    if (this.page === undefined || this.page.length - this.used < bytes) {
-      this.page = Buffer.allocUnsafeSlow(Math.max(bytes, Math.min(PAGE_BYTES, Math.ceil(remaining * 1.05))));
-      this.used = 0;
-    }
-    const at = this.used;
-    this.page.write(text, at, 'utf8');
-    this.used += bytes;
-    return this.page.subarray(at, at + bytes);
-  }
-}
-
-const headOf = (e: ListingEntries, i: number): Buffer => {
-  const k = Math.floor(i / SLICE);
-  const j = i - k * SLICE;
-  const off = e.offsets[k];
-  return e.slabs[k].subarray(off[j], off[j + 1]);
-};
+/** The live parts of an item, as of the listing's clock. */
+export type Live = (item: BlockedItem) => LiveParts;
 
 export interface ListingCacheOptions {
   /** The clock of the retention timer. */
@@ -310,7 +226,7 @@ export class ListingCache {
   private readonly turns = new TurnBudget(TURN_BUDGET_MS);
 }
 
-interface Reader {
+export interface Reader {
   /** The next chunk this reader will send. */
   at: number;
 }
@@ -322,7 +238,7 @@ interface Reader {
  * item whose host the RM does not know is the names nearest to it: an edit distance against every
  * known host, the first time a node list is seen).
  */
-interface ChunkSource {
+export interface ChunkSource {
   entries: ListingEntries;
   /** The clock of the listing: expiry and live parts are as of then. */
   now: number;
@@ -334,7 +250,7 @@ interface ChunkSource {
   next: number;
 }
 
-interface SharedListing extends ChunkSource {
+export interface SharedListing extends ChunkSource {
   /** Joinable while the clock is before this. */
   until: number;
   readers: Set<Reader>;
@@ -348,166 +264,3 @@ interface SharedListing extends ChunkSource {
   done: () => unknown;
 }
 
-/** Builds the next chunk of `src` (CHUNK_MAX items or CHUNK_MS of work); empty when nothing in it counts. */
-function buildChunk(cache: ListingCache, src: ChunkSource): Buffer {
-  const { items } = src.entries;
-  const deadline = performance.now() + CHUNK_MS;
-  const parts: Buffer[] = [];
-  let i = src.next;
-  const stop = Math.min(items.length, i + CHUNK_MAX);
-  while (i < stop) {
-    const item = items[i];
-    if (keep(item, src.now, src.filter)) {
-      if (parts.length > 0) parts.push(COMMA);
-      parts.push(headOf(src.entries, i), cache.tail(src.live(item)));
-    }
-    i++;
-    if (performance.now() > deadline) break;
-  }
-  src.next = i;
-  const b = parts.length ? Buffer.concat(parts) : EMPTY_MAP.subarray(0, 0);
-  src.chunks.push(b);
-  return b;
-}
-
-/** Does item i count for this request (not expired, matches the filter)? */
-function keep(item: BlockedItem, now: number, f: ListingFilter): boolean {
-  return !isExpired(item, now) && (!f.kind || item.kind === f.kind) && (!f.scope || scopeMatches(item.scope, f.scope)) && (!f.action || item.action === f.action) && (!f.appliesTo || scopeCovers(item.scope, f.appliesTo));
-}
-
-/** First index whose id is > after (items are sorted by id). */
-function startAfter(items: BlockedItem[], after: string | undefined): number {
-  if (after === undefined) return 0;
-  let lo = 0;
-  let hi = items.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (items[mid].id <= after) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-export interface ListingPage {
-  body: Buffer;
-  count: number;
-  /** The id to pass as `after` for the next page; absent on the last page. */
-  next?: string;
-}
-
-type Live = (item: BlockedItem) => LiveParts;
-
-/** The JSON members of items [from, to) that count, comma separated (no braces). */
-function members(cache: ListingCache, e: ListingEntries, from: number, to: number, now: number, filter: ListingFilter, live: Live, max = Number.MAX_SAFE_INTEGER): { parts: Buffer[]; count: number; next: number; last?: string } {
-  const parts: Buffer[] = [];
-  let count = 0;
-  let i = from;
-  let last: string | undefined;
-  for (; i < to && count < max; i++) {
-    const item = e.items[i];
-    if (!keep(item, now, filter)) continue;
-    if (count > 0) parts.push(COMMA);
-    parts.push(headOf(e, i), cache.tail(live(item)));
-    count++;
-    last = item.id;
-  }
-  return { parts, count, next: i, ...(last !== undefined ? { last } : {}) };
-}
-
-/** One page: at most `limit` items with id > after, as one JSON map, and the next cursor. */
-export function listingPage(cache: ListingCache, e: ListingEntries, o: { now: number; filter: ListingFilter; after?: string; limit: number; live: Live }): ListingPage {
-  const m = members(cache, e, startAfter(e.items, o.after), e.items.length, o.now, o.filter, o.live, o.limit);
-  let more = false;
-  for (let i = m.next; i < e.items.length; i++) {
-    if (keep(e.items[i], o.now, o.filter)) {
-      more = true;
-      break;
-    }
-  }
-  return { body: Buffer.concat([OPEN, ...m.parts, CLOSE]), count: m.count, ...(more && m.last !== undefined ? { next: m.last } : {}) };
-}
-
-/**
- * The whole listing: one buffer when small, else a stream producing one chunk at a time, only when
- * the consumer (the socket) asks for more, each step paced by the cache's per-turn budget (so
- * however many listings are in flight, their work per event-loop turn stays bounded and the other
- * requests are served in between). Backpressure is the stream's: a step runs only when the
- * socket has taken what was pushed before, so at most about one chunk per reader waits in memory.
- */
-export function fullListing(cache: ListingCache, e: ListingEntries, o: { now: number; filter: ListingFilter; live: Live }): Buffer | Readable {
-  if (e.items.length <= STREAM_ABOVE) return listingPage(cache, e, { ...o, limit: Number.MAX_SAFE_INTEGER }).body;
-  const unfiltered = !o.filter.kind && !o.filter.scope && !o.filter.action && !o.filter.appliesTo;
-  const shared = unfiltered ? cache.share(e, o.now, o.live) : undefined;
-  const src: ChunkSource = shared ?? { entries: e, now: o.now, filter: o.filter, live: o.live, chunks: [], next: 0 };
-  const total = e.items.length;
-  const reader: Reader = { at: 0 };
-  shared?.readers.add(reader);
-  const unhold = cache.hold();
-  let released = false;
-  const release = (): void => {
-    if (released) return;
-    released = true;
-    unhold();
-    if (!shared) return;
-    shared.readers.delete(reader);
-    if (shared.readers.size === 0) shared.done();
-  };
-  /** This reader's next chunk, built if nobody has yet; undefined past the end. */
-  const nextChunk = (): Buffer | undefined => {
-    const j = reader.at;
-    let b = src.chunks[j];
-    if (b === undefined) {
-      if (src.next >= total) return undefined;
-      b = buildChunk(cache, src);
-    }
-    reader.at = j + 1;
-    if (shared) dropBehind(shared);
-    else src.chunks[j] = undefined;
-    return b;
-  };
-  let wroteAny = false;
-  let queued = false;
-  const step = (): void => {
-    queued = false;
-    if (stream.destroyed) return;
-    const b = nextChunk();
-    if (b === undefined) {
-      stream.push(wroteAny ? CLOSE : EMPTY_MAP);
-      release();
-      stream.push(null);
-      return;
-    }
-    if (b.length === 0) {
-      // Nothing in this chunk counts (filtered or expired): take the next one in a later step.
-      queued = true;
-      cache.pace(step);
-      return;
-    }
-    stream.push(wroteAny ? COMMA : OPEN);
-    wroteAny = true;
-    // push() asks for more (read() again) only while the stream's buffer has room.
-    stream.push(b);
-  };
-  const stream = new Readable({
-    read() {
-      if (queued) return;
-      queued = true;
-      cache.pace(step);
-    },
-    destroy(err, cb) {
-      release();
-      cb(err);
-    },
-  });
-  return stream;
-}
-
-/** Once nobody can join any more, a chunk every reader has passed is not needed again. */
-function dropBehind(s: SharedListing): void {
-  if (performance.now() - s.openedAt <= SHARE_MS) return;
-  let min = Infinity;
-  for (const r of s.readers) min = Math.min(min, r.at);
-  if (min === Infinity) return;
-  for (let j = s.dropped; j < min; j++) s.chunks[j] = undefined;
-  s.dropped = Math.max(s.dropped, min);
-}

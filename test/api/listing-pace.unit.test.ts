@@ -6,7 +6,8 @@
  */
 import { strict as assert } from 'node:assert';
 import { Readable } from 'node:stream';
-import { ListingCache, LiveParts, STREAM_ABOVE, fullListing } from '../../src/api/listing-cache';
+import { ListingCache, LiveParts } from '../../src/api/listing-cache';
+import { STREAM_ABOVE, fullListing } from '../../src/api/listing-body';
 import { BlockedItem } from '../../src/model/item';
 import { nodeItem } from '../sync/items';
 

@@ -6,7 +6,8 @@
 import { strict as assert } from 'node:assert';
 import { Readable } from 'node:stream';
 import { FakeClock } from '../../src/core/clock';
-import { ListingCache, STREAM_ABOVE, fullListing } from '../../src/api/listing-cache';
+import { ListingCache } from '../../src/api/listing-cache';
+import { STREAM_ABOVE, fullListing } from '../../src/api/listing-body';
 import { toWire } from '../../src/model/item';
 import { nodeItem } from '../sync/items';
 

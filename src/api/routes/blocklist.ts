@@ -19,7 +19,8 @@ import { parseApplicationId } from '../../model/ids';
 import { Answer, BlocklistService, Caller, ListFilter } from '../blocklist-service';
 import { origin } from '../principal';
 import { badRequest, sendErrors } from '../errors';
-import { ListingCache, ListingFilter, fullListing, listingPage } from '../listing-cache';
+import { ListingCache, ListingFilter } from '../listing-cache';
+import { fullListing, listingPage } from '../listing-body';
 import { batchBodySchema, batchResultSchema, errorResponses, listQuerySchema, listResponseSchema, ref } from '../schemas';
 
 type DryRunQuery = { dryRun?: string };
@@ -34,7 +35,7 @@ declare module 'fastify' {
   }
 }
 
-export { STREAM_ABOVE } from '../listing-cache';
+export { STREAM_ABOVE } from '../listing-body';
 
 /** Largest page of GET /blocklist?limit=; a page without limit (only after=) has DEFAULT_PAGE. */
 export const MAX_PAGE = 10_000;
