@@ -19,7 +19,7 @@ import { now, percentile, sleep, timeEach, until } from './lib/stats';
 import { startRemoteBenchCluster } from './lib/harness';
 import { startSimChild } from './lib/sim-child';
 import { benchDir } from './lib/limits';
-import { Row, SectionResult, emptyResult } from './lib/report';
+import { Row, SectionResult, emptyResult, rssBudgetRow } from './lib/report';
 import { spawnSidecarProcess } from './lib/sidecar-process';
 
 /** Fills a SQLite file with `n` permanent node items (hosts no simulated node has). */
@@ -253,18 +253,13 @@ export async function benchListing(s: ListingSizes): Promise<SectionResult> {
       }
       // Peak RSS of real use: bulk load through the API, then concurrent listings.
       const m = await bulkLoadMemory(dir, sim.url, s.items, s.memListings);
-      out.rows.push({
-        section: LISTING,
-        figure: `peak RSS: bulk load of ${s.items.toLocaleString('en')} items (POST /blocklist × ${Math.ceil(s.items / 1000)}) then ${s.memListings} concurrent full listings (after the load: ${(m.peakAfterLoad / MiB).toFixed(0)} MB; at the end ${(m.rssEnd / MiB).toFixed(0)} MB)`,
-        value: m.peak / MiB,
-        unit: 'MB',
-        limit: 250,
-        limitUnit: 'MB',
-        limitWhat: 'the 250 MB budget',
-        ratio: m.peak / MiB / 250,
-        goal: '≤ 250 MB (≤ 1×)',
-        met: m.peak / MiB <= 250,
-      });
+      out.rows.push(
+        rssBudgetRow(
+          LISTING,
+          `peak RSS: bulk load of ${s.items.toLocaleString('en')} items (POST /blocklist × ${Math.ceil(s.items / 1000)}) then ${s.memListings} concurrent full listings (after the load: ${(m.peakAfterLoad / MiB).toFixed(0)} MB; at the end ${(m.rssEnd / MiB).toFixed(0)} MB)`,
+          m.peak / MiB,
+        ),
+      );
       out.notes.push(`Peak RSS is the kernel's high-water mark of the sidecar process (VmHWM in /proc/<pid>/status); no GC is forced. Bulk load took ${(m.loadMs / 1000).toFixed(1)} s.`);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

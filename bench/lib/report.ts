@@ -23,6 +23,14 @@ export interface Row {
   note?: string;
 }
 
+/** The design's memory budget for a sidecar holding 100,000 items (MB). */
+export const RSS_BUDGET_MB = 250;
+
+/** A resident-memory figure (MB) against RSS_BUDGET_MB. */
+export function rssBudgetRow(section: string, figure: string, mb: number): Row {
+  return { section, figure, value: mb, unit: 'MB', limit: RSS_BUDGET_MB, limitUnit: 'MB', limitWhat: `the ${RSS_BUDGET_MB} MB budget`, ratio: mb / RSS_BUDGET_MB, goal: `≤ ${RSS_BUDGET_MB} MB (≤ 1×)`, met: mb <= RSS_BUDGET_MB };
+}
+
 /** A section that could not run here (e.g. no ZooKeeper), with the reason. */
 export interface Skipped {
   section: string;
