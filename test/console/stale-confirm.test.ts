@@ -60,14 +60,24 @@ describe('console: a stale confirm does not undo another admin’s newer change'
     return page;
   }
 
-  it('unblock: the block was replaced meanwhile (lifted and blocked again by another admin): confirm is refused, the new block stays', async () => {
-    const host = sim.cluster.nodes[1].host;
-    assert.equal((await alice('PUT', `/blocklist/nodes/${host}`, { action: 'MARK_BLOCKED', cause: 'disk full', timeout: 3_600_000 })).status, 201);
+  /** The page at the preview of `action` on `host`'s row (extend: to 2 h), ready to confirm. */
+  async function preview(host: string, action: 'unblock' | 'extend'): Promise<Page> {
     const page = await open();
     const row = `#blocklist tr[data-id="${host}"]`;
     await page.waitForSelector(row, WAIT);
-    await page.click(`${row} button.unblock`);
+    await page.click(`${row} button.${action}`);
+    if (action === 'extend') {
+      await page.fill('#extend-timeout', '2 h');
+      await page.click('#extend-preview');
+    }
     await page.waitForSelector('#action-preview', WAIT);
+    return page;
+  }
+
+  it('unblock: the block was replaced meanwhile (lifted and blocked again by another admin): confirm is refused, the new block stays', async () => {
+    const host = sim.cluster.nodes[1].host;
+    assert.equal((await alice('PUT', `/blocklist/nodes/${host}`, { action: 'MARK_BLOCKED', cause: 'disk full', timeout: 3_600_000 })).status, 201);
+    const page = await preview(host, 'unblock');
 
     assert.equal((await carol('DELETE', `/blocklist/nodes/${host}`)).status, 200);
     assert.equal((await carol('PUT', `/blocklist/nodes/${host}`, { action: 'MARK_BLOCKED', cause: 'NIC flapping' })).status, 201);
@@ -84,13 +94,7 @@ describe('console: a stale confirm does not undo another admin’s newer change'
   it('extend: the block was lifted meanwhile: confirm is refused and does not block the host again', async () => {
     const host = sim.cluster.nodes[2].host;
     assert.equal((await alice('PUT', `/blocklist/nodes/${host}`, { action: 'MARK_BLOCKED', cause: 'short', timeout: 600_000 })).status, 201);
-    const page = await open();
-    const row = `#blocklist tr[data-id="${host}"]`;
-    await page.waitForSelector(row, WAIT);
-    await page.click(`${row} button.extend`);
-    await page.fill('#extend-timeout', '2 h');
-    await page.click('#extend-preview');
-    await page.waitForSelector('#action-preview', WAIT);
+    const page = await preview(host, 'extend');
 
     assert.equal((await carol('DELETE', `/blocklist/nodes/${host}`)).status, 200);
 
@@ -106,13 +110,7 @@ describe('console: a stale confirm does not undo another admin’s newer change'
     assert.equal((await alice('PUT', `/blocklist/nodes/${host}`, { action: 'MARK_BLOCKED', cause: 'short', timeout: 600_000 })).status, 201);
     // A merge by another admin before the page loads is part of what the page shows.
     assert.equal((await carol('PUT', `/blocklist/nodes/${host}`, { action: 'MARK_BLOCKED', cause: 'and hot', allowMerge: true })).status, 202);
-    const page = await open();
-    const row = `#blocklist tr[data-id="${host}"]`;
-    await page.waitForSelector(row, WAIT);
-    await page.click(`${row} button.extend`);
-    await page.fill('#extend-timeout', '2 h');
-    await page.click('#extend-preview');
-    await page.waitForSelector('#action-preview', WAIT);
+    const page = await preview(host, 'extend');
     await page.click('#action-confirm');
     await page.waitForSelector('.notice.ok', WAIT);
     const end = Number(((await alice('GET', `/blocklist/nodes/${host}`)).body as { endTimestamp: string }).endTimestamp);
