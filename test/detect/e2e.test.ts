@@ -8,23 +8,18 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import axios from 'axios';
-import { silentLogger } from '../../src/core/logger';
 import { MemoryAudit } from '../../src/model/audit';
-import { sidecarConfigForSimulator } from '../../src/quickstart/local-cluster';
-import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
+import { Sidecar } from '../../src/sidecar/sidecar';
 import { RunningSimulator, startSimulator } from '../../src/sim/server';
 import { DetectorView } from '../../src/detect/detector';
 import { tempDir } from '../support/sidecar';
+import { pollUntil } from '../support/wait';
+import { enforcingSidecar } from './support';
 
 const http = axios.create({ validateStatus: () => true });
 
-async function waitFor(what: string, fn: () => Promise<boolean> | boolean, ms = 10_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await fn())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Every 50 ms, 10 s unless told. */
+const waitFor = (what: string, fn: () => Promise<boolean> | boolean, ms = 10_000): Promise<number> => pollUntil(what, fn, ms, 50);
 
 describe('detect e2e (enforce): injected failures → automatic block → YARN blacklist', function () {
   this.timeout(60_000);
@@ -32,18 +27,8 @@ describe('detect e2e (enforce): injected failures → automatic block → YARN b
   let dir: string;
   const sidecars: Sidecar[] = [];
   const start = async (audit = new MemoryAudit()): Promise<Sidecar> => {
-    const config = sidecarConfigForSimulator(sim.url, path.join(dir, 'blocklist.db'), {
-      'rest.port': '0',
-      'cluster.resource-blocklist.poll-interval': '100 ms',
-      'cluster.resource-blocklist.detector.mode': 'enforce',
-      'cluster.resource-blocklist.detector.flink.rest-address': sim.url,
-      // Passes are driven by the test (detector.pass()); the timer only makes the first.
-      'cluster.resource-blocklist.detector.poll-interval': '1 h',
-    });
-    const s = await startSidecar({ config, logger: silentLogger, audit });
+    const s = await enforcingSidecar(sim, path.join(dir, 'blocklist.db'), audit);
     sidecars.push(s);
-    await waitFor('first sync', () => s.sync.synced());
-    await s.detector!.pass(); // the pass start() began (a second call shares it)
     return s;
   };
 

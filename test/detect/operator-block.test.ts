@@ -11,22 +11,17 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import axios from 'axios';
-import { silentLogger } from '../../src/core/logger';
-import { sidecarConfigForSimulator } from '../../src/quickstart/local-cluster';
-import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
+import { Sidecar } from '../../src/sidecar/sidecar';
 import { RunningSimulator, startSimulator } from '../../src/sim/server';
 import { HostReport } from '../../src/detect/decide';
 import { tempDir } from '../support/sidecar';
+import { pollUntil } from '../support/wait';
+import { enforcingSidecar } from './support';
 
 const http = axios.create({ validateStatus: () => true });
 
-async function waitFor(what: string, fn: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await fn())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Every 20 ms, 10 s unless told. */
+const waitFor = (what: string, fn: () => boolean | Promise<boolean>, ms = 10_000): Promise<number> => pollUntil(what, fn, ms, 20);
 
 describe('detector beside an operator: failures while the operator blocked a host are not counted after the unblock', function () {
   this.timeout(30_000);
@@ -37,16 +32,7 @@ describe('detector beside an operator: failures while the operator blocked a hos
   before(async () => {
     dir = tempDir();
     sim = await startSimulator({ port: 0, nodes: 10, containers: 30, seed: 11, tickMs: 0, flinkVersion: '1.19' });
-    const config = sidecarConfigForSimulator(sim.url, path.join(dir, 'blocklist.db'), {
-      'rest.port': '0',
-      'cluster.resource-blocklist.poll-interval': '100 ms',
-      'cluster.resource-blocklist.detector.mode': 'enforce',
-      'cluster.resource-blocklist.detector.flink.rest-address': sim.url,
-      'cluster.resource-blocklist.detector.poll-interval': '1 h',
-    });
-    sc = await startSidecar({ config, logger: silentLogger });
-    await waitFor('first sync', () => sc.sync.synced());
-    await sc.detector!.pass();
+    sc = await enforcingSidecar(sim, path.join(dir, 'blocklist.db'));
   });
   after(async () => {
     await sc?.close();

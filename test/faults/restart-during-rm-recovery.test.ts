@@ -14,14 +14,10 @@ import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
 import { RunningSimulator, startSimulator } from '../../src/sim/server';
 import { SidecarStatus } from '../../src/api/status-presenter';
 import { http, tempDir } from '../support/sidecar';
+import { pollUntil } from '../support/wait';
 
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Every 20 ms, 10 s unless told. */
+const waitFor = (what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<number> => pollUntil(what, cond, timeoutMs, 20);
 
 describe('a sidecar restarted while the RM re-registers its nodes', function () {
   this.timeout(30_000);
