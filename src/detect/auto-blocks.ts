@@ -7,12 +7,42 @@ import { BlockAction } from '../model/item';
 import { AutoBlock, DetectorState, HostState } from './state';
 import { spentUntil } from './incidents';
 
+/** The principal automatic blocks are written as (the item's created/updated `by`). */
+export const DETECTOR_PRINCIPAL = 'detector';
+
 /** An item in effect now, as the store has it. */
 export interface EffectiveBlock {
   itemId: string;
+  /** Who last changed it (the item's `updated.by`). */
   by: string;
   end: number;
   action: BlockAction;
+}
+
+/** What observeBlocks needs of a stored item. */
+export interface StoredBlock {
+  end: number;
+  /** The item's `updated.by`. */
+  updatedBy: string;
+}
+
+/**
+ * The one rule of what counts against the automatic-block cap (the limit of automatic blocks in
+ * force): the detector's own block, while it would be in force by the detector's decision alone.
+ *  - an operator who lifted it, or shortened it (re-created it with an earlier end), frees the cap
+ *    at once: it is not in force, or it is no longer the detector's;
+ *  - an operator who extended it, merged a cause into it, or re-created it has taken it over: it is
+ *    their block now, like any manual one, and never counts again (a later merge by another job's
+ *    detector does not give it back);
+ *  - a later end that another job's detector merged in does not lengthen it: it counts until the
+ *    end this detector gave it;
+ *  - shadow mode: the would-be block counts until its end, in shadow mode only.
+ */
+export function holdsCap(b: AutoBlock | undefined, forJob: EffectiveBlock | undefined, mode: 'off' | 'shadow' | 'enforce', now: number): boolean {
+  if (!b || b.endedAt !== undefined) return false;
+  if (b.mode === 'shadow') return mode === 'shadow' && now < b.end;
+  if (b.takenOverAt !== undefined || !forJob || forJob.by !== DETECTOR_PRINCIPAL) return false;
+  return now < Math.min(b.ownEnd ?? b.end, forJob.end);
 }
 
 /**
@@ -20,7 +50,7 @@ export interface EffectiveBlock {
  * gone before its end = an operator lifted it, and the incidents so far are forgiven. Shadow blocks
  * live only in the detector's state and just expire.
  */
-export function observeBlocks(state: DetectorState, itemEnd: (itemId: string) => number | undefined, now: number): { unblockedByOperator: string[] } {
+export function observeBlocks(state: DetectorState, itemOf: (itemId: string) => StoredBlock | undefined, now: number): { unblockedByOperator: string[] } {
   const unblockedByOperator: string[] = [];
   for (const [host, hs] of Object.entries(state.hosts)) {
     const b = hs.lastBlock;
@@ -32,9 +62,14 @@ export function observeBlocks(state: DetectorState, itemEnd: (itemId: string) =>
       }
       continue;
     }
-    const end = itemEnd(b.itemId);
-    if (end !== undefined && end > now) {
-      b.end = end; // an operator may have extended it
+    const item = itemOf(b.itemId);
+    const end = item?.end;
+    if (item && item.end > now) {
+      b.end = item.end; // an operator (or another job's detector) may have extended it
+      if (item.updatedBy !== DETECTOR_PRINCIPAL && b.takenOverAt === undefined) {
+        b.takenOverAt = now;
+        b.takenOverBy = item.updatedBy;
+      }
       continue;
     }
     if (end === undefined && now < b.end) {
@@ -82,7 +117,7 @@ export interface BlockMade {
 /** Records a block the runner made (enforce) or would have made (shadow). */
 export function recordBlock(state: DetectorState, planned: BlockMade, mode: 'enforce' | 'shadow', now: number): void {
   const hs: HostState = state.hosts[planned.host] ?? (state.hosts[planned.host] = {});
-  hs.lastBlock = { itemId: planned.itemId, start: now, end: planned.end, level: planned.level, mode };
+  hs.lastBlock = { itemId: planned.itemId, start: now, end: planned.end, ownEnd: planned.end, level: planned.level, mode };
   hs.countAfter = spentUntil(state, planned.host, now);
 }
 

@@ -11,7 +11,7 @@ import { BlockAction, EVACUATE } from '../model/item';
 import { AutoBlock, DetectorMode, DetectorState } from './state';
 import { HealthObservation, Incident } from './types';
 import { latest } from './incidents';
-import { EffectiveBlock, nextBlock } from './auto-blocks';
+import { DETECTOR_PRINCIPAL, EffectiveBlock, holdsCap, nextBlock } from './auto-blocks';
 import { clean, explain, isoOrNever, shortDuration } from './explain';
 
 export interface DecideSettings {
@@ -117,7 +117,7 @@ export interface DecideInput {
   applicationId: string;
 }
 
-export const DETECTOR_PRINCIPAL = 'detector';
+export { DETECTOR_PRINCIPAL };
 
 export function decide(input: DecideInput): DetectorReport {
   const { now, settings: s, state, blocked } = input;
@@ -156,11 +156,7 @@ export function decide(input: DecideInput): DetectorReport {
   // Cap: automatic blocks in effect now (enforced ones in the store; shadow ones in our state).
   const mode = s.mode;
   let inUse = 0;
-  for (const [h, hs] of Object.entries(state.hosts)) {
-    const b = hs.lastBlock;
-    if (!b || b.endedAt !== undefined || b.end <= now) continue;
-    if (b.mode === 'enforce' ? blocked.has(h) : mode === 'shadow') inUse++;
-  }
+  for (const [h, hs] of Object.entries(state.hosts)) if (holdsCap(hs.lastBlock, blocked.get(h), mode, now)) inUse++;
   const running = input.runningNodes;
   const max = running === null ? 0 : Math.floor(s.maxBlockedFraction * running);
 

@@ -18,6 +18,7 @@ import { EffectiveBlock, consumeWhileBlocked, observeBlocks, recordBlock } from 
 import { DetectorMetrics } from './metrics';
 import { DetectorSource, SourceContext } from './source';
 import { DetectorState, decodeState, emptyState, encodeState } from './state';
+import { mergeStates } from './merge-state';
 import { Failure, HealthObservation } from './types';
 
 export interface DetectorSettings extends DecideSettings {
@@ -35,7 +36,7 @@ export interface DetectorDeps {
   clock: Clock;
   logger: Logger;
   metrics?: DetectorMetrics;
-  store: Pick<BlocklistStore, 'list'> & Partial<Pick<BlocklistStore, 'readRecord' | 'writeRecord'>>;
+  store: Pick<BlocklistStore, 'list'> & Partial<Pick<BlocklistStore, 'readRecord' | 'writeRecord' | 'replaceRecord'>>;
   addItem: AddItem;
   proxy: Pick<AmrmProxy, 'containers'>;
   /** All nodes: which host names the RM knows (a fallback attribution by host name needs it). Read rarely. */
@@ -76,11 +77,16 @@ const REMEMBERED_CONTAINERS = 20_000;
  * the RM know this host?". The cap's RUNNING count comes from the cluster metrics every pass.
  */
 const NODES_REFRESH_MS = 10 * 60_000;
+/** Compare-and-set rounds of one save before it waits for the next pass. */
+const SAVE_ROUNDS = 5;
 
 export class Detector {
   private state: DetectorState = emptyState();
   private loaded = false;
-  /** The state's text as the store last had it from us (or as read at start): a quiet pass writes nothing. */
+  /**
+   * The record's text as this sidecar last read or wrote it: a quiet pass writes nothing, and it is
+   * what the compare-and-set expects to find (another writer's change is merged, not overwritten).
+   */
   private savedText: string | undefined;
   private report: DetectorReport | null = null;
   private lastPassAt: number | null = null;
@@ -260,7 +266,10 @@ export class Detector {
   private async currentBlocks(appId: string, now: number): Promise<{ blocked: Map<string, EffectiveBlock>; heldByOtherJobs: Set<string> }> {
     const items = await this.deps.store.list();
     const byId = new Map(items.map((i) => [i.id, i]));
-    const { unblockedByOperator } = observeBlocks(this.state, (id) => byId.get(id)?.endTimestamp, now);
+    const { unblockedByOperator } = observeBlocks(this.state, (id) => {
+      const it = byId.get(id);
+      return it ? { end: it.endTimestamp, updatedBy: it.updated.by } : undefined;
+    }, now);
     for (const h of unblockedByOperator) this.deps.logger.info(`detector: an operator lifted the automatic block of ${h}; its incidents so far will not block it again`);
     const blocked = new Map<string, EffectiveBlock>();
     for (const it of inForce(items, appId, now)) {
@@ -350,33 +359,85 @@ export class Detector {
   }
 
 
+  /**
+   * The state record, at the start of every pass. Two sidecars of one job (an HA pair, a restart
+   * overlap) share it: what the other wrote since this one last read or wrote it is merged in
+   * (merge-state.ts) before this one decides, so it does not decide — and block, and back off — on
+   * a stale view. A store without compare-and-set is read once, at start. A failed re-read is not
+   * fatal: the pass goes on with what this sidecar has, and the write's compare-and-set catches up.
+   */
   private async load(): Promise<void> {
-    if (this.loaded) return;
+    const { store, logger } = this.deps;
     const key = this.stateKey;
-    const read = this.deps.store.readRecord;
-    if (key && read) {
-      const text = await read.call(this.deps.store, key);
-      const { state, problem } = decodeState(text);
-      if (problem) this.deps.logger.warn(`detector: ${problem}`);
-      this.state = state;
-      if (!problem) this.savedText = text;
+    const read = store.readRecord;
+    if (!key || !read) {
+      this.loaded = true;
+      return;
     }
+    if (this.loaded && !store.replaceRecord) return;
+    let text: string | undefined;
+    try {
+      text = await read.call(store, key);
+    } catch (e) {
+      if (!this.loaded) throw e;
+      logger.warn(`detector: re-reading its state failed (this pass uses what it has): ${(e as Error).message}`);
+      return;
+    }
+    if (this.loaded && text === this.savedText) return;
+    this.adopt(text);
+  }
+
+  /** The stored text becomes the base of the next compare-and-set; its facts join ours. */
+  private adopt(text: string | undefined): void {
+    const { state, problem } = decodeState(text);
+    if (problem) this.deps.logger.warn(`detector: ${problem}`);
+    this.state = this.loaded ? mergeStates(this.state, state) : state;
+    this.savedText = text;
     this.loaded = true;
   }
 
+  /**
+   * Writes the state when it changed, with the store's compare-and-set against the text this
+   * sidecar last read or wrote: when another sidecar of the job wrote meanwhile, its record is read
+   * again, merged, and the merge written — a plain overwrite lost the other's update (a backoff
+   * level raised, an operator's unblock noticed, incidents). Bounded: a write that keeps losing
+   * is tried again next pass, with nothing lost (the state stays in memory).
+   */
   private async save(): Promise<void> {
+    const { store, logger } = this.deps;
     const key = this.stateKey;
-    const write = this.deps.store.writeRecord;
-    if (!key || !write) return;
+    const write = store.writeRecord;
+    const read = store.readRecord;
+    if (!key || !write || !read) return;
     // Most passes of most jobs change nothing (no failure, no block): with a thousand jobs on one
     // ZooKeeper ensemble, writing anyway was a hundred quorum writes a second for nothing.
-    const text = encodeState(this.state);
+    let text = encodeState(this.state);
     if (text === this.savedText) return;
     try {
-      await write.call(this.deps.store, key, text);
-      this.savedText = text;
+      const replace = store.replaceRecord;
+      if (!replace) {
+        await write.call(store, key, text);
+        this.savedText = text;
+        return;
+      }
+      for (let round = 0; round < SAVE_ROUNDS; round++) {
+        if (await replace.call(store, key, this.savedText, text)) {
+          this.savedText = text;
+          return;
+        }
+        const cur = await read.call(store, key);
+        if (cur === text) {
+          // Ours, applied although its answer was lost.
+          this.savedText = text;
+          return;
+        }
+        this.adopt(cur);
+        text = encodeState(this.state);
+        if (text === this.savedText) return;
+      }
+      logger.warn(`detector: saving its state kept racing another writer of ${key} (${SAVE_ROUNDS} rounds); kept in memory, tried again next pass`);
     } catch (e) {
-      this.deps.logger.warn(`detector: saving its state failed (kept in memory, retried next pass): ${(e as Error).message}`);
+      logger.warn(`detector: saving its state failed (kept in memory, retried next pass): ${(e as Error).message}`);
     }
   }
 }

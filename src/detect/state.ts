@@ -12,13 +12,23 @@ export const DETECTOR_MODES: readonly DetectorMode[] = ['off', 'shadow', 'enforc
 export interface AutoBlock {
   itemId: string;
   start: number;
+  /** The item's end as last seen (an operator or another job's detector may have moved it). */
   end: number;
+  /** The end the detector itself gave the block (absent in records written before it was kept: `end`). */
+  ownEnd?: number;
   /** Backoff level: the block lasted block-duration × 2^level (capped). */
   level: number;
   mode: 'enforce' | 'shadow';
   /** Set once the block is over: when, and whether it expired or an operator lifted it. */
   endedAt?: number;
   endedBy?: 'expiry' | 'operator';
+  /**
+   * When someone other than the detector (an operator through the REST API or the CLI) first
+   * changed the item — extended it, merged a cause into it, re-created it — and who: from then on
+   * it is their block, not an automatic one (auto-blocks.ts#holdsCap).
+   */
+  takenOverAt?: number;
+  takenOverBy?: string;
 }
 
 export interface HostState {

@@ -216,6 +216,13 @@ export class MemoryStore implements BlocklistStore {
     this.backend.records.set(key, value);
   }
 
+  async replaceRecord(key: string, expected: string | undefined, value: string): Promise<boolean> {
+    checkRecordKey(key);
+    if (this.backend.records.get(key) !== expected) return false;
+    this.backend.records.set(key, value);
+    return true;
+  }
+
   async close(): Promise<void> {
     // Nothing to release: the backend outlives its instances, as a file outlives a connection.
   }

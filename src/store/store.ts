@@ -94,12 +94,20 @@ export interface BlocklistStore {
   removeQuarantined?(id: string): Promise<QuarantinedRow | undefined>;
   /**
    * Small named records kept beside the items, for components that must remember something across
-   * restarts (the detector's incidents and backoff levels). Last writer wins; a record is not an
-   * item (version() does not move). Keys: 1..200 characters of [A-Za-z0-9._:-]. Optional: a store
-   * without them leaves such state in memory.
+   * restarts (the detector's incidents and backoff levels). writeRecord: last writer wins; a record
+   * is not an item (version() does not move). Keys: 1..200 characters of [A-Za-z0-9._:-]. Optional:
+   * a store without them leaves such state in memory.
    */
   readRecord?(key: string): Promise<string | undefined>;
   writeRecord?(key: string, value: string): Promise<void>;
+  /**
+   * Compare-and-set of a record: writes `value` only if the stored text is still exactly `expected`
+   * (undefined: no record), in one atomic step; false = another writer changed it, nothing written.
+   * Two writers of one record (two sidecars of one job) re-read, merge and try again instead of one
+   * losing the other's update. Comparing the text, not a version number, is enough for that: a
+   * record changed and changed back holds what the caller merged against.
+   */
+  replaceRecord?(key: string, expected: string | undefined, value: string): Promise<boolean>;
   /** How long a remote store has been unreachable without a break (0 = it answers); /healthz uses it. */
   unreachableForMs?(): number;
   /** Optional push notification of changes (ZooKeeper watches); returns an unsubscribe. */

@@ -354,6 +354,15 @@ export class SqliteStore implements BlocklistStore {
     }
   }
 
+  async replaceRecord(key: string, expected: string | undefined, value: string): Promise<boolean> {
+    checkRecordKey(key);
+    try {
+      return await this.write({ op: 'writeRecord', key, value, expected: expected ?? null }, false);
+    } catch (e) {
+      unavailable(e, `replace record '${key}'`);
+    }
+  }
+
   async close(): Promise<void> {
     // Adds still waiting for their group commit are written first, as a caller that awaited them expects.
     while (this.pendingAdds.length > 0 || this.addsInFlight > 0) await new Promise<void>((resolve) => setImmediate(resolve));

@@ -113,6 +113,7 @@ export class SqliteWrites {
     version: Database.Statement<[], { value: number }>;
     bump: Database.Statement<[]>;
     writeRecord: Database.Statement<[string, string]>;
+    readRecord: Database.Statement<[string], { value: string }>;
   };
   /**
    * The group commit's transaction and each call's savepoint, made once: better-sqlite3 builds a
@@ -131,6 +132,7 @@ export class SqliteWrites {
       version: db.prepare("SELECT value FROM meta WHERE key = 'version'"),
       bump: db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'version'"),
       writeRecord: db.prepare('INSERT INTO records(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
+      readRecord: db.prepare('SELECT value FROM records WHERE key = ?'),
     };
     // Inside the group's transaction, the call's db.transaction() runs as a savepoint.
     const call = db.transaction((reqs: readonly AddRequest[]) => reqs.map((r) => this.addOne(r)));
@@ -235,8 +237,22 @@ export class SqliteWrites {
       .immediate();
   }
 
-  writeRecord(key: string, value: string): void {
-    this.stmts.writeRecord.run(key, value);
+  /**
+   * Writes a record; with `expected` only if the stored text is still exactly that (null: absent),
+   * read and written under one write lock (BEGIN IMMEDIATE). false = changed meanwhile, nothing written.
+   */
+  writeRecord(key: string, value: string, expected?: string | null): boolean {
+    if (expected === undefined) {
+      this.stmts.writeRecord.run(key, value);
+      return true;
+    }
+    return this.db
+      .transaction((): boolean => {
+        if ((this.stmts.readRecord.get(key)?.value ?? null) !== expected) return false;
+        this.stmts.writeRecord.run(key, value);
+        return true;
+      })
+      .immediate();
   }
 
   /**
@@ -255,7 +271,7 @@ export type WriteOp =
   | { op: 'remove'; id: string; ifMatch?: string }
   | { op: 'removeQuarantined'; id: string }
   | { op: 'removeExpired'; now: number }
-  | { op: 'writeRecord'; key: string; value: string }
+  | { op: 'writeRecord'; key: string; value: string; expected?: string | null }
   | { op: 'checkpoint' };
 
 export interface WriteResults {
@@ -263,7 +279,7 @@ export interface WriteResults {
   remove: RemoveDone;
   removeQuarantined: RemoveQuarantinedDone;
   removeExpired: RemoveExpiredDone;
-  writeRecord: undefined;
+  writeRecord: boolean;
   checkpoint: undefined;
 }
 
@@ -282,8 +298,7 @@ export function runWrite(w: SqliteWrites, op: WriteOp): WriteResults[WriteOp['op
     case 'removeExpired':
       return w.removeExpired(op.now);
     case 'writeRecord':
-      w.writeRecord(op.key, op.value);
-      return undefined;
+      return w.writeRecord(op.key, op.value, op.expected);
     case 'checkpoint':
       w.checkpoint();
       return undefined;

@@ -1,8 +1,8 @@
 /**
  * Named records on the ZooKeeper store (BlocklistStore.readRecord/writeRecord: the detector keeps
- * its state there): one znode per key under <base>/records, plain UTF-8, last writer wins. Apart
- * from the items because they follow other rules: no change marker (a record is not part of the
- * blocklist the engines watch) and no compare-and-set.
+ * its state there): one znode per key under <base>/records, plain UTF-8. Apart from the items
+ * because they follow other rules: no change marker (a record is not part of the blocklist the
+ * engines watch). writeRecord: last writer wins; replaceRecord: compare-and-set (versioned setData).
  */
 import { checkRecordKey, StoreUnavailableError } from '../store';
 import { Deadline } from '../retry';
@@ -51,5 +51,43 @@ export async function writeRecord(items: ZkItems, key: string, value: string): P
     throw new StoreUnavailableError(`zookeeper store ${items.description}: write record '${key}' kept racing other writers`);
   } catch (e) {
     throw unavailable(items, e, `write record '${key}'`);
+  }
+}
+
+/**
+ * Writes `value` only if the record's text is still `expected` (undefined: no record): the text is
+ * compared after getData, and the setData names the version that getData saw, so a writer between
+ * the two makes it fail (BAD_VERSION) instead of being overwritten. false = changed meanwhile. A
+ * set whose reply was lost and that was applied answers false on its retry (BAD_VERSION): the
+ * caller re-reads and finds its own text, which a merge leaves as it is.
+ */
+export async function replaceRecord(items: ZkItems, key: string, expected: string | undefined, value: string): Promise<boolean> {
+  checkRecordKey(key);
+  const { session, layout } = items;
+  const d = new Deadline(items.operationTimeoutMs);
+  const path = layout.recordPath(key);
+  const data = Buffer.from(value, 'utf8');
+  const lost = (e: unknown): boolean => hasCode(e, ZK.BAD_VERSION) || hasCode(e, ZK.NO_NODE) || hasCode(e, ZK.NODE_EXISTS);
+  try {
+    const cur = await items.retrying(d, () => session.getData(path, d.left()));
+    if ((cur ? cur.data.toString('utf8') : undefined) !== expected) return false;
+    try {
+      if (cur) {
+        await items.retrying(d, () => session.multi([{ op: 'set', path, data, version: cur.stat.version }], d.left()));
+        return true;
+      }
+      if (!(await items.retrying(d, () => session.exists(layout.records, d.left())))) {
+        await items.retrying(d, () => session.create(layout.records, EMPTY, d.left())).catch((e: unknown) => {
+          if (!hasCode(e, ZK.NODE_EXISTS)) throw e;
+        });
+      }
+      await items.retrying(d, () => session.create(path, data, d.left()));
+      return true;
+    } catch (e) {
+      if (lost(e)) return false;
+      throw e;
+    }
+  } catch (e) {
+    throw unavailable(items, e, `replace record '${key}'`);
   }
 }

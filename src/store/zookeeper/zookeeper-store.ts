@@ -31,7 +31,7 @@ import { ZkWatch, markerOf } from './watch';
 import { ZkItems } from './items';
 import { casFailure, notInTime, unavailable } from './store-failures';
 import { removeExpired } from './expiry';
-import { readRecord, writeRecord } from './records';
+import { readRecord, replaceRecord, writeRecord } from './records';
 
 export interface ZookeeperStoreOptions {
   /** host:port[,host:port…][/chroot] */
@@ -245,6 +245,10 @@ export class ZookeeperStore implements BlocklistStore {
 
   writeRecord(key: string, value: string): Promise<void> {
     return writeRecord(this.items, key, value);
+  }
+
+  replaceRecord(key: string, expected: string | undefined, value: string): Promise<boolean> {
+    return replaceRecord(this.items, key, expected, value);
   }
 
   unreachableForMs(): number {

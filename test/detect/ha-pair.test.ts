@@ -1,0 +1,110 @@
+/**
+ * Two sidecars of one job (an HA pair, or the old and the new one while a restart overlaps) on one
+ * real ZooKeeper store, beside one simulated YARN and Flink: both run the detector, and both keep
+ * the job's one detector state record. What one of them learns must reach the other: here, that an
+ * operator lifted the automatic block of a host. With a read-once, overwrite-always record, the
+ * second sidecar never saw the first one's block, counted the same failures, and blocked the host
+ * the operator had just unblocked — and its write erased the first one's record of the unblock.
+ */
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import axios from 'axios';
+import { silentLogger } from '../../src/core/logger';
+import { RunningSimulator, startSimulator } from '../../src/sim/server';
+import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
+import { decodeState } from '../../src/detect/state';
+import { BlocklistStore } from '../../src/store/store';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store';
+import { ZkCluster, requireZookeeper, zkJobConfig } from '../support/zookeeper';
+import { pollUntil } from '../support/wait';
+
+const http = axios.create({ validateStatus: () => true });
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe('detector: two sidecars of one job on one ZooKeeper store (HA pair)', function () {
+  this.timeout(40_000);
+  let zk: ZkCluster | undefined;
+  let sim: RunningSimulator | undefined;
+  const sidecars: Sidecar[] = [];
+
+  before(async function () {
+    requireZookeeper(this);
+    zk = await ZkCluster.start(1);
+    sim = await startSimulator({ port: 0, nodes: 10, containers: 30, seed: 5, tickMs: 0, flinkVersion: '1.19' });
+    for (let i = 0; i < 2; i++) {
+      const config = zkJobConfig(zk.connectString(), `/ha-pair${process.pid}`, sim, {
+        'cluster.resource-blocklist.store.zookeeper.operation-timeout': '3 s',
+        'cluster.resource-blocklist.poll-interval': '200 ms',
+        'cluster.resource-blocklist.detector.mode': 'enforce',
+        'cluster.resource-blocklist.detector.flink.rest-address': sim.url,
+        // Passes are driven by the test; the timer only makes the first.
+        'cluster.resource-blocklist.detector.poll-interval': '1 h',
+      });
+      const s = await startSidecar({ config, logger: silentLogger, env: {} });
+      sidecars.push(s);
+      await pollUntil('first sync', () => s.sync.synced(), 10_000, 20);
+      await s.detector!.pass();
+    }
+  });
+
+  after(async () => {
+    for (const s of sidecars.splice(0)) await s.close().catch(() => undefined);
+    await sim?.close().catch(() => undefined);
+    await zk?.stop();
+  });
+
+  it("an operator's unblock noticed by one sidecar is respected by the other; the record keeps it", async () => {
+    const [a, b] = sidecars;
+    const amHost = sim!.cluster.currentAttempt.amHost;
+    const victim = sim!.flink.hostsWithTaskManagers().find((h) => h !== amHost);
+    assert.ok(victim);
+    for (let i = 0; i < 3; i++) {
+      const r: { status: number; data: unknown } = await http.post(`${sim!.url}/sim/v1/flink/failures`, { host: victim, exception: 'java.io.IOException: No space left on device' });
+      assert.equal(r.status, 200, JSON.stringify(r.data));
+      await sleep(5);
+    }
+    assert.equal((await a.detector!.pass())!.hosts.find((h) => h.host === victim)!.decision, 'block');
+    assert.equal((await a.store.get(victim))?.created.by, 'detector');
+
+    // The operator lifts it before B's next pass; A notices.
+    assert.equal((await http.delete(`${a.url}/blocklist/nodes/${victim}`)).status, 200);
+    assert.equal((await a.detector!.pass())!.hosts.find((h) => h.host === victim)!.decision, 'operator-unblock');
+
+    // B reads the same failures from the same JobManager: it must not block the host again.
+    const rb = (await b.detector!.pass())!.hosts.find((h) => h.host === victim)!;
+    assert.equal(rb.decision, 'operator-unblock', rb.why);
+    assert.equal(await b.store.get(victim), undefined, 'the host the operator unblocked stays unblocked');
+
+    const rec = decodeState(await b.store.readRecord!(`detector.${sim!.cluster.applicationId}`)).state;
+    assert.equal(rec.hosts[victim]?.lastBlock?.endedBy, 'operator', "the record still says an operator lifted A's block");
+    // And A, on its next pass, still says so too.
+    assert.equal((await a.detector!.pass())!.hosts.find((h) => h.host === victim)!.decision, 'operator-unblock');
+  });
+
+  /** Two handles of one store (two sidecars): only a writer that saw the current text replaces it. */
+  async function compareAndSet(one: BlocklistStore, two: BlocklistStore): Promise<void> {
+    const key = `detector.cas-${process.pid}`;
+    assert.equal(await one.replaceRecord!(key, 'x', 'a'), false, 'absent is not "x"');
+    assert.equal(await one.replaceRecord!(key, undefined, 'a'), true);
+    assert.equal(await two.replaceRecord!(key, undefined, 'b'), false, 'created meanwhile: not replaced');
+    assert.equal(await two.replaceRecord!(key, 'a', 'b'), true);
+    assert.equal(await one.replaceRecord!(key, 'a', 'c'), false, 'changed meanwhile: not replaced');
+    assert.equal(await one.readRecord!(key), 'b');
+  }
+
+  it('the compare-and-set of a record, on ZooKeeper and on one SQLite file opened twice', async () => {
+    await compareAndSet(sidecars[0].store, sidecars[1].store);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ha-pair-'));
+    const one = new SqliteStore(path.join(dir, 'b.db'), { writeThread: true });
+    const two = new SqliteStore(path.join(dir, 'b.db'));
+    try {
+      await compareAndSet(one, two);
+    } finally {
+      await one.close();
+      await two.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,170 @@
+/**
+ * Two sidecars of one job (an HA pair, or a restart overlap) run a detector each on one store and
+ * keep one state record. Each one's updates — a backoff level raised for a repeat offender, an
+ * operator's unblock noticed, incidents — must survive the other's writes: the record is written
+ * with the store's compare-and-set and a conflict is re-read and merged, never overwritten.
+ * Pure parts (the merge) and two real Detectors on one memory store, on a fake clock.
+ */
+import { strict as assert } from 'node:assert';
+import { loadConfig } from '../../src/config/config';
+import { FakeClock } from '../../src/core/clock';
+import { silentLogger } from '../../src/core/logger';
+import { Detector } from '../../src/detect/detector';
+import { mergeStates } from '../../src/detect/merge-state';
+import { DetectorState, decodeState, emptyState, encodeState } from '../../src/detect/state';
+import { ingest } from '../../src/detect/incidents';
+import { recordBlock } from '../../src/detect/auto-blocks';
+import { DetectorSource } from '../../src/detect/source';
+import { Failure } from '../../src/detect/types';
+import { newItem } from '../../src/model/merge';
+import { MemoryBackend, MemoryStore } from '../../src/store/memory-store';
+import { detectorSettingsFromConfig } from '../../src/sidecar/detector-factory';
+import { ClusterNode } from '../../src/yarn/types';
+
+const MIN = 60_000;
+const H = 3_600_000;
+const T0 = 1_716_900_000_000;
+const APP = 'application_1652313600000_0001';
+const KEY = `detector.${APP}`;
+
+const nodes: ClusterNode[] = Array.from({ length: 20 }, (_, i) => ({ id: `n${i}:8041`, host: `n${i}`, rack: '/r', state: 'RUNNING', healthReport: '', numContainers: 0 }));
+
+/** What the job's JobManager shows: every failure so far (both sidecars read the same job). */
+class SharedJob {
+  readonly failures: Failure[] = [];
+  private n = 0;
+  fail(host: string, at: number): void {
+    this.n++;
+    this.failures.push({ key: `flink:j:${at}:${this.n}`, source: 'flink', host, at, group: `flink:j:${at}`, signature: 'java.io.IOException: No space left on device', summary: 'No space left on device' });
+  }
+  source(): DetectorSource {
+    return { name: 'flink', poll: async () => ({ failures: [...this.failures] }) };
+  }
+}
+
+function sidecar(store: MemoryStore, clock: FakeClock, job: SharedJob): Detector {
+  const settings = detectorSettingsFromConfig(loadConfig({ dynamic: { 'cluster.resource-blocklist.detector.mode': 'enforce' } }).values);
+  return new Detector({
+    settings,
+    clock,
+    logger: silentLogger,
+    store,
+    addItem: async (spec, principal) => {
+      const o = await store.add({ item: newItem(spec, clock.now(), { by: principal, from: 'detector' }), allowMerge: spec.allowMerge });
+      return o.outcome === 'conflict' ? { outcome: 'conflict', reason: o.conflict.message } : { outcome: o.outcome };
+    },
+    proxy: { containers: async () => [] },
+    nodes: async () => nodes,
+    sources: [job.source()],
+    applicationId: () => APP,
+  });
+}
+
+const stored = async (store: MemoryStore): Promise<DetectorState> => decodeState(await store.readRecord(KEY)).state;
+const hostOf = (r: Awaited<ReturnType<Detector['pass']>>, h: string) => r!.hosts.find((x) => x.host === h)!;
+
+describe('detector: two sidecars of one job share its state record', () => {
+  it('a backoff level one sidecar raised survives the other sidecar\'s write, and a restart after it', async () => {
+    const clock = new FakeClock(T0);
+    const backend = new MemoryBackend();
+    const job = new SharedJob();
+    const a = sidecar(new MemoryStore({ backend, clock }), clock, job);
+    const b = sidecar(new MemoryStore({ backend, clock }), clock, job);
+    await a.pass();
+    await b.pass();
+
+    // n3 fails three times; sidecar A blocks it for 1 h (level 0).
+    for (let i = 0; i < 3; i++) job.fail('n3', clock.now() + i * 1000);
+    clock.advance(MIN);
+    assert.equal(hostOf(await a.pass(), 'n3').decision, 'block');
+    // The block ends; n3 fails again soon: A blocks it again, twice as long (level 1).
+    clock.advance(H);
+    await a.pass();
+    for (let i = 0; i < 3; i++) job.fail('n3', clock.now() + i * 1000);
+    clock.advance(MIN);
+    const again = hostOf(await a.pass(), 'n3');
+    assert.equal(again.decision, 'block');
+    assert.equal(again.block?.level, 1);
+    assert.equal((await stored(new MemoryStore({ backend }))).hosts.n3.lastBlock?.level, 1);
+
+    // Sidecar B, which has been running all along, has its own news to write (a failure on n7).
+    job.fail('n7', clock.now());
+    clock.advance(1000);
+    const seenByB = await b.pass();
+    assert.equal(hostOf(seenByB, 'n3').lastBlock?.level, 1, 'B decided with the level A raised, not a stale view');
+
+    const rec = await stored(new MemoryStore({ backend }));
+    assert.equal(rec.hosts.n3?.lastBlock?.level, 1, 'the level A raised is still in the record after B wrote');
+    assert.equal(rec.incidents.filter((i) => i.host === 'n7').length, 1, "B's own news is in it too");
+
+    // A third sidecar (a restart) starts from the record: when n3 is blocked again soon, it is ×4.
+    const c = sidecar(new MemoryStore({ backend, clock }), clock, job);
+    clock.advance(2 * H);
+    await c.pass();
+    for (let i = 0; i < 3; i++) job.fail('n3', clock.now() + i * 1000);
+    clock.advance(MIN);
+    const third = hostOf(await c.pass(), 'n3');
+    assert.equal(third.decision, 'block');
+    assert.equal(third.block?.level, 2);
+    assert.equal(third.block?.durationMs, 4 * H);
+  });
+
+  it('a write that loses the compare-and-set re-reads, merges and writes both sides\' news', async () => {
+    const clock = new FakeClock(T0);
+    const backend = new MemoryBackend();
+    const job = new SharedJob();
+    const store = new MemoryStore({ backend, clock });
+    const a = sidecar(store, clock, job);
+    await a.pass();
+    // Another writer changes the record between A's read at the start of its pass and A's write.
+    const other = emptyState();
+    ingest(other, [{ key: 'yarn:c9', source: 'yarn-containers', host: 'n9', at: T0, group: 'yarn:c9', signature: 'exit 137', summary: 'exit 137' }], T0, 10 * MIN);
+    recordBlock(other, { host: 'n12', itemId: 'n12', end: T0 + H, level: 3 }, 'enforce', T0 - 1);
+    const realRead = store.readRecord.bind(store);
+    let sneak = true;
+    store.readRecord = async (k: string) => {
+      const v = await realRead(k);
+      if (sneak) {
+        sneak = false;
+        await new MemoryStore({ backend }).writeRecord(KEY, encodeState(mergeStates(other, decodeState(v).state)));
+      }
+      return v;
+    };
+    job.fail('n4', clock.now());
+    clock.advance(1000);
+    await a.pass();
+    const rec = await stored(store);
+    assert.ok(rec.incidents.some((i) => i.host === 'n4'), "A's incident");
+    assert.ok(rec.incidents.some((i) => i.host === 'n9'), "the other writer's incident");
+    assert.equal(rec.hosts.n12?.lastBlock?.level, 3, "the other writer's block");
+  });
+
+  it('merge: keeps either side\'s facts, the later block (its level), an operator\'s unblock; idempotent', () => {
+    const f = (host: string, key: string, group: string, at: number): Failure => ({ key, source: 'flink', host, at, group, signature: 's', summary: 's' });
+    const a = emptyState();
+    const b = emptyState();
+    // The same failure read by both: one incident after the merge.
+    ingest(a, [f('n1', 'k1', 'g1', T0), f('n2', 'k2', 'g2', T0 + 1)], T0 + 2, 10 * MIN);
+    ingest(b, [f('n1', 'k1', 'g1', T0), f('n3', 'k3', 'g3', T0 + 2)], T0 + 3, 10 * MIN);
+    recordBlock(a, { host: 'n5', itemId: 'n5', end: T0 + H, level: 0 }, 'enforce', T0);
+    recordBlock(b, { host: 'n5', itemId: 'n5', end: T0 + 3 * H, level: 1 }, 'enforce', T0 + 5);
+    recordBlock(a, { host: 'n6', itemId: 'n6', end: T0 + H, level: 2 }, 'enforce', T0);
+    b.hosts.n6 = structuredClone(a.hosts.n6);
+    b.hosts.n6.lastBlock!.endedAt = T0 + 10;
+    b.hosts.n6.lastBlock!.endedBy = 'operator';
+    b.hosts.n6.operatorUnblockedAt = T0 + 10;
+    a.cursors = { flink: 'a' };
+    b.cursors = { flink: 'b', 'yarn-containers': 7 };
+
+    const m = mergeStates(a, b);
+    assert.deepEqual(m.incidents.map((i) => i.host).sort(), ['n1', 'n2', 'n3']);
+    assert.deepEqual(Object.keys(m.seen).sort(), ['k1', 'k2', 'k3']);
+    assert.equal(m.hosts.n5.lastBlock?.level, 1, 'the later block wins');
+    assert.equal(m.hosts.n6.lastBlock?.endedBy, 'operator', "either side's view that an operator lifted it");
+    assert.equal(m.hosts.n6.operatorUnblockedAt, T0 + 10);
+    assert.deepEqual(m.cursors, { flink: 'a', 'yarn-containers': 7 }, 'own cursors; the other\'s only where this side has none');
+    assert.deepEqual(mergeStates(m, m), m, 'merging with itself changes nothing');
+    assert.deepEqual(mergeStates(m, b), m, 'merging what is already in changes nothing');
+    assert.deepEqual(mergeStates(b, a).hosts, m.hosts, 'the hosts do not depend on who merges');
+  });
+});
