@@ -13,6 +13,8 @@ import { countNodeStates } from '../../src/yarn/node-counts';
 import { ClusterNode } from '../../src/yarn/types';
 import { DetectorSource } from '../../src/detect/source';
 import { Failure } from '../../src/detect/types';
+import { MemoryStore } from '../../src/store/memory-store';
+import { newItem } from '../../src/model/merge';
 
 describe('detector: RM reads', () => {
   it('cluster metrics every pass, the node list at most every 10 minutes', async () => {
@@ -104,5 +106,47 @@ describe('detector: RM reads', () => {
     await again.pass();
     assert.equal(writes.length, 2);
     assert.equal(again.view().report?.hosts.find((h) => h.host === 'n3')?.score, 1, 'the incident survived the restart');
+  });
+
+  it("lists the store's items again only when the store's version moved (a thousand jobs' quiet passes read no item)", async () => {
+    const clock = new FakeClock(1_716_900_000_000);
+    const nodes: ClusterNode[] = Array.from({ length: 20 }, (_, i) => ({ id: `n${i}:8041`, host: `n${i}`, rack: '/r', state: 'RUNNING', healthReport: '', numContainers: 0 }));
+    const store = new MemoryStore({ clock });
+    const pending: Failure[] = [];
+    let lists = 0;
+    const realList = store.list.bind(store);
+    store.list = async () => {
+      lists++;
+      return realList();
+    };
+    const settings = detectorSettingsFromConfig(loadConfig({ dynamic: { 'cluster.resource-blocklist.detector.mode': 'enforce' } }).values);
+    const d = new Detector({
+      settings,
+      clock,
+      logger: silentLogger,
+      store,
+      addItem: async () => ({ outcome: 'created' }),
+      proxy: { containers: async () => [] },
+      nodes: async () => nodes,
+      sources: [{ name: 'test', poll: async () => ({ failures: pending.splice(0) }) }],
+      applicationId: () => 'application_1652313600000_0001',
+    });
+    for (let i = 0; i < 10; i++) {
+      await d.pass();
+      clock.advance(10_000);
+    }
+    assert.equal(lists, 1, 'ten quiet passes, one listing');
+    // An operator blocks n5: the next pass lists again and sees it.
+    await store.add({ item: newItem({ id: 'n5', kind: 'node', node: 'n5', action: 'MARK_BLOCKED', end: { type: 'after', ms: 60_000 }, cause: 'ops', scope: 'cluster', allowMerge: false }, clock.now(), { by: 'alice', from: 'cli' }), allowMerge: false });
+    for (let i = 0; i < 3; i++) pending.push({ key: `test:${i}`, source: 'test', host: 'n5', at: clock.now() - 10 + i, group: `test:${i}`, signature: 'x', summary: 'x' });
+    const r = await d.pass();
+    assert.equal(lists, 2);
+    const n5 = r!.hosts.find((h) => h.host === 'n5')!;
+    assert.equal(n5.decision, 'blocked');
+    assert.match(n5.why, /blocked by alice/);
+    // The block ends by the clock, without a store change: the pass goes by the time, not the listing.
+    clock.advance(60_000);
+    await d.pass();
+    assert.equal(lists, 2);
   });
 });
