@@ -130,3 +130,23 @@ export function nextBlock(last: AutoBlock | undefined, now: number, s: { blockDu
   while (level > 0 && s.blockDurationMs * 2 ** (level - 1) >= s.maxBlockDurationMs) level--;
   return { level, durationMs };
 }
+
+/**
+ * Drops the entries of hosts the detector has nothing left to remember about: no incident in the
+ * window, no block of ours in force or recent enough to double the next one, no "counted after"
+ * mark or operator's unblock still inside the window, no early evacuation running. Without it the
+ * record kept an entry for every host that ever failed under a block or was ever blocked — on a
+ * big cluster over weeks, a record past ZooKeeper's 1 MB znode limit (jute.maxbuffer), whose
+ * every write then fails.
+ */
+export function forgetSettled(state: DetectorState, now: number, windowMs: number): void {
+  const withIncidents = new Set(state.incidents.map((i) => i.host));
+  const from = now - windowMs;
+  for (const [host, hs] of Object.entries(state.hosts)) {
+    if (withIncidents.has(host) || hs.evacuatedAt !== undefined) continue;
+    if ((hs.countAfter ?? -Infinity) > from || (hs.operatorUnblockedAt ?? -Infinity) > from) continue;
+    const b = hs.lastBlock;
+    if (b && (b.endedAt === undefined || now - b.endedAt <= Math.max(0, b.end - b.start))) continue;
+    delete state.hosts[host];
+  }
+}

@@ -15,7 +15,7 @@ import { BlocklistStore } from '../store/store';
 import { AmrmProxy, ClusterMetrics, ClusterNode } from '../yarn/types';
 import { DETECTOR_PRINCIPAL, DecideSettings, DetectorReport, decide } from './decide';
 import { ingest, recordHealth } from './incidents';
-import { EffectiveBlock, consumeWhileBlocked, observeBlocks, recordBlock } from './auto-blocks';
+import { EffectiveBlock, consumeWhileBlocked, forgetSettled, observeBlocks, recordBlock } from './auto-blocks';
 import { DetectorMetrics } from './metrics';
 import { DetectorSource, SourceContext } from './source';
 import { DetectorState, decodeState, emptyState, encodeState } from './state';
@@ -194,6 +194,7 @@ export class Detector {
     const report = decide({ now, settings, state: this.state, runningNodes: nodes ? nodes.running : null, blocked, heldByOtherJobs, applicationId: appId });
     for (const b of report.blocks) await this.applyBlock(b, report, appId, now);
     this.countSuppressions(report);
+    forgetSettled(this.state, now, settings.windowMs);
 
     this.report = report;
     this.lastPassAt = now;
