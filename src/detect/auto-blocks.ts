@@ -10,6 +10,21 @@ import { spentUntil } from './incidents';
 /** The principal automatic blocks are written as (the item's created/updated `by`). */
 export const DETECTOR_PRINCIPAL = 'detector';
 
+/**
+ * How far ahead of this sidecar's clock another sidecar's may be when its expiry job deletes an
+ * item: a block gone no earlier than this before its end expired.
+ */
+export const EXPIRY_SKEW_MS = 30_000;
+
+/**
+ * How long the detector's own block lasted, by its own decision: the backoff's measure. An end an
+ * operator extended to (a day, or permanent) is theirs, and does not make the detector's memory of
+ * the block longer (a permanent extension, lifted, made every later block of the host double).
+ */
+export function ownDuration(b: AutoBlock): number {
+  return Math.max(0, Math.min(b.ownEnd ?? b.end, b.end) - b.start);
+}
+
 /** An item in effect now, as the store has it. */
 export interface EffectiveBlock {
   itemId: string;
@@ -65,14 +80,19 @@ export function observeBlocks(state: DetectorState, itemOf: (itemId: string) => 
     const item = itemOf(b.itemId);
     const end = item?.end;
     if (item && item.end > now) {
-      b.end = item.end; // an operator (or another job's detector) may have extended it
+      // An operator (or another job's detector) may have extended it — to permanent, too: a
+      // permanent item's end is Infinity in the program, which JSON writes as null; the record
+      // kept null, and after a restart the block's end read as 0.
+      b.end = Math.min(item.end, Number.MAX_SAFE_INTEGER);
       if (item.updatedBy !== DETECTOR_PRINCIPAL && b.takenOverAt === undefined) {
         b.takenOverAt = now;
         b.takenOverBy = item.updatedBy;
       }
       continue;
     }
-    if (end === undefined && now < b.end) {
+    // Gone a little before its end is the expiry job of a sidecar whose clock is ahead of ours
+    // (every sidecar sharing the store runs one), not an operator's unblock.
+    if (end === undefined && now < b.end - EXPIRY_SKEW_MS) {
       b.endedAt = now;
       b.endedBy = 'operator';
       hs.countAfter = spentUntil(state, host, now);
@@ -124,7 +144,7 @@ export function recordBlock(state: DetectorState, planned: BlockMade, mode: 'enf
 /** Backoff: a host blocked again within as long as its last block lasted gets twice as long, up to the maximum. */
 export function nextBlock(last: AutoBlock | undefined, now: number, s: { blockDurationMs: number; maxBlockDurationMs: number }): { level: number; durationMs: number } {
   let level = 0;
-  if (last && last.endedAt !== undefined && now - last.endedAt <= Math.max(0, last.end - last.start)) level = last.level + 1;
+  if (last && last.endedAt !== undefined && now - last.endedAt <= ownDuration(last)) level = last.level + 1;
   const durationMs = Math.min(s.maxBlockDurationMs, s.blockDurationMs * 2 ** Math.min(level, 30));
   // Once at the maximum, the level stops growing (it only says "how many doublings").
   while (level > 0 && s.blockDurationMs * 2 ** (level - 1) >= s.maxBlockDurationMs) level--;
@@ -146,7 +166,7 @@ export function forgetSettled(state: DetectorState, now: number, windowMs: numbe
     if (withIncidents.has(host) || hs.evacuatedAt !== undefined) continue;
     if ((hs.countAfter ?? -Infinity) > from || (hs.operatorUnblockedAt ?? -Infinity) > from) continue;
     const b = hs.lastBlock;
-    if (b && (b.endedAt === undefined || now - b.endedAt <= Math.max(0, b.end - b.start))) continue;
+    if (b && (b.endedAt === undefined || now - b.endedAt <= ownDuration(b))) continue;
     delete state.hosts[host];
   }
 }

@@ -84,7 +84,12 @@ export function decodeState(text: string | undefined): { state: DetectorState; p
     if (isObj(i) && typeof i.host === 'string' && typeof i.at === 'number' && Array.isArray(i.failures)) s.incidents.push(i as unknown as Incident);
   }
   for (const [k, v] of Object.entries(raw.seen)) if (typeof v === 'number') s.seen[k] = v;
-  for (const [h, v] of Object.entries(raw.hosts)) if (isObj(v)) s.hosts[h] = v as HostState;
+  for (const [h, v] of Object.entries(raw.hosts)) {
+    if (!isObj(v)) continue;
+    // Records written before permanent ends were kept finite hold null (JSON's Infinity): permanent.
+    if (isObj(v.lastBlock) && v.lastBlock.end === null) v.lastBlock.end = Number.MAX_SAFE_INTEGER;
+    s.hosts[h] = v as HostState;
+  }
   if (isObj(raw.health)) for (const [h, v] of Object.entries(raw.health)) if (isObj(v) && typeof v.state === 'string') s.health[h] = v as unknown as HealthObservation;
   if (isObj(raw.cursors)) s.cursors = raw.cursors as Record<string, JsonValue>;
   if (isObj(raw.lastDecisions)) for (const [h, v] of Object.entries(raw.lastDecisions)) if (typeof v === 'string') s.lastDecisions[h] = v;
