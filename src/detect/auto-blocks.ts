@@ -170,3 +170,45 @@ export function forgetSettled(state: DetectorState, now: number, windowMs: numbe
     delete state.hosts[host];
   }
 }
+
+/**
+ * The `source` of the items the detector creates (model/item.ts: what created the block): an
+ * automatic block for failures (counted against the cap), or an early evacuation of a node YARN is
+ * decommissioning (outside the cap). Kept by every merge.
+ */
+export const SOURCE_FAILURES = 'detector:failures';
+export const SOURCE_DECOMMISSIONING = 'detector:decommissioning';
+
+/** An item in force for this job, as adoptOrphans needs it. */
+export interface JobItem {
+  host: string;
+  itemId: string;
+  createdBy: string;
+  createdAt: number;
+  end: number;
+  source?: string;
+}
+
+/**
+ * The detector's own items its state does not know: the block was added, and the sidecar stopped
+ * (or its state write failed, and then it stopped) before the state was written. Without this the
+ * restarted detector did not count such a block against its cap — it could block past it — did
+ * not notice an operator lifting it, and forgot its backoff. Adopted as the detector's block from
+ * the item: its creation, its end, the backoff level its length shows. A block the state knows, or
+ * an item made before the state's last block of the host ended, is left alone.
+ */
+export function adoptOrphans(state: DetectorState, items: Iterable<JobItem>, s: { blockDurationMs: number; maxBlockDurationMs: number }): string[] {
+  const adopted: string[] = [];
+  for (const it of items) {
+    // An early evacuation is outside the cap: never adopted as a block for failures.
+    if (it.createdBy !== DETECTOR_PRINCIPAL || it.source === SOURCE_DECOMMISSIONING || state.hosts[it.host]?.evacuatedAt !== undefined) continue;
+    const b = state.hosts[it.host]?.lastBlock;
+    if (b && (b.endedAt === undefined || it.createdAt <= b.endedAt)) continue;
+    const end = Math.min(it.end, Number.MAX_SAFE_INTEGER);
+    let level = 0;
+    while (level < 30 && s.blockDurationMs * 2 ** (level + 1) <= Math.min(end - it.createdAt, s.maxBlockDurationMs)) level++;
+    (state.hosts[it.host] ??= {}).lastBlock = { itemId: it.itemId, start: it.createdAt, end, ownEnd: end, level, mode: 'enforce' };
+    adopted.push(it.host);
+  }
+  return adopted;
+}

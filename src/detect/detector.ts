@@ -15,7 +15,7 @@ import { BlocklistStore } from '../store/store';
 import { AmrmProxy, ClusterMetrics, ClusterNode } from '../yarn/types';
 import { DETECTOR_PRINCIPAL, DecideSettings, DetectorReport, decide } from './decide';
 import { ingest, recordHealth } from './incidents';
-import { EffectiveBlock, consumeWhileBlocked, forgetSettled, observeBlocks, recordBlock } from './auto-blocks';
+import { EffectiveBlock, JobItem, SOURCE_DECOMMISSIONING, SOURCE_FAILURES, adoptOrphans, consumeWhileBlocked, forgetSettled, observeBlocks, recordBlock } from './auto-blocks';
 import { DetectorMetrics } from './metrics';
 import { DetectorSource, SourceContext } from './source';
 import { DetectorState, decodeState, emptyState, encodeState } from './state';
@@ -270,6 +270,13 @@ export class Detector {
   private async currentBlocks(appId: string, now: number): Promise<{ blocked: Map<string, EffectiveBlock>; heldByOtherJobs: Set<string> }> {
     const items = await this.items();
     const byId = new Map(items.map((i) => [i.id, i]));
+    if (this.deps.settings.mode === 'enforce') {
+      const ours: JobItem[] = [];
+      for (const it of inForce(items, appId, now)) {
+        if (it.kind === 'node') ours.push({ host: it.node, itemId: it.id, createdBy: it.created.by, createdAt: it.created.at, end: it.endTimestamp, ...(it.source !== undefined ? { source: it.source } : {}) });
+      }
+      for (const h of adoptOrphans(this.state, ours, this.deps.settings)) this.deps.logger.info(`detector: ${h} carries an automatic block its state did not record (a sidecar stopped before writing it); counted as its own`);
+    }
     const { unblockedByOperator } = observeBlocks(this.state, (id) => {
       const it = byId.get(id);
       return it ? { end: it.endTimestamp, updatedBy: it.updated.by } : undefined;
@@ -314,7 +321,7 @@ export class Detector {
     }
     // allowMerge only to join another job's block of the host: a block an operator made for this
     // job meanwhile is theirs, answered as a conflict and left as it is.
-    const spec: BlockSpec = { id: b.host, kind: 'node', node: b.host, action: b.action, end: { type: 'after', ms: b.durationMs }, cause: b.cause, scope: appId, allowMerge: b.join };
+    const spec: BlockSpec = { id: b.host, kind: 'node', node: b.host, action: b.action, end: { type: 'after', ms: b.durationMs }, cause: b.cause, scope: appId, allowMerge: b.join, source: b.capped ? SOURCE_FAILURES : SOURCE_DECOMMISSIONING };
     let o: AddResult;
     try {
       o = await this.deps.addItem(spec, DETECTOR_PRINCIPAL);

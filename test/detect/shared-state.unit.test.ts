@@ -168,3 +168,59 @@ describe('detector: two sidecars of one job share its state record', () => {
     assert.deepEqual(mergeStates(b, a).hosts, m.hosts, 'the hosts do not depend on who merges');
   });
 });
+
+describe('detector: a block added, the sidecar stopped before its state was written', () => {
+  const tenNodes: ClusterNode[] = nodes.slice(0, 10); // × 0.1: one automatic block at a time
+
+  function tenNodeSidecar(store: MemoryStore, clock: FakeClock, job: SharedJob): Detector {
+    const settings = detectorSettingsFromConfig(loadConfig({ dynamic: { 'cluster.resource-blocklist.detector.mode': 'enforce' } }).values);
+    return new Detector({
+      settings,
+      clock,
+      logger: silentLogger,
+      store,
+      addItem: async (spec, principal) => {
+        const o = await store.add({ item: newItem(spec, clock.now(), { by: principal, from: 'detector' }), allowMerge: spec.allowMerge });
+        return o.outcome === 'conflict' ? { outcome: 'conflict', reason: o.conflict.message } : { outcome: o.outcome };
+      },
+      proxy: { containers: async () => [] },
+      nodes: async () => tenNodes,
+      sources: [job.source()],
+      applicationId: () => APP,
+    });
+  }
+
+  it('the restarted detector counts the block against its cap, keeps its backoff level, and sees an operator lift it', async () => {
+    const clock = new FakeClock(T0);
+    const backend = new MemoryBackend();
+    const job = new SharedJob();
+    // The state write fails (the store hiccups), then the sidecar is stopped.
+    const failing = new MemoryStore({ backend, clock });
+    failing.replaceRecord = async () => {
+      throw new Error('store unreachable');
+    };
+    const first = tenNodeSidecar(failing, clock, job);
+    await first.pass();
+    for (let i = 0; i < 3; i++) job.fail('n3', clock.now() + i * 1000);
+    clock.advance(MIN);
+    assert.equal(hostOf(await first.pass(), 'n3').decision, 'block');
+    const item = await failing.get('n3');
+    assert.equal(item?.source, 'detector:failures');
+
+    const store = new MemoryStore({ backend, clock });
+    const again = tenNodeSidecar(store, clock, job);
+    for (let i = 0; i < 3; i++) job.fail('n5', clock.now() + i * 1000);
+    clock.advance(MIN);
+    const r = await again.pass();
+    assert.equal(hostOf(r, 'n5').decision, 'cap', `n3's block holds the one slot: ${hostOf(r, 'n5').why}`);
+    assert.equal(hostOf(r, 'n3').lastBlock?.level, 0);
+    assert.equal(await store.get('n5'), undefined);
+
+    // The operator lifts n3's block: taken as an operator's unblock.
+    await store.remove('n3');
+    clock.advance(1000);
+    const lifted = await again.pass();
+    assert.equal(hostOf(lifted, 'n3').lastBlock?.endedBy, 'operator');
+    assert.equal(hostOf(lifted, 'n5').decision, 'block', 'the slot is free again');
+  });
+});
