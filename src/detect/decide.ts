@@ -48,7 +48,8 @@ export type Decision =
   | 'job-fault' // enough incidents, but they are the job's fault
   | 'cap' // enough incidents, refused: the automatic-block cap is reached
   | 'operator-unblock' // enough incidents, but an operator lifted our block for them
-  | 'evacuate'; // YARN is decommissioning the node: evacuated ahead of YARN's timeout
+  | 'evacuate' // YARN is decommissioning the node: evacuated ahead of YARN's timeout
+  | 'refused'; // enough incidents, but the store refused joining the other jobs' item as it is now
 
 export type SuppressReason = 'job-fault' | 'cap' | 'operator-unblock';
 
@@ -113,6 +114,12 @@ export interface DecideInput {
   blocked: ReadonlyMap<string, EffectiveBlock>;
   /** Hosts whose item is in effect for other jobs only (its scope does not name this one). */
   heldByOtherJobs?: ReadonlySet<string>;
+  /**
+   * Hosts whose join the store refused for their item as it is now (e.g. it already names the most
+   * applications a scope holds), with the store's words: not tried again — every pass of every
+   * such job was a refused write and an audit record — until the item changes.
+   */
+  refusedJoins?: ReadonlyMap<string, string>;
   /** Ids of this application (the scope of automatic blocks) — for the item id and cause only. */
   applicationId: string;
 }
@@ -247,6 +254,12 @@ export function decide(input: DecideInput): DetectorReport {
   for (const c of candidates) {
     const host = c.report.host;
     const win = shortDuration(s.windowMs);
+    const refusal = input.heldByOtherJobs?.has(host) ? input.refusedJoins?.get(host) : undefined;
+    if (refusal !== undefined) {
+      c.report.decision = 'refused';
+      c.report.why = `${c.counted.length} failures in ${win} ≥ ${s.failuresPerHost}, but joining the block other jobs hold on it was refused (${refusal}); not tried again until that item changes`;
+      continue;
+    }
     if (inUse >= max) {
       c.report.decision = 'cap';
       c.report.why =

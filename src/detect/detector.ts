@@ -189,10 +189,11 @@ export class Detector {
     const polled = await this.pollSources(nodes);
     const now = clock.now();
     this.foldIn(polled, now);
-    const { blocked, heldByOtherJobs } = await this.currentBlocks(appId, now);
+    const { blocked, heldByOtherJobs, itemStamps } = await this.currentBlocks(appId, now);
     consumeWhileBlocked(this.state, blocked.keys(), settings.mode, now);
-    const report = decide({ now, settings, state: this.state, runningNodes: nodes ? nodes.running : null, blocked, heldByOtherJobs, applicationId: appId });
-    for (const b of report.blocks) await this.applyBlock(b, report, appId, now);
+    const refusedJoins = this.refusedJoins(itemStamps);
+    const report = decide({ now, settings, state: this.state, runningNodes: nodes ? nodes.running : null, blocked, heldByOtherJobs, refusedJoins, applicationId: appId });
+    for (const b of report.blocks) await this.applyBlock(b, report, appId, now, itemStamps.get(b.host));
     this.countSuppressions(report);
     forgetSettled(this.state, now, settings.windowMs);
 
@@ -267,7 +268,7 @@ export class Detector {
    * The node blocks in force for this app, and the hosts whose item is in force for other jobs
    * only; our own automatic blocks checked against the store (expired, or lifted by an operator).
    */
-  private async currentBlocks(appId: string, now: number): Promise<{ blocked: Map<string, EffectiveBlock>; heldByOtherJobs: Set<string> }> {
+  private async currentBlocks(appId: string, now: number): Promise<{ blocked: Map<string, EffectiveBlock>; heldByOtherJobs: Set<string>; itemStamps: Map<string, string> }> {
     const items = await this.items();
     const byId = new Map(items.map((i) => [i.id, i]));
     if (this.deps.settings.mode === 'enforce') {
@@ -288,8 +289,24 @@ export class Detector {
       blocked.set(it.node, { itemId: it.id, by: it.updated.by, end: it.endTimestamp, action: it.action });
     }
     const heldByOtherJobs = new Set<string>();
-    for (const it of items) if (it.kind === 'node' && isEffective(it, now) && !appliesTo(it, appId)) heldByOtherJobs.add(it.id);
-    return { blocked, heldByOtherJobs };
+    const itemStamps = new Map<string, string>();
+    for (const it of items) {
+      if (it.kind !== 'node' || !isEffective(it, now) || appliesTo(it, appId)) continue;
+      heldByOtherJobs.add(it.id);
+      itemStamps.set(it.id, `${it.created.at}:${it.updated.at}`);
+    }
+    return { blocked, heldByOtherJobs, itemStamps };
+  }
+
+  /** Hosts whose join was refused for their item as it still is; a changed item is tried again. */
+  private refusedJoins(itemStamps: ReadonlyMap<string, string>): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const [host, hs] of Object.entries(this.state.hosts)) {
+      if (!hs.refusedJoin) continue;
+      if (itemStamps.get(host) === hs.refusedJoin.item) out.set(host, hs.refusedJoin.reason);
+      else delete hs.refusedJoin;
+    }
+    return out;
   }
 
   /**
@@ -310,7 +327,7 @@ export class Detector {
   }
 
   /** Shadow: record and say what would happen. Enforce: an ordinary item through the API's own path. */
-  private async applyBlock(b: DetectorReport['blocks'][number], report: DetectorReport, appId: string, now: number): Promise<void> {
+  private async applyBlock(b: DetectorReport['blocks'][number], report: DetectorReport, appId: string, now: number, itemStamp: string | undefined): Promise<void> {
     const { settings, logger, metrics } = this.deps;
     if (settings.mode === 'shadow') {
       recordBlock(this.state, b, 'shadow', now);
@@ -332,9 +349,17 @@ export class Detector {
       return;
     }
     if (o.outcome === 'conflict') {
+      if (b.join && itemStamp !== undefined) {
+        // Refused as the item is (it names the most applications a scope holds): trying again every
+        // pass was a refused write and an audit record per pass, for nothing, until it changes.
+        (this.state.hosts[b.host] ??= {}).refusedJoin = { item: itemStamp, reason: o.reason, at: now };
+        logger.warn(`detector: joining the block other jobs hold on ${b.host} was refused (${o.reason}); not tried again until that item changes`);
+        return;
+      }
       logger.info(`detector: ${b.host} was blocked meanwhile (${o.reason}); not adding an automatic block`);
       return;
     }
+    if (this.state.hosts[b.host]?.refusedJoin) delete this.state.hosts[b.host].refusedJoin;
     if (b.capped) recordBlock(this.state, b, 'enforce', now);
     else (this.state.hosts[b.host] ??= {}).evacuatedAt = now;
     metrics?.blocks.inc({ mode: 'enforce' });

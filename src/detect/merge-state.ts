@@ -60,6 +60,8 @@ function mergeHost(a: HostState | undefined, b: HostState | undefined): HostStat
   if (op !== undefined) out.operatorUnblockedAt = op;
   const ev = maxDefined(a.evacuatedAt, b.evacuatedAt);
   if (ev !== undefined) out.evacuatedAt = ev;
+  const refused = !a.refusedJoin ? b.refusedJoin : !b.refusedJoin ? a.refusedJoin : a.refusedJoin.at >= b.refusedJoin.at ? a.refusedJoin : b.refusedJoin;
+  if (refused) out.refusedJoin = { ...refused };
   return out;
 }
 

@@ -40,6 +40,11 @@ export interface HostState {
   operatorUnblockedAt?: number;
   /** When a DECOMMISSIONING node was evacuated early (not again while it stays so). */
   evacuatedAt?: number;
+  /**
+   * The store refused joining the other jobs' item of this host: the item as it was then (its
+   * last change, end and scope) and the store's words. Tried again once the item changes.
+   */
+  refusedJoin?: { item: string; reason: string; at: number };
 }
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [k: string]: JsonValue };

@@ -224,3 +224,50 @@ describe('detector: a block added, the sidecar stopped before its state was writ
     assert.equal(hostOf(lifted, 'n5').decision, 'block', 'the slot is free again');
   });
 });
+
+describe('detector: joining a host item the store refuses (its scope is full)', () => {
+  it('is not tried again every pass (a refused write and an audit record each time) until the item changes', async () => {
+    const clock = new FakeClock(T0);
+    const store = new MemoryStore({ clock });
+    const job = new SharedJob();
+    let adds = 0;
+    const settings = detectorSettingsFromConfig(loadConfig({ dynamic: { 'cluster.resource-blocklist.detector.mode': 'enforce' } }).values);
+    const d = new Detector({
+      settings,
+      clock,
+      logger: silentLogger,
+      store,
+      addItem: async (spec, principal) => {
+        adds++;
+        const o = await store.add({ item: newItem(spec, clock.now(), { by: principal, from: 'detector' }), allowMerge: spec.allowMerge });
+        return o.outcome === 'conflict' ? { outcome: 'conflict', reason: o.conflict.message } : { outcome: o.outcome };
+      },
+      proxy: { containers: async () => [] },
+      nodes: async () => nodes,
+      sources: [job.source()],
+      applicationId: () => APP,
+    });
+    // 64 other jobs' detectors already hold n3 (the most applications one scope names).
+    const others = Array.from({ length: 64 }, (_, i) => `application_1652313600000_${String(100 + i).padStart(4, '0')}`);
+    const held = (apps: string[]) => newItem({ id: 'n3', kind: 'node', node: 'n3', action: 'MARK_BLOCKED', end: { type: 'after', ms: 4 * H }, cause: 'auto: other jobs', scope: apps.join(','), allowMerge: false }, clock.now(), { by: 'detector', from: 'detector' });
+    assert.equal((await store.add({ item: held(others), allowMerge: false })).outcome, 'created');
+    for (let i = 0; i < 3; i++) job.fail('n3', clock.now() + i * 1000);
+    clock.advance(MIN);
+    await d.pass();
+    assert.equal(adds, 1, 'tried once');
+    for (let i = 0; i < 5; i++) {
+      clock.advance(10_000);
+      const r = hostOf(await d.pass(), 'n3');
+      assert.equal(r.decision, 'refused', r.why);
+    }
+    assert.equal(adds, 1, 'not again while the item is as it was');
+    // The item changes (it ends, and other jobs block the host again, fewer of them): tried again.
+    await store.remove('n3');
+    assert.equal((await store.add({ item: held(others.slice(0, 10)), allowMerge: false })).outcome, 'created');
+    clock.advance(10_000);
+    const again = hostOf(await d.pass(), 'n3');
+    assert.equal(again.decision, 'block', again.why);
+    assert.equal(adds, 2);
+    assert.match(String((await store.get('n3'))?.scope), new RegExp(APP));
+  });
+});
