@@ -37,7 +37,7 @@ export interface DetectorDeps {
   clock: Clock;
   logger: Logger;
   metrics?: DetectorMetrics;
-  store: Pick<BlocklistStore, 'list'> & Partial<Pick<BlocklistStore, 'version' | 'readRecord' | 'writeRecord' | 'replaceRecord'>>;
+  store: Pick<BlocklistStore, 'list'> & Partial<Pick<BlocklistStore, 'version' | 'readRecord' | 'writeRecord' | 'replaceRecord' | 'recordKeys' | 'removeRecord'>>;
   addItem: AddItem;
   proxy: Pick<AmrmProxy, 'containers'>;
   /** All nodes: which host names the RM knows (a fallback attribution by host name needs it). Read rarely. */
@@ -80,6 +80,16 @@ const REMEMBERED_CONTAINERS = 20_000;
 const NODES_REFRESH_MS = 10 * 60_000;
 /** Compare-and-set rounds of one save before it waits for the next pass. */
 const SAVE_ROUNDS = 5;
+const DAY_MS = 24 * 3_600_000;
+/** A quiet job's detector still writes its record this often (DetectorState.touchedAt). */
+const TOUCH_EVERY_MS = DAY_MS;
+/** A record no detector wrote for this long belongs to a job that is gone. */
+const FORGET_AFTER_MS = 7 * DAY_MS;
+/** How often a detector looks for such records (first at an offset spread by application id). */
+const COLLECT_EVERY_MS = DAY_MS;
+/** Records removed in one look at most (the rest next time), so a backlog never makes a long pass. */
+const COLLECT_MAX = 1_000;
+const RECORD_PREFIX = 'detector.';
 
 export class Detector {
   private state: DetectorState = emptyState();
@@ -98,6 +108,8 @@ export class Detector {
   /** The items as last listed, and the store's version() they were listed at. */
   private listed: { version: string; items: BlockedItem[] } | undefined;
   private stopTimer: (() => void) | undefined;
+  /** When this detector next looks for the records of jobs that are gone. */
+  private nextCollectAt: number | undefined;
   private running: Promise<DetectorReport | null> | undefined;
 
   constructor(private readonly deps: DetectorDeps) {
@@ -106,7 +118,7 @@ export class Detector {
 
   get stateKey(): string | undefined {
     const app = this.deps.applicationId();
-    return app ? `detector.${app}` : undefined;
+    return app ? `${RECORD_PREFIX}${app}` : undefined;
   }
 
   /** Polls every pollIntervalMs on the injected clock until stop(). */
@@ -201,6 +213,7 @@ export class Detector {
     this.lastPassAt = now;
     this.lastError = null;
     await this.save();
+    await this.collectGone(appId, clock.now());
     return report;
   }
 
@@ -465,7 +478,10 @@ export class Detector {
     // Most passes of most jobs change nothing (no failure, no block): with a thousand jobs on one
     // ZooKeeper ensemble, writing anyway was a hundred quorum writes a second for nothing.
     let text = encodeState(this.state);
-    if (text === this.savedText) return;
+    const now = this.deps.clock.now();
+    if (text === this.savedText && (this.state.touchedAt ?? -Infinity) > now - TOUCH_EVERY_MS) return;
+    this.state.touchedAt = now;
+    text = encodeState(this.state);
     try {
       const replace = store.replaceRecord;
       if (!replace) {
@@ -492,5 +508,43 @@ export class Detector {
     } catch (e) {
       logger.warn(`detector: saving its state failed (kept in memory, retried next pass): ${(e as Error).message}`);
     }
+  }
+
+  /**
+   * Removes the state records of jobs that are gone. Every job's detector leaves a record behind
+   * when its application ends (nothing tells a sidecar that this stop is its job's last), so on a
+   * cluster that runs a thousand jobs a day the records grew without end — on ZooKeeper, in every
+   * server's memory. A running job's detector writes its record at least daily (touchedAt); one
+   * nobody wrote for FORGET_AFTER_MS is removed, by a compare-and-set delete, so a job that writes
+   * it meanwhile keeps it. Records of an older format (no touchedAt) are left alone. Best effort.
+   */
+  private async collectGone(appId: string, now: number): Promise<void> {
+    const { store, logger } = this.deps;
+    const { recordKeys, removeRecord, readRecord } = store;
+    if (!recordKeys || !removeRecord || !readRecord) return;
+    if (this.nextCollectAt === undefined) {
+      // Spread over the day: a thousand sidecars started together do not all look at once.
+      let h = 0;
+      for (const c of appId) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+      this.nextCollectAt = now + (h % COLLECT_EVERY_MS);
+    }
+    if (now < this.nextCollectAt) return;
+    this.nextCollectAt = now + COLLECT_EVERY_MS;
+    const own = this.stateKey;
+    let removed = 0;
+    try {
+      for (const key of await recordKeys.call(store, RECORD_PREFIX)) {
+        if (key === own) continue;
+        const text = await readRecord.call(store, key);
+        if (text === undefined) continue;
+        const { state, problem } = decodeState(text);
+        if (problem || state.touchedAt === undefined || now - state.touchedAt < FORGET_AFTER_MS) continue;
+        if (await removeRecord.call(store, key, text)) removed++;
+        if (removed >= COLLECT_MAX) break;
+      }
+    } catch (e) {
+      logger.warn(`detector: looking for the records of jobs that are gone failed (tried again in a day): ${(e as Error).message}`);
+    }
+    if (removed > 0) logger.info(`detector: removed the state records of ${removed} job(s) no detector wrote for ${FORGET_AFTER_MS / DAY_MS} days`);
   }
 }

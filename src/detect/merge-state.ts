@@ -31,6 +31,8 @@ export function mergeStates(mine: DetectorState, theirs: DetectorState): Detecto
     cursors: mergeCursors(mine.cursors, theirs.cursors),
     lastDecisions: { ...mine.lastDecisions },
   };
+  const touchedAt = maxDefined(mine.touchedAt, theirs.touchedAt);
+  if (touchedAt !== undefined) out.touchedAt = touchedAt;
   for (const [k, at] of Object.entries(mine.seen)) out.seen[k] = out.seen[k] === undefined ? at : Math.min(out.seen[k], at);
   for (const [h, o] of Object.entries(mine.health)) {
     const t = out.health[h];

@@ -60,6 +60,11 @@ export interface DetectorState {
   cursors: Record<string, JsonValue>;
   /** The last decision per host, so metrics count a suppression once, not once per pass. */
   lastDecisions: Record<string, string>;
+  /**
+   * When a detector last wrote the record: at least daily while its job runs, so a record nobody
+   * wrote for a week belongs to a job that is gone, and any detector may remove it.
+   */
+  touchedAt?: number;
 }
 
 export function emptyState(): DetectorState {
@@ -97,6 +102,7 @@ export function decodeState(text: string | undefined): { state: DetectorState; p
   }
   if (isObj(raw.health)) for (const [h, v] of Object.entries(raw.health)) if (isObj(v) && typeof v.state === 'string') s.health[h] = v as unknown as HealthObservation;
   if (isObj(raw.cursors)) s.cursors = raw.cursors as Record<string, JsonValue>;
+  if (typeof raw.touchedAt === 'number') s.touchedAt = raw.touchedAt;
   if (isObj(raw.lastDecisions)) for (const [h, v] of Object.entries(raw.lastDecisions)) if (typeof v === 'string') s.lastDecisions[h] = v;
   return { state: s };
 }

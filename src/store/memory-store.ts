@@ -216,6 +216,17 @@ export class MemoryStore implements BlocklistStore {
     this.backend.records.set(key, value);
   }
 
+  async recordKeys(prefix: string): Promise<string[]> {
+    return [...this.backend.records.keys()].filter((k) => k.startsWith(prefix));
+  }
+
+  async removeRecord(key: string, expected: string): Promise<boolean> {
+    checkRecordKey(key);
+    if (this.backend.records.get(key) !== expected) return false;
+    this.backend.records.delete(key);
+    return true;
+  }
+
   async replaceRecord(key: string, expected: string | undefined, value: string): Promise<boolean> {
     checkRecordKey(key);
     if (this.backend.records.get(key) !== expected) return false;

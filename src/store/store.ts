@@ -108,6 +108,14 @@ export interface BlocklistStore {
    * record changed and changed back holds what the caller merged against.
    */
   replaceRecord?(key: string, expected: string | undefined, value: string): Promise<boolean>;
+  /** The keys of the records whose key starts with `prefix` (any order). */
+  recordKeys?(prefix: string): Promise<string[]>;
+  /**
+   * Removes a record only if its text is still exactly `expected`, in one atomic step; false = it
+   * changed (or is gone) meanwhile, nothing removed. Collecting the records of finished jobs this
+   * way never removes one its job wrote again in between.
+   */
+  removeRecord?(key: string, expected: string): Promise<boolean>;
   /** How long a remote store has been unreachable without a break (0 = it answers); /healthz uses it. */
   unreachableForMs?(): number;
   /** Optional push notification of changes (ZooKeeper watches); returns an unsubscribe. */

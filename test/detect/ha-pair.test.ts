@@ -92,9 +92,16 @@ describe('detector: two sidecars of one job on one ZooKeeper store (HA pair)', f
     assert.equal(await two.replaceRecord!(key, 'a', 'b'), true);
     assert.equal(await one.replaceRecord!(key, 'a', 'c'), false, 'changed meanwhile: not replaced');
     assert.equal(await one.readRecord!(key), 'b');
+    // The records of jobs that are gone: listed by prefix, removed only as they were read.
+    assert.deepEqual(await two.recordKeys!(key), [key]);
+    assert.equal(await two.removeRecord!(key, 'a'), false, 'changed since: not removed');
+    assert.equal(await two.removeRecord!(key, 'b'), true);
+    assert.equal(await one.readRecord!(key), undefined);
+    assert.deepEqual(await one.recordKeys!(key), []);
+    assert.equal(await one.removeRecord!(key, 'b'), false, 'gone');
   }
 
-  it('the compare-and-set of a record, on ZooKeeper and on one SQLite file opened twice', async () => {
+  it('the compare-and-set of a record (write and remove), on ZooKeeper and on one SQLite file opened twice', async () => {
     await compareAndSet(sidecars[0].store, sidecars[1].store);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ha-pair-'));
     const one = new SqliteStore(path.join(dir, 'b.db'), { writeThread: true });

@@ -12,7 +12,7 @@ import { Detector } from '../../src/detect/detector';
 import { decodeState } from '../../src/detect/state';
 import { Failure } from '../../src/detect/types';
 import { newItem } from '../../src/model/merge';
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryBackend, MemoryStore } from '../../src/store/memory-store';
 import { detectorSettingsFromConfig } from '../../src/sidecar/detector-factory';
 import { ClusterNode } from '../../src/yarn/types';
 
@@ -54,5 +54,42 @@ describe('detector state: what it no longer needs is forgotten', () => {
     const quiet = await record();
     assert.deepEqual(decodeState(quiet).state.hosts, {}, 'nothing left to remember about any host');
     assert.ok(quiet.length < 1_000, `record ${quiet.length} bytes (was ${busy.length} while busy)`);
+  });
+});
+
+describe('detector state records of jobs that are gone', () => {
+  it('are removed a week after their last write; records of running jobs (quiet ones too) stay', async () => {
+    const DAY = 24 * 3_600_000;
+    const clock = new FakeClock(1_716_900_000_000);
+    const backend = new MemoryBackend();
+    const nodes: ClusterNode[] = Array.from({ length: 10 }, (_, i) => ({ id: `n${i}:8041`, host: `n${i}`, rack: '/r', state: 'RUNNING', healthReport: '', numContainers: 0 }));
+    const settings = detectorSettingsFromConfig(loadConfig({ dynamic: { 'cluster.resource-blocklist.detector.mode': 'enforce' } }).values);
+    const detectorOf = (app: string): Detector =>
+      new Detector({
+        settings,
+        clock,
+        logger: silentLogger,
+        store: new MemoryStore({ backend, clock }),
+        addItem: async () => ({ outcome: 'created' }),
+        proxy: { containers: async () => [] },
+        nodes: async () => nodes,
+        sources: [],
+        applicationId: () => app,
+      });
+    const app = (n: number): string => `application_1652313600000_${String(n).padStart(4, '0')}`;
+    const store = new MemoryStore({ backend });
+    // Ten jobs ran and finished: each left its record.
+    for (let i = 1; i <= 10; i++) await detectorOf(app(i)).pass();
+    // One running, quiet job; one whose sidecar is down for three days and comes back.
+    const running = detectorOf(app(100));
+    const away = detectorOf(app(200));
+    await away.pass();
+    for (let day = 1; day <= 9; day++) {
+      clock.advance(DAY);
+      await running.pass();
+      if (day === 3) await detectorOf(app(200)).pass();
+    }
+    const keys = (await store.recordKeys('detector.')).sort();
+    assert.deepEqual(keys, [`detector.${app(100)}`, `detector.${app(200)}`], 'the ten finished jobs\' records are gone');
   });
 });

@@ -114,6 +114,7 @@ export class SqliteStore implements BlocklistStore {
     list: Database.Statement<[], { id: string; data: string }>;
     version: Database.Statement<[], { value: number }>;
     readRecord: Database.Statement<[string], { value: string }>;
+    recordKeys: Database.Statement<[], { key: string }>;
   };
 
   /** The last list() and the store version it was read at. */
@@ -144,6 +145,7 @@ export class SqliteStore implements BlocklistStore {
       list: this.db.prepare('SELECT id, data FROM items ORDER BY id'),
       version: this.db.prepare("SELECT value FROM meta WHERE key = 'version'"),
       readRecord: this.db.prepare('SELECT value FROM records WHERE key = ?'),
+      recordKeys: this.db.prepare('SELECT key FROM records'),
     };
   }
 
@@ -351,6 +353,23 @@ export class SqliteStore implements BlocklistStore {
       await this.write({ op: 'writeRecord', key, value }, false);
     } catch (e) {
       unavailable(e, `write record '${key}'`);
+    }
+  }
+
+  async recordKeys(prefix: string): Promise<string[]> {
+    try {
+      return this.stmts.recordKeys.all().map((r) => r.key).filter((k) => k.startsWith(prefix));
+    } catch (e) {
+      unavailable(e, `list records '${prefix}*'`);
+    }
+  }
+
+  async removeRecord(key: string, expected: string): Promise<boolean> {
+    checkRecordKey(key);
+    try {
+      return await this.write({ op: 'removeRecord', key, expected }, false);
+    } catch (e) {
+      unavailable(e, `remove record '${key}'`);
     }
   }
 

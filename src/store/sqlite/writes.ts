@@ -114,6 +114,7 @@ export class SqliteWrites {
     bump: Database.Statement<[]>;
     writeRecord: Database.Statement<[string, string]>;
     readRecord: Database.Statement<[string], { value: string }>;
+    removeRecord: Database.Statement<[string, string]>;
   };
   /**
    * The group commit's transaction and each call's savepoint, made once: better-sqlite3 builds a
@@ -133,6 +134,7 @@ export class SqliteWrites {
       bump: db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'version'"),
       writeRecord: db.prepare('INSERT INTO records(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
       readRecord: db.prepare('SELECT value FROM records WHERE key = ?'),
+      removeRecord: db.prepare('DELETE FROM records WHERE key = ? AND value = ?'),
     };
     // Inside the group's transaction, the call's db.transaction() runs as a savepoint.
     const call = db.transaction((reqs: readonly AddRequest[]) => reqs.map((r) => this.addOne(r)));
@@ -255,6 +257,11 @@ export class SqliteWrites {
       .immediate();
   }
 
+  /** Deletes a record only if its text is still `expected` (one statement: atomic). */
+  removeRecord(key: string, expected: string): boolean {
+    return this.stmts.removeRecord.run(key, expected).changes > 0;
+  }
+
   /**
    * Copies what the WAL holds into the database file as far as it can without waiting for anyone
    * (PASSIVE), so the WAL can start over. The write thread runs it for the store's own connection,
@@ -272,6 +279,7 @@ export type WriteOp =
   | { op: 'removeQuarantined'; id: string }
   | { op: 'removeExpired'; now: number }
   | { op: 'writeRecord'; key: string; value: string; expected?: string | null }
+  | { op: 'removeRecord'; key: string; expected: string }
   | { op: 'checkpoint' };
 
 export interface WriteResults {
@@ -280,6 +288,7 @@ export interface WriteResults {
   removeQuarantined: RemoveQuarantinedDone;
   removeExpired: RemoveExpiredDone;
   writeRecord: boolean;
+  removeRecord: boolean;
   checkpoint: undefined;
 }
 
@@ -299,6 +308,8 @@ export function runWrite(w: SqliteWrites, op: WriteOp): WriteResults[WriteOp['op
       return w.removeExpired(op.now);
     case 'writeRecord':
       return w.writeRecord(op.key, op.value, op.expected);
+    case 'removeRecord':
+      return w.removeRecord(op.key, op.expected);
     case 'checkpoint':
       w.checkpoint();
       return undefined;

@@ -7,6 +7,7 @@
 import { checkRecordKey, StoreUnavailableError } from '../store';
 import { Deadline } from '../retry';
 import { EMPTY, ZkItems } from './items';
+import { decodeId } from './paths';
 import { ZK, hasCode } from './errors';
 import { unavailable } from './store-failures';
 
@@ -89,5 +90,44 @@ export async function replaceRecord(items: ZkItems, key: string, expected: strin
     }
   } catch (e) {
     throw unavailable(items, e, `replace record '${key}'`);
+  }
+}
+
+/** The keys under <base>/records that start with `prefix`; none before the first record. */
+export async function recordKeys(items: ZkItems, prefix: string): Promise<string[]> {
+  const d = new Deadline(items.operationTimeoutMs);
+  try {
+    const names = await items.retrying(d, () => items.session.getChildren(items.layout.records, d.left())).catch((e: unknown) => {
+      if (hasCode(e, ZK.NO_NODE)) return [] as string[];
+      throw e;
+    });
+    const out: string[] = [];
+    for (const n of names) {
+      const key = decodeId(n);
+      if (key !== undefined && key.startsWith(prefix)) out.push(key);
+    }
+    return out;
+  } catch (e) {
+    throw unavailable(items, e, `list records '${prefix}*'`);
+  }
+}
+
+/** A versioned delete of a record whose text is still `expected`; false = changed or gone. */
+export async function removeRecord(items: ZkItems, key: string, expected: string): Promise<boolean> {
+  checkRecordKey(key);
+  const d = new Deadline(items.operationTimeoutMs);
+  const path = items.layout.recordPath(key);
+  try {
+    const cur = await items.retrying(d, () => items.session.getData(path, d.left()));
+    if (!cur || cur.data.toString('utf8') !== expected) return false;
+    try {
+      await items.retrying(d, () => items.session.multi([{ op: 'remove', path, version: cur.stat.version }], d.left()));
+      return true;
+    } catch (e) {
+      if (hasCode(e, ZK.BAD_VERSION) || hasCode(e, ZK.NO_NODE)) return false;
+      throw e;
+    }
+  } catch (e) {
+    throw unavailable(items, e, `remove record '${key}'`);
   }
 }

@@ -31,7 +31,7 @@ import { ZkWatch, markerOf } from './watch';
 import { ZkItems } from './items';
 import { casFailure, notInTime, unavailable } from './store-failures';
 import { removeExpired } from './expiry';
-import { readRecord, replaceRecord, writeRecord } from './records';
+import { readRecord, recordKeys, removeRecord, replaceRecord, writeRecord } from './records';
 
 export interface ZookeeperStoreOptions {
   /** host:port[,host:port…][/chroot] */
@@ -249,6 +249,14 @@ export class ZookeeperStore implements BlocklistStore {
 
   replaceRecord(key: string, expected: string | undefined, value: string): Promise<boolean> {
     return replaceRecord(this.items, key, expected, value);
+  }
+
+  recordKeys(prefix: string): Promise<string[]> {
+    return recordKeys(this.items, prefix);
+  }
+
+  removeRecord(key: string, expected: string): Promise<boolean> {
+    return removeRecord(this.items, key, expected);
   }
 
   unreachableForMs(): number {
