@@ -4,7 +4,7 @@
  * Pure. Every store runs read → decide → compare-and-set, and the API's dry run calls the same
  * function on the item it read, so a preview can never disagree with the real write.
  */
-import { BlockedItem, EVACUATE, tagMatches } from './item';
+import { BlockedItem, tagMatches } from './item';
 import { isExpired } from './effective';
 import { mergeItems } from './merge';
 
@@ -12,11 +12,6 @@ export interface AddRequest {
   /** A complete new item, as model/merge#newItem builds it. */
   item: BlockedItem;
   allowMerge: boolean;
-  /**
-   * The sync engine's record that the item's evacuation started at this time (its node went on
-   * YARN's blacklist): stored once, never moved, and never a reason to create an item that is gone.
-   */
-  evacuationStart?: number;
   /**
    * HTTP If-Match: the version of the item the caller saw (model/item#itemTag). Decided here, in
    * the stores' compare-and-set, so the write lands only if the item is still that version.
@@ -54,7 +49,6 @@ export type Decision =
  * (new start, none of the old cause) instead of merging into a ghost.
  */
 export function decide(existing: BlockedItem | undefined, req: AddRequest, now: number): Decision {
-  if (req.evacuationStart !== undefined) return startEvacuation(existing, req, req.evacuationStart, now);
   const live = existing && !isExpired(existing, now) ? existing : undefined;
   if (req.ifMatch !== undefined && !tagMatches(req.ifMatch, live)) return { outcome: 'conflict', existing: live ?? req.item, conflict: changedSince(req.item.id, live) };
   if (!existing || isExpired(existing, now)) return { outcome: 'created', write: req.item };
@@ -78,13 +72,4 @@ export function changedSince(id: string, current: BlockedItem | undefined): Conf
     ? `'${id}' changed since you looked (last changed by ${current.updated.by} at ${new Date(current.updated.at).toISOString()}): nothing was changed; look at it again`
     : `'${id}' was unblocked since you looked (or its block ended): nothing was changed`;
   return { code: 'changed', message };
-}
-
-/**
- * The evacuation clock starts once: an item that is gone (unblocked or ended meanwhile) is not
- * brought back, one that no longer evacuates or has started already is left as it is.
- */
-function startEvacuation(existing: BlockedItem | undefined, req: AddRequest, at: number, now: number): Decision {
-  if (!existing || isExpired(existing, now) || existing.action !== EVACUATE || existing.evacuationSince !== undefined) return { outcome: 'unchanged', item: existing ?? req.item };
-  return { outcome: 'merged', write: { ...existing, evacuationSince: at }, previous: existing };
 }

@@ -50,10 +50,11 @@ export interface BlockedItem {
   /** Seconds; negative = wait forever; 0 = release at once. Absent = the configured default. */
   evacuationTimeout?: number;
   /**
-   * When this item started asking for evacuation (its creation, or the merge that upgraded it to
-   * EVACUATE). The evacuation deadline counts from here, so neither a timeout change nor a
-   * sidecar restart resets the clock (graceful decommission: "Change of timeout does not reset
-   * the ongoing decommissioning").
+   * One evacuation start for every job, as versions before per-job starts stored it (the first
+   * job to put the node on its blacklist wrote it). No longer written: each job keeps its own start
+   * (src/sync/evacuation-starts.ts), since a job whose safety cap held the block back starts later.
+   * Kept as it is read (codec) and through merges, so an older sidecar sharing the store still
+   * finds it; a job adopts it only where it had applied the block already.
    */
   evacuationSince?: number;
   /**

@@ -43,14 +43,15 @@ export type MergeResult =
 
 /**
  * Merges `incoming` (a freshly built item for the same id) into `existing`.
- * - action: EVACUATE wins; the evacuation clock is not the merge's: it starts when the sync engine
- *   first has the item's node on YARN's blacklist (decide's `evacuationStart`), and no merge moves it;
+ * - action: EVACUATE wins; the evacuation clock is not the merge's: each job's starts when its sync
+ *   engine first has the item's node on that job's YARN blacklist (kept by the job, not in the
+ *   item: src/sync/evacuation-starts.ts), and no merge moves it;
  * - endTimestamp: max (permanent wins);
  * - cause: the stored text with the request's new tokens appended, bounded (cause.ts); a merge
  *   that would leave no cause at all is refused (`empty-cause`);
  * - startTimestamp, the creation stamp and the source: the original's (the source names who
  *   created the block; a merge adds to a block, it does not change who made it);
- * - evacuationTimeout: the newer value when given (the deadline still counts from evacuationSince);
+ * - evacuationTimeout: the newer value when given (each job's deadline still counts from its start);
  * - scope: the union of both (scope.ts): two jobs' blocks of one node become one block for both;
  *   cluster covers all.
  * A merge that changes nothing is `unchanged`: the existing item stays as it is (not even its

@@ -166,6 +166,7 @@ export function decodeItem(text: string): BlockedItem {
     if (typeof o.evacuationTimeout !== 'number' || !Number.isInteger(o.evacuationTimeout)) throw new CorruptItemError('bad evacuationTimeout');
     item.evacuationTimeout = o.evacuationTimeout;
   }
+  // Written by versions before per-job starts (model/item.ts evacuationSince): kept, never written anew.
   if (o.evacuationSince !== undefined) item.evacuationSince = ts(o.evacuationSince, 'evacuationSince');
   // Rows written before the field existed have none: made by hand, as far as anyone knows.
   if (o.source !== undefined) item.source = intern(str(o.source, 'source'));

@@ -17,6 +17,8 @@ import { EvacuationDecision, EvacuationStatus, isTaskManager, withCountdown } fr
 import { DEFAULT_CAP_NODE_COUNT_MEMORY_MS, Memory, afterNewAttempt, afterPush, afterRelease, emptyMemory, pruneReleased } from './memory';
 import { Decision, Desired, Observed, Rules, SyncEvent, anyEvacuation, evacuating, planEvacuations, reconcile } from './reconcile';
 import { Executor, PushOutcome } from './executor';
+import { StartsRecord } from './starts-record';
+import { message } from './cache';
 import { StoreWatcher } from './watch-store';
 import { AttemptWatcher } from './watch-attempt';
 import { BlacklistWatcher } from './watch-blacklist';
@@ -99,6 +101,8 @@ export class Controller {
   /** The observed layer: one watcher per thing read, each with its cache. */
   private readonly watch: Watchers;
   private readonly executor: Executor;
+  /** This job's evacuation starts, as stored (evacuation-starts.ts). */
+  private readonly starts: StartsRecord;
   private readonly rules: Rules;
   private memory: Memory = emptyMemory();
   private viewCache: SyncView | undefined;
@@ -120,7 +124,8 @@ export class Controller {
       nodes: new NodesWatcher({ rm, logger }, intervals),
       containers: new ContainersWatcher({ proxy }, intervals),
     };
-    this.executor = new Executor({ proxy, store, metrics, logger, owner: this.owner });
+    this.executor = new Executor({ proxy, metrics, logger, owner: this.owner });
+    this.starts = new StartsRecord({ store, logger });
     this.rules = {
       maxBlockedFraction: settings.maxBlockedFraction,
       evacuationTimeoutMs: settings.evacuationTimeoutMs,
@@ -170,7 +175,7 @@ export class Controller {
     const pushed = await this.executor.push(decision.push);
     const pushFailure = this.takePush(pushed, decision.view.plan, now);
     if (pushFailure) return pushFailure;
-    await this.recordStarts(decision.starts, now);
+    await this.recordStarts(seen.desired.items, decision);
     // The blacklist is applied; evacuations must wait for a container list read by this pass.
     if (seen.containersError !== undefined) return { result: 'failed', stage: 'containers', error: seen.containersError };
     return this.release(decision, pushed);
@@ -184,6 +189,12 @@ export class Controller {
     const attempt = await this.watch.attempt.refresh(now);
     if (!attempt.ok) return failed('attempt', attempt.error);
     if (attempt.newAttempt) this.onNewAttempt();
+    try {
+      await this.starts.load(this.watch.attempt.applicationId);
+    } catch (e) {
+      // Without its stored starts the job would start its evacuations again (and store that).
+      return failed('store', `reading this job's evacuation starts failed: ${message(e)}`);
+    }
     const need = this.needs.get(snapshot.items, this.watch.attempt.applicationId, now);
     const nodes = await this.watch.nodes.refresh(now, need.nodeHosts);
     if (!nodes.ok) return failed('nodes', nodes.error);
@@ -195,7 +206,7 @@ export class Controller {
     return {
       ok: true,
       observed: { actual: view.actual, othersHold: view.othersHold, schedulerOnly: view.schedulerOnly, nodes: this.watch.nodes.cache.value ?? [], ...(this.watch.nodes.runningNodes !== undefined ? { runningNodes: this.watch.nodes.runningNodes } : {}), ...(need.nodeHosts.length && !this.watch.nodes.listKnown ? { nodesUnknown: true } : {}), containers: containers.ok ? this.watch.containers.cache.value : undefined },
-      desired: { items: snapshot.items, applicationId: appId, rules: this.rules },
+      desired: { items: snapshot.items, applicationId: appId, rules: this.rules, jobStarts: this.starts.value },
       ...(containers.ok ? {} : { containersError: containers.error }),
     };
   }
@@ -233,11 +244,13 @@ export class Controller {
     return undefined;
   }
 
-  /** The nodes are on YARN's blacklist now: their evacuations start (a failure is retried by the next pass). */
-  private async recordStarts(items: readonly BlockedItem[], now: number): Promise<void> {
-    if (items.length === 0) return;
-    const out = await this.executor.recordStarts(items, now);
-    if (out.result === 'failed') this.deps.logger.warn(`${out.error}; the next pass records them`);
+  /**
+   * The nodes are on this job's YARN blacklist now: their evacuations start, and the job's record
+   * keeps them (a failure is logged and retried after the next pass; the starts stay in memory).
+   */
+  private async recordStarts(items: readonly BlockedItem[], d: Decision): Promise<void> {
+    const out = await this.starts.record(items, d.starts);
+    if (out.result === 'failed') this.deps.logger.warn(`${out.error}; kept in memory and written after the next pass`);
   }
 
   /** Releases one batch, then re-evaluates so the view shows what was just released. */
@@ -249,7 +262,7 @@ export class Controller {
     // whose release is merely in flight; after a release they are evaluated again to show it.
     if (out.result === 'released' && containers) {
       this.memory = afterRelease(this.memory, [...out.released, ...out.unknown], containers);
-      this.setEvacuations(planEvacuations(evacuating(d.view.plan), containers, this.memory.released, this.rules.evacuationTimeoutMs, this.deps.clock.now(), this.watch.nodes.cache.value ?? []));
+      this.setEvacuations(planEvacuations(evacuating(d.view.plan), d.since, containers, this.memory.released, this.rules.evacuationTimeoutMs, this.deps.clock.now(), this.watch.nodes.cache.value ?? []));
       this.shown.pendingReleases = waiting.slice(batch.length);
     } else if (d.view.evacuations) this.setEvacuations(d.view.evacuations);
     if (out.result === 'failed') return { result: 'failed', stage: 'release', error: out.error };

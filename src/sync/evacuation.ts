@@ -6,9 +6,9 @@
  *   containers left, waitTime >= timeout                  → TIMEOUT  (release them)
  *   no containers left                                    → READY
  *
- * waitTime = now − since, with `since` the stored moment the item's node first went on YARN's
- * blacklist (evacuationSince): an item held back by the safety cap has not started, and a timeout
- * change, a merge or a sidecar restart does not restart the clock.
+ * waitTime = now − since, with `since` the stored moment the item's node first went on this job's
+ * YARN blacklist (this job's start, evacuation-starts.ts): an item held back by the safety cap has
+ * not started, and a timeout change, a merge or a sidecar restart does not restart the clock.
  * Timeout priority: the item's evacuationTimeout > the configured default. Negative = forever;
  * 0 = at once.
  */
@@ -25,7 +25,7 @@ export interface EvacuationStatus {
   itemId: string;
   node: string;
   phase: EvacuationPhase;
-  /** Epoch ms the evacuation started (never reset by a timeout change or a restart). */
+  /** Epoch ms this job's evacuation started (never reset by a timeout change or a restart). */
   since: number;
   /** Effective timeout in seconds; -1 = forever. */
   timeoutSeconds: number;
@@ -74,15 +74,6 @@ export function evacuationTimeoutMs(item: BlockedItem, defaultMs: number): numbe
   return ms < 0 ? -1 : ms;
 }
 
-/**
- * When the evacuation of an item started: the stored moment its node first went on YARN's
- * blacklist (a task manager item: first evaluated). Not stored yet means it starts now — the pass
- * that evaluates it is the one that puts it there, and records the start (reconcile's `starts`).
- */
-export function evacuationStart(item: BlockedItem, now: number): number {
-  return item.evacuationSince ?? now;
-}
-
 /** The phase, by the watcher's rule: WAIT only while waitTime < timeout; equality is TIMEOUT. */
 export function evacuationPhase(since: number, timeoutMs: number, now: number, liveContainers: number): EvacuationPhase {
   if (liveContainers === 0) return 'READY';
@@ -101,6 +92,11 @@ export function remainingSeconds(phase: EvacuationPhase, since: number, timeoutM
 
 export interface EvacuationInput {
   item: BlockedItem;
+  /**
+   * When this job's evacuation of the item started: its stored start, or now for the pass that
+   * puts the node on the job's blacklist (reconcile's `starts` records it).
+   */
+  since: number;
   /** The app's containers as last read (any state; the gone ones are skipped). */
   containersOnNode: readonly AppContainer[];
   /** Containers this sidecar already asked YARN to release (never asked twice): id → host. */
@@ -129,8 +125,7 @@ export function wantsEvacuation(item: BlockedItem): boolean {
  * manager item only its own container (and never the node).
  */
 export function evaluateEvacuation(input: EvacuationInput): EvacuationDecision {
-  const { item, now } = input;
-  const since = evacuationStart(item, now);
+  const { item, now, since } = input;
   const timeoutMs = evacuationTimeoutMs(item, input.defaultTimeoutMs);
   const targets = input.containersOnNode
     .filter((c) => isTaskManager(c) && (item.kind !== 'taskmanager' || c.containerId === item.containerId))

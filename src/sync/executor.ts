@@ -6,8 +6,6 @@ import { Logger } from '../core/logger';
 import { Metrics } from '../metrics/metrics';
 import { AmrmProxy, BlacklistWrite } from '../yarn/types';
 import { BlacklistDiff } from './desired';
-import { BlockedItem } from '../model/item';
-import { BlocklistStore } from '../store/store';
 import { message } from './cache';
 
 export type PushOutcome =
@@ -21,27 +19,8 @@ export type ReleaseOutcome =
   | { stage: 'release'; result: 'released'; batch: string[]; released: string[]; unknown: string[] }
   | { stage: 'release'; result: 'failed'; batch: string[]; error: string };
 
-export type StartOutcome = { stage: 'start'; result: 'recorded'; ids: string[] } | { stage: 'start'; result: 'failed'; error: string };
-
 export class Executor {
-  constructor(private readonly deps: { proxy: AmrmProxy; store: BlocklistStore; metrics: Metrics; logger: Logger; owner: string }) {}
-
-  /**
-   * Records in the store that these items' evacuations started at `at` (their nodes are on YARN's
-   * blacklist now): stored, so a restart keeps the deadline, and never moved by a later merge.
-   */
-  async recordStarts(items: readonly BlockedItem[], at: number): Promise<StartOutcome> {
-    const ids: string[] = [];
-    try {
-      for (const item of items) {
-        await this.deps.store.add({ item: { ...item, created: { by: 'sync-engine', from: 'sidecar', at } }, allowMerge: true, evacuationStart: at });
-        ids.push(item.id);
-      }
-      return { stage: 'start', result: 'recorded', ids };
-    } catch (e) {
-      return { stage: 'start', result: 'failed', error: `recording the start of ${items.length - ids.length} evacuation(s) failed: ${message(e)}` };
-    }
-  }
+  constructor(private readonly deps: { proxy: AmrmProxy; metrics: Metrics; logger: Logger; owner: string }) {}
 
   async push(diff: BlacklistDiff | undefined): Promise<PushOutcome> {
     if (!diff) return { stage: 'push', result: 'nothing-to-push' };

@@ -9,6 +9,7 @@ import { BlockedItem, EVACUATE } from '../model/item';
 import { appliesTo, isEffective, nextExpiry } from '../model/effective';
 import { BlacklistDiff, DesiredPlan, NodeView, blacklistSet, diffBlacklist, hostsByRack, isEmptyDiff, planDesired, runningByRack } from './desired';
 import { EvacuationDecision, EvacuationPhase, evaluateEvacuation } from './evacuation';
+import { JobStart, JobStarts, freshStart, mayEvacuate, startOf } from './evacuation-starts';
 import { Memory, rememberRunning, seedHighWater } from './memory';
 import { ContainerIndex } from './watch-containers';
 
@@ -28,6 +29,8 @@ export interface Desired {
   items: readonly BlockedItem[];
   applicationId: string | undefined;
   rules: Rules;
+  /** This job's stored evacuation starts (evacuation-starts.ts); absent = none stored yet. */
+  jobStarts?: JobStarts;
 }
 
 export interface Observed {
@@ -62,8 +65,13 @@ export interface Decision {
   deadlines: Map<string, number>;
   /** What the API shows: the plan and every evacuation (absent when the containers are unknown). */
   view: { plan: DesiredPlan; pending: BlacklistDiff; evacuations?: Map<string, EvacuationDecision> };
-  /** Evacuating items whose start is not stored yet: it is now (stored once the push went through). */
-  starts: BlockedItem[];
+  /**
+   * Evacuations of this job whose start is not stored yet: they start in this pass (stored once
+   * the push went through). Item id → start.
+   */
+  starts: Map<string, JobStart>;
+  /** When each evacuation of this pass started for this job (stored or fresh): item id → epoch ms. */
+  since: Map<string, number>;
   /** The memory after this decision (the cap's high water, deferral and phase bookkeeping). */
   memory: Memory;
   events: SyncEvent[];
@@ -88,11 +96,11 @@ export function reconcile(observed: Observed, desired: Desired, memory: Memory, 
     now,
   );
   if (end !== undefined) deadlines.set('expiry', end);
-  const starts = evacuating(plan).filter((i) => i.evacuationSince === undefined);
-  const decision: Decision = { releases: { batch: [], waiting: [] }, deadlines, view: { plan, pending }, memory: next, events, starts };
+  const { starts, since } = evacuationStarts(evacuating(plan), desired.jobStarts ?? new Map(), observed.actual, applicationId, now);
+  const decision: Decision = { releases: { batch: [], waiting: [] }, deadlines, view: { plan, pending }, memory: next, events, starts, since };
   if (!isEmptyDiff(pending)) decision.push = pending;
   if (observed.containers) {
-    const evacuations = planEvacuations(evacuating(plan), observed.containers, next.released, rules.evacuationTimeoutMs, now, observed.nodes);
+    const evacuations = planEvacuations(evacuating(plan), since, observed.containers, next.released, rules.evacuationTimeoutMs, now, observed.nodes);
     const phases = phaseEvents(next.phases, evacuations);
     events.push(...phases.events);
     next = { ...next, phases: phases.phases };
@@ -134,14 +142,42 @@ export function evacuating(plan: DesiredPlan): BlockedItem[] {
   return [...plan.enforced, ...plan.taskManagers].filter((i) => i.action === EVACUATE);
 }
 
+/**
+ * When each evacuating item's evacuation started for this job: its stored start, or (none stored)
+ * this pass — the one that has its node on this job's blacklist — which is then a start to record.
+ * Another job's task manager item needs no start of ours.
+ */
+export function evacuationStarts(
+  items: readonly BlockedItem[],
+  jobStarts: JobStarts,
+  onBlacklist: ReadonlySet<string>,
+  applicationId: string | undefined,
+  now: number,
+): { starts: Map<string, JobStart>; since: Map<string, number> } {
+  const starts = new Map<string, JobStart>();
+  const since = new Map<string, number>();
+  for (const item of items) {
+    const stored = startOf(jobStarts, item);
+    if (stored !== undefined) {
+      since.set(item.id, stored);
+      continue;
+    }
+    const at = freshStart(item, onBlacklist, now);
+    since.set(item.id, at);
+    if (mayEvacuate(item, applicationId)) starts.set(item.id, { since: at, created: item.created.at });
+  }
+  return { starts, since };
+}
+
 /** Whether any item in scope asks for evacuation now (the pass then demands this pass's containers). */
 export function anyEvacuation(items: readonly BlockedItem[], applicationId: string | undefined, now: number): boolean {
   return items.some((i) => i.action === EVACUATE && appliesTo(i, applicationId) && isEffective(i, now));
 }
 
-/** One decision per evacuating item, over the containers as last read. */
+/** One decision per evacuating item, over the containers as last read; `since`: when each started for this job (absent: now). */
 export function planEvacuations(
   items: readonly BlockedItem[],
+  since: ReadonlyMap<string, number>,
   containers: ContainerIndex,
   released: ReadonlyMap<string, string>,
   defaultTimeoutMs: number,
@@ -152,10 +188,11 @@ export function planEvacuations(
   // A rack evacuates every node of it (any state: a node of a failing switch may already be UNHEALTHY).
   const racks = items.some((i) => i.kind === 'rack') ? hostsByRack(nodes) : undefined;
   for (const item of items) {
+    const started = since.get(item.id) ?? now;
     if (item.kind === 'rack') {
       const hosts = racks?.get(item.id) ?? [];
       const onRack = hosts.flatMap((h) => containers.byHost.get(h) ?? []);
-      out.set(item.id, evaluateEvacuation({ item, containersOnNode: onRack, released, defaultTimeoutMs, now, hosts: new Set(hosts) }));
+      out.set(item.id, evaluateEvacuation({ item, since: started, containersOnNode: onRack, released, defaultTimeoutMs, now, hosts: new Set(hosts) }));
       continue;
     }
     const c = item.kind === 'taskmanager' && item.containerId !== undefined ? containers.byId.get(item.containerId) : undefined;
@@ -163,7 +200,7 @@ export function planEvacuations(
     // (a misnamed node must not release a healthy task manager somewhere else).
     const elsewhere = c && c.host !== item.node ? c.host : undefined;
     const onNode = item.kind === 'node' ? (containers.byHost.get(item.node) ?? []) : c && !elsewhere ? [c] : [];
-    const d = evaluateEvacuation({ item, containersOnNode: onNode, released, defaultTimeoutMs, now });
+    const d = evaluateEvacuation({ item, since: started, containersOnNode: onNode, released, defaultTimeoutMs, now });
     if (elsewhere) d.status.runsOn = elsewhere;
     out.set(item.id, d);
   }

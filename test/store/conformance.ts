@@ -12,6 +12,9 @@ import { CorruptItemError, encodeItem } from '../../src/store/codec';
 import { newItem } from '../../src/model/merge';
 import { BlockedItem, EVACUATE, MARK_BLOCKED, PERMANENT, LONG_MAX_TEXT, formatTimestamp, BlockAction, itemTag } from '../../src/model/item';
 import { BlockSpec, EndSpec } from '../../src/model/validate';
+import { StartsRecord } from '../../src/sync/starts-record';
+import { startOf } from '../../src/sync/evacuation-starts';
+import { silentLogger } from '../../src/core/logger';
 
 export interface StoreHarness {
   /** A new store instance on this harness's namespace. */
@@ -131,20 +134,65 @@ export function describeStoreConformance(name: string, factory: HarnessFactory):
         assert.equal(again?.cause, 'a,b,c,d');
       });
 
-      it("the sync engine's evacuation start is stored once: a merge or a second start never moves it, and it never brings back a removed item", async () => {
-        const ev = item('node1', { action: EVACUATE, evacuationTimeout: 60 });
-        await s.add({ item: ev, allowMerge: false });
-        const start = (at: number) => s.add({ item: { ...ev, created: { by: 'sync-engine', from: 'sidecar', at } }, allowMerge: true, evacuationStart: at });
-        assert.equal((await start(T0 + 500)).outcome, 'merged');
-        assert.equal((await s.get('node1'))?.evacuationSince, T0 + 500);
-        const v = await s.version();
-        assert.equal((await start(T0 + 900)).outcome, 'unchanged');
-        assert.equal(await s.version(), v);
+      it('an item stored with the previous version\'s one evacuation start (evacuationSince) still loads, and keeps it through a merge', async () => {
+        const old: BlockedItem = { ...item('node1', { action: EVACUATE, evacuationTimeout: 60 }), evacuationSince: T0 + 500 };
+        await h.writeRaw('node1', encodeItem(old));
+        assert.deepEqual(await s.get('node1'), old);
+        assert.deepEqual(await s.list(), [old]);
         expectMerged(await s.add({ item: item('node1', { action: EVACUATE, cause: 'more', evacuationTimeout: 30, at: T0 + 1000 }), allowMerge: true }));
-        assert.equal((await s.get('node1'))?.evacuationSince, T0 + 500);
+        assert.equal((await s.get('node1'))?.evacuationSince, T0 + 500, 'an older sidecar sharing the store still finds it');
+        await s.add({ item: item('node2', { action: EVACUATE }), allowMerge: false });
+        assert.equal((await s.get('node2'))?.evacuationSince, undefined, 'nothing writes it any more');
+      });
+
+      it("each job's evacuation start is its own: two jobs record theirs at once, neither loses the other's, both survive a re-open, and the blocklist's version does not move", async () => {
+        const ev = item('node1', { action: EVACUATE, evacuationTimeout: 600 });
+        await s.add({ item: ev, allowMerge: false });
+        const v = await s.version();
+        const [appA, appB] = ['application_1652313600000_0001', 'application_1652313600000_0002'];
+        const jobB = await open();
+        const a = new StartsRecord({ store: s, logger: silentLogger });
+        const b = new StartsRecord({ store: jobB, logger: silentLogger });
+        await Promise.all([a.load(appA), b.load(appB)]);
+        const startAt = (since: number) => new Map([['node1', { since, created: ev.created.at }]]);
+        // Job A applied the block at once; job B two hours later, when its cap let it.
+        const [ra, rb] = await Promise.all([a.record([ev], startAt(T0 + 500)), b.record([ev], startAt(T0 + 7_200_000))]);
+        assert.deepEqual([ra.result, rb.result], ['recorded', 'recorded']);
+        assert.equal(await s.version(), v, "a job's start is not a change of the blocklist");
+        await s.close();
+        await jobB.close();
+        const again = await open();
+        const [a2, b2] = [new StartsRecord({ store: again, logger: silentLogger }), new StartsRecord({ store: again, logger: silentLogger })];
+        await Promise.all([a2.load(appA), b2.load(appB)]);
+        assert.equal(startOf(a2.value, ev), T0 + 500);
+        assert.equal(startOf(b2.value, ev), T0 + 7_200_000);
+        // A later pass of the job never moves its start.
+        assert.equal((await a2.record([ev], startAt(T0 + 9_000_000))).result, 'unchanged');
+        assert.equal(startOf(a2.value, ev), T0 + 500);
+      });
+
+      it("two sidecars of one job merge their starts; a job's start ends with its block (a new block of the id starts afresh)", async () => {
+        const app = 'application_1652313600000_0001';
+        const [x, y] = [item('node1', { action: EVACUATE }), item('node2', { action: EVACUATE })];
+        await s.addMany([x, y].map((i) => ({ item: i, allowMerge: false })));
+        const other = await open();
+        const one = new StartsRecord({ store: s, logger: silentLogger });
+        const two = new StartsRecord({ store: other, logger: silentLogger });
+        await Promise.all([one.load(app), two.load(app)]);
+        await one.record([x, y], new Map([['node1', { since: T0 + 10, created: x.created.at }]]));
+        await two.record([x, y], new Map([['node2', { since: T0 + 20, created: y.created.at }]]));
+        const read = new StartsRecord({ store: await open(), logger: silentLogger });
+        await read.load(app);
+        assert.deepEqual([startOf(read.value, x), startOf(read.value, y)], [T0 + 10, T0 + 20], 'the second sidecar kept the first one\'s start');
+        // node1's block is lifted and made again: the old start is not the new block's, and is dropped.
         await s.remove('node1');
-        assert.equal((await start(T0 + 2000)).outcome, 'unchanged');
-        assert.equal(await s.get('node1'), undefined);
+        const x2 = item('node1', { action: EVACUATE, at: T0 + 5000 });
+        await s.add({ item: x2, allowMerge: false });
+        assert.equal(startOf(two.value, x2), undefined);
+        await two.record([x2, y], new Map());
+        const last = new StartsRecord({ store: await open(), logger: silentLogger });
+        await last.load(app);
+        assert.deepEqual([...last.value.keys()], ['node2']);
       });
 
       it('a permanent item reads back as Long.MAX_VALUE text, also after a merge', async () => {

@@ -9,6 +9,7 @@ import { APP, FlakyStore, nodeItem, tmItem } from './fakes';
 import { Rig, RigOptions, T0, captureLogger, closeRigs, rig } from './rig';
 import { ItemOpts } from './items';
 import { itemTaskManagers } from '../../src/api/status-presenter';
+import { decodeStarts, startOf, startsRecordKey } from '../../src/sync/evacuation-starts';
 
 afterEach(closeRigs);
 
@@ -296,6 +297,13 @@ describe('sync/engine: evacuation', () => {
     return { r, h, placed };
   }
 
+  /** This job's stored evacuation start of an item (its record in the store). */
+  async function jobStart(r: Rig, id: string): Promise<number | undefined> {
+    const item = await r.store.get(id);
+    const text = await r.store.readRecord(startsRecordKey(r.cluster.applicationId));
+    return item && startOf(decodeStarts(text).starts, item);
+  }
+
   /** Nothing released for `ms` - 1 ms more, then one release call at exactly `ms` (a deadline is met to the millisecond). */
   async function releasedAfter(r: Rig, ms: number): Promise<void> {
     await r.step(ms - 1);
@@ -351,7 +359,7 @@ describe('sync/engine: evacuation', () => {
     await r.step(60_000);
     assert.deepEqual(r.proxy.releaseCalls, []);
     await r.store.add({ item: { ...nodeItem(h, { action: EVACUATE, start: T0 + 60_000 }), evacuationTimeout: 50 }, allowMerge: true });
-    assert.equal((await r.store.get(h))?.evacuationSince, T0);
+    assert.equal(await jobStart(r, h), T0);
     r.engine.kick('merge');
     await r.engine.idle();
     assert.equal(r.proxy.releaseCalls.length, 1);
@@ -417,16 +425,16 @@ describe('sync/engine: evacuation', () => {
     const [h1, h2] = [r.host(1), r.host(2)];
     r.cluster.placeOn(h2, 2);
     await r.block(nodeItem(h1, { start: T0 }));
-    await r.block(nodeItem(h2, { action: EVACUATE, evacuationTimeout: 60, start: T0 + 1, evacuationSince: null }));
+    await r.block(nodeItem(h2, { action: EVACUATE, evacuationTimeout: 60, start: T0 + 1 }));
     assert.equal(r.item(h2)?.state, 'deferred');
     await r.step(120_000);
     assert.deepEqual(r.proxy.releaseCalls, [], 'deferred: not started');
-    assert.equal((await r.store.get(h2))?.evacuationSince, undefined);
+    assert.equal(await jobStart(r, h2), undefined);
     await r.unblock(h1);
     const applied = r.clock.now();
     assert.deepEqual(r.blacklist(), [h2]);
     assert.deepEqual(r.proxy.releaseCalls, [], 'not released the instant it is applied');
-    assert.equal((await r.store.get(h2))?.evacuationSince, applied);
+    assert.equal(await jobStart(r, h2), applied, "stored in the job's record");
     await r.step(30_000);
     await r.restart();
     await releasedAfter(r, 30_000);

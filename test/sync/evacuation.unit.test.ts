@@ -40,7 +40,7 @@ describe('sync/evacuation: phases (graceful decommission rules, C5)', () => {
   });
   it("the AM's container (container 1 of its attempt) is never a target", () => {
     const it = nodeItem('node1', { action: EVACUATE, evacuationTimeout: 0 });
-    const d = evaluateEvacuation({ item: it, containersOnNode: [c(1), c(2)], released: new Map(), defaultTimeoutMs: 0, now: T0 });
+    const d = evaluateEvacuation({ item: it, since: T0, containersOnNode: [c(1), c(2)], released: new Map(), defaultTimeoutMs: 0, now: T0 });
     assert.deepEqual(d.toRelease, [containerOf(1, 2)]);
     assert.ok(isAmContainer(containerOf(2, 1)));
     assert.ok(!isAmContainer(containerOf(1, 2)));
@@ -53,7 +53,7 @@ describe('sync/evacuation: phases (graceful decommission rules, C5)', () => {
 });
 
 describe('sync/evacuation: decisions', () => {
-  const base = { released: new Map<string, string>(), defaultTimeoutMs: 0 };
+  const base = { released: new Map<string, string>(), defaultTimeoutMs: 0, since: T0 };
 
   it('a changed timeout does not reset the start: since 0, 100 s → 50 s at t=60 s is TIMEOUT at once', () => {
     const before = nodeItem('node1', { action: EVACUATE, evacuationTimeout: 100, start: T0 });
@@ -67,9 +67,9 @@ describe('sync/evacuation: decisions', () => {
     assert.deepEqual(d2.toRelease, [containerOf(1, 3)]);
   });
 
-  it('the deadline counts from evacuationSince, not from the item start (an MB→EVAC upgrade)', () => {
-    const it = nodeItem('node1', { action: EVACUATE, evacuationTimeout: 10, start: T0, evacuationSince: T0 + 50_000 });
-    const d = evaluateEvacuation({ ...base, item: it, containersOnNode: [c(3)], now: T0 + 55_000 });
+  it("the deadline counts from this job's start, not from the item's start (an MB→EVAC upgrade, or a block the cap held back)", () => {
+    const it = nodeItem('node1', { action: EVACUATE, evacuationTimeout: 10, start: T0 });
+    const d = evaluateEvacuation({ ...base, item: it, since: T0 + 50_000, containersOnNode: [c(3)], now: T0 + 55_000 });
     assert.equal(d.status.phase, 'WAIT_CONTAINER');
     assert.equal(d.status.deadline, T0 + 60_000);
     assert.equal(d.status.remainingSeconds, 5);
@@ -78,7 +78,7 @@ describe('sync/evacuation: decisions', () => {
   it('releases each container once: already-released ones are not released again', () => {
     const it = nodeItem('node1', { action: EVACUATE, evacuationTimeout: 0 });
     const released = new Map([[containerOf(1, 3), 'node1']]);
-    const d = evaluateEvacuation({ item: it, containersOnNode: [c(3), c(2)], released, defaultTimeoutMs: 0, now: T0 });
+    const d = evaluateEvacuation({ item: it, since: T0, containersOnNode: [c(3), c(2)], released, defaultTimeoutMs: 0, now: T0 });
     assert.deepEqual(d.toRelease, [containerOf(1, 2)]);
     assert.deepEqual(d.status.released, [containerOf(1, 3)]);
   });

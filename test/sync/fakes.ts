@@ -48,6 +48,14 @@ export class FlakyStore implements BlocklistStore {
     this.check();
     return this.inner.version();
   }
+  async readRecord(key: string): Promise<string | undefined> {
+    this.check();
+    return this.inner.readRecord(key);
+  }
+  async writeRecord(key: string, value: string): Promise<void> {
+    this.check();
+    return this.inner.writeRecord(key, value);
+  }
   /** Writes (or replaces) an item as-is. */
   async put(item: BlockedItem): Promise<void> {
     await this.inner.remove(item.id);

@@ -11,7 +11,7 @@ export interface ItemOpts {
   end?: number;
   scope?: string;
   evacuationTimeout?: number;
-  /** The stored evacuation start; `null`: not started yet (the engine records it). */
+  /** The one start for every job that versions before per-job starts stored on the item; absent/`null`: none. */
   evacuationSince?: number | null;
   cause?: string;
 }
@@ -32,7 +32,7 @@ export function nodeItem(host: string, o: ItemOpts = {}): BlockedItem {
     updated: { by: 'test', from: 'test', at: start },
   };
   if (o.evacuationTimeout !== undefined) it.evacuationTimeout = o.evacuationTimeout;
-  if (action === EVACUATE && o.evacuationSince !== null) it.evacuationSince = o.evacuationSince ?? start;
+  if (action === EVACUATE && o.evacuationSince != null) it.evacuationSince = o.evacuationSince;
   return it;
 }
 

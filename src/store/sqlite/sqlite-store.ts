@@ -86,7 +86,7 @@ function within(p: Promise<void>, ms: number): Promise<boolean> {
  * peak RSS at 100,000 items).
  */
 function own(o: AddOutcome, req: AddRequest): AddOutcome {
-  if (o.outcome === 'created' && req.evacuationStart === undefined && o.item.id === req.item.id) return { outcome: 'created', item: req.item };
+  if (o.outcome === 'created' && o.item.id === req.item.id) return { outcome: 'created', item: req.item };
   if (o.outcome === 'merged') return { outcome: 'merged', item: compactItem(o.item), previous: o.previous };
   return o;
 }

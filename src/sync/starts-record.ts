@@ -1,0 +1,90 @@
+/**
+ * This job's evacuation starts, kept in the store's named record `evacuation.<applicationId>`
+ * (the rules are evacuation-starts.ts's). Read once when the engine first knows its application,
+ * written after a pass whose push went through when the starts changed (a new start, or the block
+ * of one is gone). Only this job's sidecars write this record, so no other job's write can take a
+ * start away; two sidecars of one job merge what they find before writing (read, union, write).
+ * A store without named records (a test double) keeps the starts in memory only.
+ */
+import { Logger } from '../core/logger';
+import { BlockedItem } from '../model/item';
+import { BlocklistStore } from '../store/store';
+import { JobStart, JobStarts, decodeStarts, encodeStarts, nextStarts, sameStarts, startsRecordKey, unionStarts } from './evacuation-starts';
+import { message } from './cache';
+
+export type StartsWrite = { result: 'unchanged' } | { result: 'recorded'; count: number } | { result: 'failed'; error: string };
+
+export class StartsRecord {
+  private starts: Map<string, JobStart> = new Map();
+  private loadedFor: string | undefined;
+  private loaded = false;
+  /** The text last read or written: equal to what `starts` encodes unless a write is due. */
+  private savedText: string | undefined;
+  /** The items the starts were last kept against (a new snapshot may have dropped a block). */
+  private keptAgainst: readonly BlockedItem[] | undefined;
+
+  constructor(private readonly deps: { store: Pick<BlocklistStore, 'readRecord' | 'writeRecord'>; logger: Logger }) {}
+
+  /** This job's starts as last read or recorded. */
+  get value(): JobStarts {
+    return this.starts;
+  }
+
+  /** Reads the record once per application id (a store failure throws: the pass fails and retries). */
+  async load(applicationId: string | undefined): Promise<void> {
+    if (this.loaded && this.loadedFor === applicationId) return;
+    const read = this.deps.store.readRecord;
+    if (applicationId !== undefined && read) {
+      const text = await read.call(this.deps.store, startsRecordKey(applicationId));
+      const { starts, problem } = decodeStarts(text);
+      if (problem) this.deps.logger.warn(`evacuation: ${problem}`);
+      this.starts = starts;
+      // No record yet is the same as an empty one: nothing to write until a start is recorded.
+      this.savedText = problem ? undefined : (text ?? encodeStarts(starts));
+    }
+    this.loaded = true;
+    this.loadedFor = applicationId;
+    this.keptAgainst = undefined;
+  }
+
+  /**
+   * After a pass whose push went through: the starts of blocks still stored plus this pass's new
+   * ones, written when that changes the record. A failed write keeps them in memory and is tried
+   * again after the next pass (the pass itself does not fail: the blacklist is applied).
+   */
+  async record(items: readonly BlockedItem[], fresh: JobStarts): Promise<StartsWrite> {
+    if (fresh.size === 0 && items === this.keptAgainst && this.savedText === this.encoded()) return { result: 'unchanged' };
+    const next = nextStarts(this.starts, items, fresh);
+    this.keptAgainst = items;
+    if (sameStarts(next, this.starts) && this.savedText === this.encoded()) return { result: 'unchanged' };
+    this.starts = next;
+    const key = this.loadedFor !== undefined ? startsRecordKey(this.loadedFor) : undefined;
+    const { readRecord, writeRecord } = this.deps.store;
+    if (key === undefined || !readRecord || !writeRecord) {
+      this.savedText = this.encoded();
+      return { result: 'recorded', count: next.size };
+    }
+    try {
+      // Another sidecar of this job may have written since we read: keep its starts too.
+      const text = await readRecord.call(this.deps.store, key);
+      if (text !== undefined && text !== this.savedText) this.starts = nextStarts(unionStarts(this.starts, decodeStarts(text).starts), items, new Map());
+      const out = this.encoded();
+      if (out !== text) await writeRecord.call(this.deps.store, key, out);
+      this.savedText = out;
+      return { result: 'recorded', count: this.starts.size };
+    } catch (e) {
+      return { result: 'failed', error: `recording this job's evacuation starts failed: ${message(e)}` };
+    }
+  }
+
+  private cachedFor: Map<string, JobStart> | undefined;
+  private cachedText = '';
+
+  private encoded(): string {
+    if (this.cachedFor !== this.starts) {
+      this.cachedFor = this.starts;
+      this.cachedText = encodeStarts(this.starts);
+    }
+    return this.cachedText;
+  }
+}
