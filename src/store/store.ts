@@ -94,9 +94,9 @@ export interface BlocklistStore {
   removeQuarantined?(id: string): Promise<QuarantinedRow | undefined>;
   /**
    * Small named records kept beside the items, for components that must remember something across
-   * restarts (the detector's incidents and backoff levels). writeRecord: last writer wins; a record
-   * is not an item (version() does not move). Keys: 1..200 characters of [A-Za-z0-9._:-]. Optional:
-   * a store without them leaves such state in memory.
+   * restarts (the detector's incidents and backoff levels; each job's evacuation starts).
+   * writeRecord: last writer wins; a record is not an item (version() does not move). Keys: 1..200
+   * characters of [A-Za-z0-9._:-]. Optional: a store without them leaves such state in memory.
    */
   readRecord?(key: string): Promise<string | undefined>;
   writeRecord?(key: string, value: string): Promise<void>;

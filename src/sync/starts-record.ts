@@ -22,6 +22,9 @@ export class StartsRecord {
   private savedText: string | undefined;
   /** The items the starts were last kept against (a new snapshot may have dropped a block). */
   private keptAgainst: readonly BlockedItem[] | undefined;
+  /** `starts` encoded (the record's text), computed once per value. */
+  private cachedFor: Map<string, JobStart> | undefined;
+  private cachedText = '';
 
   constructor(private readonly deps: { store: Pick<BlocklistStore, 'readRecord' | 'writeRecord'>; logger: Logger }) {}
 
@@ -53,7 +56,8 @@ export class StartsRecord {
    * again after the next pass (the pass itself does not fail: the blacklist is applied).
    */
   async record(items: readonly BlockedItem[], fresh: JobStarts): Promise<StartsWrite> {
-    if (fresh.size === 0 && items === this.keptAgainst && this.savedText === this.encoded()) return { result: 'unchanged' };
+    // Most passes of most jobs: nothing started, and nothing kept that a new snapshot could drop.
+    if (fresh.size === 0 && (items === this.keptAgainst || this.starts.size === 0) && this.savedText === this.encoded()) return { result: 'unchanged' };
     const next = nextStarts(this.starts, items, fresh);
     this.keptAgainst = items;
     if (sameStarts(next, this.starts) && this.savedText === this.encoded()) return { result: 'unchanged' };
@@ -76,9 +80,6 @@ export class StartsRecord {
       return { result: 'failed', error: `recording this job's evacuation starts failed: ${message(e)}` };
     }
   }
-
-  private cachedFor: Map<string, JobStart> | undefined;
-  private cachedText = '';
 
   private encoded(): string {
     if (this.cachedFor !== this.starts) {
