@@ -3,7 +3,8 @@
  * (the rules are evacuation-starts.ts's). Read once when the engine first knows its application,
  * written after a pass whose push went through when the starts changed (a new start, or the block
  * of one is gone). Only this job's sidecars write this record, so no other job's write can take a
- * start away; two sidecars of one job merge what they find before writing (read, union, write).
+ * start away; two sidecars of one job merge what they find before writing (read, union,
+ * compare-and-set where the store has it), so neither loses the other's start.
  * A store without named records (a test double) keeps the starts in memory only.
  */
 import { Logger } from '../core/logger';
@@ -26,7 +27,7 @@ export class StartsRecord {
   private cachedFor: Map<string, JobStart> | undefined;
   private cachedText = '';
 
-  constructor(private readonly deps: { store: Pick<BlocklistStore, 'readRecord' | 'writeRecord'>; logger: Logger }) {}
+  constructor(private readonly deps: { store: Pick<BlocklistStore, 'readRecord' | 'writeRecord' | 'replaceRecord'>; logger: Logger }) {}
 
   /** This job's starts as last read or recorded. */
   get value(): JobStarts {
@@ -63,19 +64,26 @@ export class StartsRecord {
     if (sameStarts(next, this.starts) && this.savedText === this.encoded()) return { result: 'unchanged' };
     this.starts = next;
     const key = this.loadedFor !== undefined ? startsRecordKey(this.loadedFor) : undefined;
-    const { readRecord, writeRecord } = this.deps.store;
+    const { readRecord, writeRecord, replaceRecord } = this.deps.store;
     if (key === undefined || !readRecord || !writeRecord) {
       this.savedText = this.encoded();
       return { result: 'recorded', count: next.size };
     }
     try {
-      // Another sidecar of this job may have written since we read: keep its starts too.
-      const text = await readRecord.call(this.deps.store, key);
-      if (text !== undefined && text !== this.savedText) this.starts = nextStarts(unionStarts(this.starts, decodeStarts(text).starts), items, new Map());
-      const out = this.encoded();
-      if (out !== text) await writeRecord.call(this.deps.store, key, out);
-      this.savedText = out;
-      return { result: 'recorded', count: this.starts.size };
+      // Another sidecar of this job may have written since we read: keep its starts too, and
+      // write only over the text we merged with (compare-and-set), or try again.
+      for (let round = 0; round < 5; round++) {
+        const text = await readRecord.call(this.deps.store, key);
+        if (text !== undefined && text !== this.savedText) this.starts = nextStarts(unionStarts(this.starts, decodeStarts(text).starts), items, new Map());
+        const out = this.encoded();
+        if (out !== text) {
+          if (!replaceRecord) await writeRecord.call(this.deps.store, key, out);
+          else if (!(await replaceRecord.call(this.deps.store, key, text, out))) continue;
+        }
+        this.savedText = out;
+        return { result: 'recorded', count: this.starts.size };
+      }
+      return { result: 'failed', error: "recording this job's evacuation starts kept racing another sidecar of the job" };
     } catch (e) {
       return { result: 'failed', error: `recording this job's evacuation starts failed: ${message(e)}` };
     }

@@ -171,7 +171,7 @@ export function describeStoreConformance(name: string, factory: HarnessFactory):
         assert.equal(startOf(a2.value, ev), T0 + 500);
       });
 
-      it("two sidecars of one job merge their starts; a job's start ends with its block (a new block of the id starts afresh)", async () => {
+      it("two sidecars of one job recording at once keep both starts; a job's start ends with its block (a new block of the id starts afresh)", async () => {
         const app = 'application_1652313600000_0001';
         const [x, y] = [item('node1', { action: EVACUATE }), item('node2', { action: EVACUATE })];
         await s.addMany([x, y].map((i) => ({ item: i, allowMerge: false })));
@@ -179,8 +179,8 @@ export function describeStoreConformance(name: string, factory: HarnessFactory):
         const one = new StartsRecord({ store: s, logger: silentLogger });
         const two = new StartsRecord({ store: other, logger: silentLogger });
         await Promise.all([one.load(app), two.load(app)]);
-        await one.record([x, y], new Map([['node1', { since: T0 + 10, created: x.created.at }]]));
-        await two.record([x, y], new Map([['node2', { since: T0 + 20, created: y.created.at }]]));
+        const [r1, r2] = await Promise.all([one.record([x, y], new Map([['node1', { since: T0 + 10, created: x.created.at }]])), two.record([x, y], new Map([['node2', { since: T0 + 20, created: y.created.at }]]))]);
+        assert.deepEqual([r1.result, r2.result], ['recorded', 'recorded']);
         const read = new StartsRecord({ store: await open(), logger: silentLogger });
         await read.load(app);
         assert.deepEqual([startOf(read.value, x), startOf(read.value, y)], [T0 + 10, T0 + 20], 'the second sidecar kept the first one\'s start');

@@ -56,6 +56,10 @@ export class FlakyStore implements BlocklistStore {
     this.check();
     return this.inner.writeRecord(key, value);
   }
+  async replaceRecord(key: string, expected: string | undefined, value: string): Promise<boolean> {
+    this.check();
+    return this.inner.replaceRecord(key, expected, value);
+  }
   /** Writes (or replaces) an item as-is. */
   async put(item: BlockedItem): Promise<void> {
     await this.inner.remove(item.id);

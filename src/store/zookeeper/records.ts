@@ -2,7 +2,8 @@
  * Named records on the ZooKeeper store (BlocklistStore.readRecord/writeRecord: the detector keeps
  * its state there, each job its evacuation starts): one znode per key under <base>/records, plain
  * UTF-8. Apart from the items because they follow other rules: no change marker (a record is not
- * part of the blocklist the engines watch). writeRecord: last writer wins; replaceRecord: compare-and-set (versioned setData).
+ * part of the blocklist the engines watch). writeRecord: last writer wins; replaceRecord:
+ * compare-and-set (versioned setData).
  */
 import { checkRecordKey, StoreUnavailableError } from '../store';
 import { Deadline } from '../retry';
