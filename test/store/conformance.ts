@@ -184,15 +184,21 @@ export function describeStoreConformance(name: string, factory: HarnessFactory):
         const read = new StartsRecord({ store: await open(), logger: silentLogger });
         await read.load(app);
         assert.deepEqual([startOf(read.value, x), startOf(read.value, y)], [T0 + 10, T0 + 20], 'the second sidecar kept the first one\'s start');
-        // node1's block is lifted and made again: the old start is not the new block's, and is dropped.
+        // node1's block is lifted and made again: the old start is not the new block's, which starts afresh.
         await s.remove('node1');
         const x2 = item('node1', { action: EVACUATE, at: T0 + 5000 });
         await s.add({ item: x2, allowMerge: false });
-        assert.equal(startOf(two.value, x2), undefined);
-        await two.record([x2, y], new Map());
+        assert.equal(startOf(one.value, x2), undefined);
+        await two.record([x2, y], new Map([['node1', { since: T0 + 6000, created: x2.created.at }]]));
+        const later = new StartsRecord({ store: await open(), logger: silentLogger });
+        await later.load(app);
+        assert.deepEqual([startOf(later.value, x2), startOf(later.value, y)], [T0 + 6000, T0 + 20]);
+        // node2's block is gone: the next write of the job drops its start.
+        await s.remove('node2');
+        assert.equal((await one.record([x2], new Map())).result, 'recorded');
         const last = new StartsRecord({ store: await open(), logger: silentLogger });
         await last.load(app);
-        assert.deepEqual([...last.value.keys()], ['node2']);
+        assert.deepEqual([...last.value].map(([id, st]) => [id, st.since]), [['node1', T0 + 6000]]);
       });
 
       it('a permanent item reads back as Long.MAX_VALUE text, also after a merge', async () => {
