@@ -251,6 +251,7 @@ export class Controller {
   private async recordStarts(items: readonly BlockedItem[], d: Decision): Promise<void> {
     const out = await this.starts.record(items, d.starts);
     if (out.result === 'failed') this.deps.logger.warn(`${out.error}; kept in memory and written after the next pass`);
+    await this.starts.collect(items, this.deps.clock.now());
   }
 
   /** Releases one batch, then re-evaluates so the view shows what was just released. */

@@ -32,8 +32,11 @@ export type JobStarts = ReadonlyMap<string, JobStart>;
 
 /** The store record holding one job's starts (BlocklistStore.readRecord/writeRecord). */
 export function startsRecordKey(applicationId: string): string {
-  return `evacuation.${applicationId}`;
+  return `${STARTS_RECORD_PREFIX}${applicationId}`;
 }
+
+/** The prefix of every job's record: a sidecar looks for the records of other jobs under it. */
+export const STARTS_RECORD_PREFIX = 'evacuation.';
 
 /** This job's start of an item, if it is this very block's (not an earlier block of the same id). */
 export function startOf(starts: JobStarts, item: BlockedItem): number | undefined {
@@ -70,11 +73,17 @@ export function mayEvacuate(item: BlockedItem, applicationId: string | undefined
  * (an older start of the same block wins: the earliest moment is the start).
  */
 export function nextStarts(current: JobStarts, items: readonly BlockedItem[], fresh: JobStarts): Map<string, JobStart> {
-  const live = new Map<string, number>();
-  for (const i of items) live.set(i.id, i.created.at);
+  const live = liveBlocks(items);
   const out = new Map<string, JobStart>();
   for (const [id, s] of unionStarts(current, fresh)) if (live.get(id) === s.created) out.set(id, s);
   return out;
+}
+
+/** The blocks stored now: item id → creation instant (which block it is). */
+export function liveBlocks(items: readonly BlockedItem[]): Map<string, number> {
+  const live = new Map<string, number>();
+  for (const i of items) live.set(i.id, i.created.at);
+  return live;
 }
 
 /**
@@ -88,6 +97,25 @@ export function unionStarts(a: JobStarts, b: JobStarts): Map<string, JobStart> {
     if (had === undefined || (had.created === s.created ? s.since < had.since : s.created > had.created)) out.set(id, s);
   }
   return out;
+}
+
+/**
+ * How old a block must be before a record naming it may be judged by whether it is still stored:
+ * a reader's copy of the items may lag a new block by a poll or a watch round trip, never by a
+ * day, so a start of a block made within the day is never taken for one whose block is gone.
+ */
+export const GONE_MARGIN_MS = 24 * 3_600_000;
+
+/**
+ * Whether a job's record helps nobody any more: each start in it names a block that is gone (not
+ * stored, or the id holds a newer block) and was made more than GONE_MARGIN_MS ago, or it holds
+ * none. Such a record is what a job leaves behind when it ends (no sidecar is told that its stop is
+ * its job's last); any sidecar may remove it, by a compare-and-set delete, so a job that records a
+ * start meanwhile keeps its record.
+ */
+export function helpsNobody(starts: JobStarts, live: ReadonlyMap<string, number>, now: number): boolean {
+  for (const [id, s] of starts) if (live.get(id) === s.created || now - s.created < GONE_MARGIN_MS) return false;
+  return true;
 }
 
 /** Equal contents (nothing to write). */

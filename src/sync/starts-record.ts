@@ -10,10 +10,17 @@
 import { Logger } from '../core/logger';
 import { BlockedItem } from '../model/item';
 import { BlocklistStore } from '../store/store';
-import { JobStart, JobStarts, decodeStarts, encodeStarts, nextStarts, sameStarts, startsRecordKey, unionStarts } from './evacuation-starts';
+import { JobStart, JobStarts, STARTS_RECORD_PREFIX, decodeStarts, encodeStarts, helpsNobody, liveBlocks, nextStarts, sameStarts, startsRecordKey, unionStarts } from './evacuation-starts';
 import { message } from './cache';
 
 export type StartsWrite = { result: 'unchanged' } | { result: 'recorded'; count: number } | { result: 'failed'; error: string };
+
+const DAY_MS = 24 * 3_600_000;
+/** How often a sidecar looks for the records of jobs that are gone. */
+export const COLLECT_EVERY_MS = DAY_MS;
+/** Most records one look removes (the rest wait for the next day, or another sidecar). */
+const COLLECT_MAX = 1_000;
+const EMPTY_TEXT = encodeStarts(new Map());
 
 export class StartsRecord {
   private starts: Map<string, JobStart> = new Map();
@@ -23,11 +30,13 @@ export class StartsRecord {
   private savedText: string | undefined;
   /** The items the starts were last kept against (a new snapshot may have dropped a block). */
   private keptAgainst: readonly BlockedItem[] | undefined;
+  /** When this sidecar next looks for the records of jobs that are gone. */
+  private nextCollectAt: number | undefined;
   /** `starts` encoded (the record's text), computed once per value. */
   private cachedFor: Map<string, JobStart> | undefined;
   private cachedText = '';
 
-  constructor(private readonly deps: { store: Pick<BlocklistStore, 'readRecord' | 'writeRecord' | 'replaceRecord'>; logger: Logger }) {}
+  constructor(private readonly deps: { store: Pick<BlocklistStore, 'readRecord' | 'writeRecord' | 'replaceRecord' | 'recordKeys' | 'removeRecord'>; logger: Logger }) {}
 
   /** This job's starts as last read or recorded. */
   get value(): JobStarts {
@@ -76,7 +85,11 @@ export class StartsRecord {
         const text = await readRecord.call(this.deps.store, key);
         if (text !== undefined && text !== this.savedText) this.starts = nextStarts(unionStarts(this.starts, decodeStarts(text).starts), items, new Map());
         const out = this.encoded();
-        if (out !== text) {
+        const { removeRecord } = this.deps.store;
+        if (out === EMPTY_TEXT && removeRecord) {
+          // No start left: no record is the same as an empty one, and leaves nothing behind.
+          if (text !== undefined && !(await removeRecord.call(this.deps.store, key, text))) continue;
+        } else if (out !== text) {
           if (!replaceRecord) await writeRecord.call(this.deps.store, key, out);
           else if (!(await replaceRecord.call(this.deps.store, key, text, out))) continue;
         }
@@ -87,6 +100,45 @@ export class StartsRecord {
     } catch (e) {
       return { result: 'failed', error: `recording this job's evacuation starts failed: ${message(e)}` };
     }
+  }
+
+  /**
+   * Removes the records of jobs that are gone: a job's record outlives its job (nothing tells a
+   * sidecar that its stop is its job's last), and a cluster that runs a thousand jobs a day would
+   * keep them all — on ZooKeeper, in every server's memory. A record is removed once every start
+   * in it names a block that is gone (evacuation-starts.ts helpsNobody), by a compare-and-set
+   * delete. Once a day per sidecar, spread over the day by the application id; best effort.
+   */
+  async collect(items: readonly BlockedItem[], now: number): Promise<number> {
+    const { recordKeys, readRecord, removeRecord } = this.deps.store;
+    const own = this.loadedFor;
+    if (own === undefined || !recordKeys || !readRecord || !removeRecord) return 0;
+    if (this.nextCollectAt === undefined) {
+      // A thousand sidecars started together do not all look at once.
+      let h = 0;
+      for (const c of own) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+      this.nextCollectAt = now + (h % COLLECT_EVERY_MS);
+    }
+    if (now < this.nextCollectAt) return 0;
+    this.nextCollectAt = now + COLLECT_EVERY_MS;
+    const live = liveBlocks(items);
+    const ownKey = startsRecordKey(own);
+    let removed = 0;
+    try {
+      for (const key of await recordKeys.call(this.deps.store, STARTS_RECORD_PREFIX)) {
+        if (key === ownKey) continue;
+        const text = await readRecord.call(this.deps.store, key);
+        if (text === undefined) continue;
+        const { starts, problem } = decodeStarts(text);
+        if (problem || !helpsNobody(starts, live, now)) continue;
+        if (await removeRecord.call(this.deps.store, key, text)) removed++;
+        if (removed >= COLLECT_MAX) break;
+      }
+    } catch (e) {
+      this.deps.logger.warn(`evacuation: looking for the start records of jobs that are gone failed (tried again in a day): ${message(e)}`);
+    }
+    if (removed > 0) this.deps.logger.info(`evacuation: removed the start records of ${removed} job(s) whose blocks are all gone`);
+    return removed;
   }
 
   private encoded(): string {

@@ -13,7 +13,7 @@ import { newItem } from '../../src/model/merge';
 import { BlockedItem, EVACUATE, MARK_BLOCKED, PERMANENT, LONG_MAX_TEXT, formatTimestamp, BlockAction, itemTag } from '../../src/model/item';
 import { BlockSpec, EndSpec } from '../../src/model/validate';
 import { StartsRecord } from '../../src/sync/starts-record';
-import { startOf } from '../../src/sync/evacuation-starts';
+import { encodeStarts, startOf, startsRecordKey } from '../../src/sync/evacuation-starts';
 import { silentLogger } from '../../src/core/logger';
 
 export interface StoreHarness {
@@ -199,6 +199,33 @@ export function describeStoreConformance(name: string, factory: HarnessFactory):
         const last = new StartsRecord({ store: await open(), logger: silentLogger });
         await last.load(app);
         assert.deepEqual([...last.value].map(([id, st]) => [id, st.since]), [['node1', T0 + 6000]]);
+      });
+
+      it("a job's start record outlives its job until its blocks are gone: then another job's sidecar removes it (once a day); one naming a live block, or a block made within the day, stays; a job's emptied record is removed", async () => {
+        const DAY = 24 * 3_600_000;
+        const [x, y] = [item('node1', { action: EVACUATE }), item('node2', { action: EVACUATE })];
+        await s.addMany([x, y].map((i) => ({ item: i, allowMerge: false })));
+        const app = (n: number) => `application_1652313600000_${String(n).padStart(4, '0')}`;
+        const gone = new StartsRecord({ store: s, logger: silentLogger });
+        const alive = new StartsRecord({ store: s, logger: silentLogger });
+        await Promise.all([gone.load(app(1)), alive.load(app(2))]);
+        await gone.record([x, y], new Map([['node1', { since: T0 + 1, created: x.created.at }]]));
+        await alive.record([x, y], new Map([['node2', { since: T0 + 2, created: y.created.at }]]));
+        // A block another sidecar made a moment ago, which this reader's copy of the items may lack.
+        await s.writeRecord!(startsRecordKey(app(3)), encodeStarts(new Map([['node3', { since: T0 + 1.5 * DAY, created: T0 + 1.5 * DAY }]])));
+        await s.remove('node1');
+        const collector = new StartsRecord({ store: await open(), logger: silentLogger });
+        await collector.load(app(4));
+        const items = await s.list();
+        await collector.collect(items, T0 + DAY);
+        assert.equal(await collector.collect(items, T0 + 2 * DAY + 1), 1, 'once a day, at a moment of its own within the day');
+        assert.equal(await s.readRecord!(startsRecordKey(app(1))), undefined, 'every block it names is gone');
+        assert.ok(await s.readRecord!(startsRecordKey(app(2))), 'names a stored block');
+        assert.ok(await s.readRecord!(startsRecordKey(app(3))), 'names a block made within the day');
+        assert.equal(await collector.collect(items, T0 + 2 * DAY + 2), 0, 'not again the same day');
+        await s.remove('node2');
+        assert.equal((await alive.record(await s.list(), new Map())).result, 'recorded');
+        assert.equal(await s.readRecord!(startsRecordKey(app(2))), undefined, 'no start left: no record');
       });
 
       it('a permanent item reads back as Long.MAX_VALUE text, also after a merge', async () => {

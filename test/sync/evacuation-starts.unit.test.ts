@@ -8,7 +8,7 @@ import { AppContainer } from '../../src/yarn/types';
 import { Desired, Observed, Rules, reconcile } from '../../src/sync/reconcile';
 import { emptyMemory } from '../../src/sync/memory';
 import { indexContainers } from '../../src/sync/watch-containers';
-import { JobStart, decodeStarts, encodeStarts, freshStart, mayEvacuate, nextStarts, startOf, startsRecordKey, unionStarts } from '../../src/sync/evacuation-starts';
+import { GONE_MARGIN_MS, JobStart, decodeStarts, encodeStarts, freshStart, helpsNobody, liveBlocks, mayEvacuate, nextStarts, startOf, startsRecordKey, unionStarts } from '../../src/sync/evacuation-starts';
 import { APP, containerOf, nodeItem, tmItem } from './items';
 
 const T0 = 1_652_313_600_000;
@@ -116,5 +116,15 @@ describe('sync/evacuation-starts: the record', () => {
   it('two copies (two sidecars of one job): the union, the earliest start of a block, the newer block of an id', () => {
     const u = unionStarts(new Map([['a', s(5, 1)], ['b', s(9, 1)]]), new Map([['a', s(3, 1)], ['b', s(20, 2)], ['c', s(1, 1)]]));
     assert.deepEqual(u, new Map([['a', s(3, 1)], ['b', s(20, 2)], ['c', s(1, 1)]]));
+  });
+
+  it("a record helps nobody once every block it names is gone and was made more than a day ago (a reader's items may lag a new block, never by a day)", () => {
+    const x = nodeItem('h1', { action: EVACUATE, start: T0 });
+    const live = liveBlocks([x]);
+    const now = T0 + GONE_MARGIN_MS + 1;
+    assert.ok(helpsNobody(new Map(), live, now), 'no start at all');
+    assert.ok(helpsNobody(new Map([['h2', s(T0, T0)], ['h1', s(T0, T0 - 5)]]), live, now), 'h2 gone; h1 holds a newer block');
+    assert.ok(!helpsNobody(new Map([['h2', s(T0, T0)], ['h1', s(T0, T0)]]), live, now), 'h1 is stored');
+    assert.ok(!helpsNobody(new Map([['h3', s(now - 10, now - 10)]]), live, now), 'made within the day');
   });
 });
