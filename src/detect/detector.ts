@@ -105,6 +105,8 @@ export class Detector {
   private readonly sourceStatus = new Map<string, SourceStatus>();
   private readonly containers = new Map<string, string>();
   private nodeCache: { at: number; running: number; hosts: Set<string> } | undefined;
+  /** This pass's RM knows no nodes: one failing over, whose nodes have not registered again yet. */
+  private rmWithoutNodes = false;
   /** The items as last listed, and the store's version() they were listed at. */
   private listed: { version: string; items: BlockedItem[] } | undefined;
   private stopTimer: (() => void) | undefined;
@@ -274,7 +276,11 @@ export class Detector {
   private foldIn(polled: { failures: Failure[]; health: HealthObservation[]; healthRead: boolean }, now: number): void {
     const ing = ingest(this.state, polled.failures, now, this.deps.settings.windowMs);
     for (const inc of ing.newIncidents) this.deps.metrics?.incidents.inc({ source: inc.sources[0] });
-    if (polled.healthRead) recordHealth(this.state, polled.health, now);
+    // An RM that knows no nodes (failing over) reports no unhealthy or decommissioning node either:
+    // that is not every node back to health. Forgetting them cleared "evacuated once" of a node
+    // still decommissioning, and the detector evacuated it again when the RM was back — even if an
+    // operator had lifted that evacuation meanwhile.
+    if (polled.healthRead && !this.rmWithoutNodes) recordHealth(this.state, polled.health, now);
   }
 
   /**
@@ -404,10 +410,12 @@ export class Detector {
 
   private async readNodes(): Promise<{ running: number; hosts: Set<string> } | undefined> {
     const now = this.deps.clock.now();
+    this.rmWithoutNodes = false;
     if (!this.nodeCache || now - this.nodeCache.at >= NODES_REFRESH_MS) {
       try {
         const list = await this.deps.nodes();
         // An empty list is an RM that does not know its nodes yet (failover), not an empty cluster.
+        if (list.length === 0) this.rmWithoutNodes = true;
         if (list.length > 0) this.nodeCache = { at: now, running: list.filter((n) => n.state === 'RUNNING').length, hosts: new Set(list.map((n) => n.host)) };
       } catch (e) {
         this.deps.logger.warn(`detector: reading the RM's nodes failed: ${(e as Error).message}`);
@@ -417,6 +425,7 @@ export class Detector {
       try {
         const m = await this.deps.clusterMetrics();
         if (m.activeNodes > 0) this.nodeCache.running = m.activeNodes;
+        else this.rmWithoutNodes = true;
       } catch (e) {
         this.deps.logger.warn(`detector: reading the RM's cluster metrics failed (the last RUNNING count stays): ${(e as Error).message}`);
       }
