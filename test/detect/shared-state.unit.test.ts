@@ -38,7 +38,7 @@ class SharedJob {
     this.failures.push({ key: `flink:j:${at}:${this.n}`, source: 'flink', host, at, group: `flink:j:${at}`, signature: 'java.io.IOException: No space left on device', summary: 'No space left on device' });
   }
   source(): DetectorSource {
-    return { name: 'flink', poll: async () => ({ failures: [...this.failures] }) };
+    return { name: 'flink', poll: async () => ({ failures: [...this.failures], cursor: this.failures.length }) };
   }
 }
 
@@ -269,5 +269,47 @@ describe('detector: joining a host item the store refuses (its scope is full)', 
     assert.equal(again.decision, 'block', again.why);
     assert.equal(adds, 2);
     assert.match(String((await store.get('n3'))?.scope), new RegExp(APP));
+  });
+});
+
+describe('detector: two sidecars of one job in a quiet period', () => {
+  it('converge on one record and then write nothing (no ping-pong of merges)', async () => {
+    const clock = new FakeClock(T0);
+    const backend = new MemoryBackend();
+    const job = new SharedJob();
+    let writes = 0;
+    const counted = (): MemoryStore => {
+      const s = new MemoryStore({ backend, clock });
+      const replace = s.replaceRecord.bind(s);
+      s.replaceRecord = async (k, e, v) => {
+        const ok = await replace(k, e, v);
+        if (ok) writes++;
+        return ok;
+      };
+      return s;
+    };
+    const a = sidecar(counted(), clock, job);
+    const b = sidecar(counted(), clock, job);
+    // A busy minute: failures on several hosts, blocks, passes of both interleaved.
+    for (let i = 0; i < 6; i++) {
+      job.fail(`n${i % 3}`, clock.now());
+      clock.advance(5_000);
+      await a.pass();
+      clock.advance(2_000);
+      await b.pass();
+    }
+    // Quiet: after a round or two of merges, neither writes.
+    for (let i = 0; i < 3; i++) {
+      clock.advance(10_000);
+      await a.pass();
+      await b.pass();
+    }
+    const settled = writes;
+    for (let i = 0; i < 10; i++) {
+      clock.advance(10_000);
+      await a.pass();
+      await b.pass();
+    }
+    assert.equal(writes, settled, 'a quiet pair writes nothing');
   });
 });
