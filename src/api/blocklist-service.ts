@@ -19,11 +19,12 @@ import { Clock } from '../core/clock';
 import { AddOutcome, BlocklistStore, ItemChangedError, outcomeOf } from '../store/store';
 import { CorruptItemError } from '../store/codec';
 import { SyncFacade } from '../sync/facade';
+import { SyncView } from '../sync/view';
 import { ExpiryOutcome } from '../sync/expiry';
 import { badRequest } from './errors';
 import { DryRunEffect, previewChange } from './preview';
 import { LiveParts } from './listing-cache';
-import { DISABLED_STATUS, itemSyncStatus, itemTaskManagers } from './status-presenter';
+import { DISABLED_STATUS, createdItemSyncStatus, itemSyncStatus, itemTaskManagers } from './status-presenter';
 import { capBasisOf } from '../sync/preview';
 
 /** Who asks, for the audit trail and the item's createdBy/updatedBy. */
@@ -67,22 +68,26 @@ const refused = (status: number, errors: string[]): Answer => ({ status, body: {
 
 /** 201 created, 202 merged or unchanged; a refusal by its code (a merge left without a cause is the request's fault). */
 const CONFLICT_STATUS: Record<ConflictCode, number> = { exists: 409, 'scope-full': 409, 'empty-cause': 400, changed: 412 };
+const syncStatusOf = (view: SyncView, item: BlockedItem, now: number) => itemSyncStatus(view, item.id, now);
 const statusOf = (o: AddOutcome): number => (o.outcome === 'created' ? 201 : o.outcome === 'conflict' ? CONFLICT_STATUS[o.conflict.code] : 202);
 
 export class BlocklistService {
   constructor(private readonly d: ServiceDeps) {}
 
-  /** What an item shows that is not stored: its live task managers and its sync state. */
-  live(item: BlockedItem): LiveParts & { taskManagers: string[] } {
+  /**
+   * What an item shows that is not stored: its live task managers and its sync state. `fresh`: the
+   * item was created by the write being answered (no plan holds it yet: createdItemSyncStatus).
+   */
+  live(item: BlockedItem, fresh = false): LiveParts & { taskManagers: string[] } {
     const { sync } = this.d;
     const taskManagers = itemTaskManagers(sync, item);
-    const status = this.d.enabled ? itemSyncStatus(sync.view(), item.id, this.d.clock.now()) : DISABLED_STATUS;
+    const status = !this.d.enabled ? DISABLED_STATUS : (fresh ? createdItemSyncStatus : syncStatusOf)(sync.view(), item, this.d.clock.now());
     return status ? { taskManagers, sync: status } : { taskManagers };
   }
 
   /** FLIP-224's item shape plus ours, with the live parts. */
-  present(item: BlockedItem): PresentedItem {
-    return { ...toWire(item), ...this.live(item) };
+  present(item: BlockedItem, fresh = false): PresentedItem {
+    return { ...toWire(item), ...this.live(item, fresh) };
   }
 
   /** A path's id as an item reference of this kind, or a 400. */
@@ -178,7 +183,7 @@ export class BlocklistService {
     const [o] = await this.add([spec], caller, dryRun, ifMatch);
     // `code` beside `errors`: programs (the CLI's import) act on it instead of parsing prose.
     if (o.outcome === 'conflict') return { status: statusOf(o), body: { errors: [o.conflict.message], code: o.conflict.code } };
-    const body: PresentedItem & { outcome: PutOutcome; dryRun?: DryRunEffect } = { ...this.present(o.item), outcome: o.outcome };
+    const body: PresentedItem & { outcome: PutOutcome; dryRun?: DryRunEffect } = { ...this.present(o.item, o.outcome === 'created'), outcome: o.outcome };
     if (dryRun) body.dryRun = await this.preview(o.item.id, o.item);
     return { status: statusOf(o), body };
   }
@@ -189,7 +194,7 @@ export class BlocklistService {
     const results = outcomes.map((o) =>
       o.outcome === 'conflict'
         ? { id: o.existing.id, status: statusOf(o), outcome: o.outcome, code: o.conflict.code, errors: [o.conflict.message] }
-        : { id: o.item.id, status: statusOf(o), outcome: o.outcome, item: this.present(o.item) },
+        : { id: o.item.id, status: statusOf(o), outcome: o.outcome, item: this.present(o.item, o.outcome === 'created') },
     );
     return { status: 200, body: { results, ...(dryRun ? { dryRun: true } : {}) } };
   }

@@ -16,6 +16,8 @@ export interface Logger {
   log(level: LogLevel, message: string, fields?: LogFields): void;
   /** A logger whose lines also carry `fields` (e.g. `{ component: 'sync' }`). */
   child(fields: LogFields): Logger;
+  /** Whether a line at `level` goes anywhere (absent: assume it does). Lets a caller skip building a costly line. */
+  isLevelEnabled?(level: LogLevel): boolean;
 }
 
 const drop = (): void => undefined;
@@ -28,4 +30,5 @@ export const silentLogger: Logger = {
   debug: drop,
   log: drop,
   child: () => silentLogger,
+  isLevelEnabled: () => false,
 };

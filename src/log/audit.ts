@@ -29,6 +29,10 @@ export function createAuditSink(logger: Logger, file?: string, now: () => number
   const fd = file ? fs.openSync(file, 'a') : undefined;
   return {
     record(r) {
+      // The line is built for the logger and the file: with neither taking it (a level above info
+      // and no audit file) a write would pay for a timestamp, two item copies and a message for nothing.
+      const logged = logger.isLevelEnabled?.('info') !== false;
+      if (!logged && fd === undefined) return;
       const line: AuditLine = { audit: true, at: new Date(now()).toISOString(), op: r.op, id: r.id, who: r.who, from: r.from, outcome: r.outcome };
       if (r.before) line.before = toWire(r.before);
       if (r.after) line.after = toWire(r.after);
@@ -36,7 +40,8 @@ export function createAuditSink(logger: Logger, file?: string, now: () => number
       if (r.cause !== undefined) line.cause = r.cause;
       if (r.dryRun) line.dryRun = true;
       const what = r.after ? ` (${r.after.action}, cause "${r.after.cause}", ends ${line.after?.endTimestamp})` : '';
-      logger.info(`audit${r.dryRun ? ' (dry run)' : ''}: ${r.op} ${r.id} → ${r.outcome} by ${r.who} from ${r.from}${what}${r.detail ? `: ${r.detail}` : ''}`, line);
+      if (logged)
+        logger.info(`audit${r.dryRun ? ' (dry run)' : ''}: ${r.op} ${r.id} → ${r.outcome} by ${r.who} from ${r.from}${what}${r.detail ? `: ${r.detail}` : ''}`, line);
       if (fd !== undefined) fs.writeSync(fd, JSON.stringify(line) + '\n');
     },
   };

@@ -5,18 +5,29 @@
  * row; a version moved by another process simply means a full reload.
  * Items are shared with callers, who never mutate them.
  *
- * A write's changes come in together (a group commit's new items, an expiry's deletions). A big
- * batch is applied in one walk of the list: a splice per item moves the whole list once per item,
- * which with 100,000 items and a 1,000-item batch is 100 million element moves on the event loop.
+ * Writes come far more often than lists: a stream of API writes makes a group commit every
+ * millisecond or so and a pass (the only reader) every 100 ms. So a write does not keep the list
+ * sorted: an item of a new id waits in `added` (a Map: found and replaced in O(1)) and is merged
+ * in, in one walk, when the list is next read or `added` has grown to a fraction of the list.
+ * Splicing each new id into place moved half the list per item: at 30,000 items 12 µs per new
+ * block on the event loop, a tenth of a PUT's whole cost there.
  */
 import { BlockedItem } from '../model/item';
 
-/** Changes up to this many are spliced in one by one; more are merged in one walk. */
-const SPLICE_MAX = 64;
+/** `added` is merged into the list once it holds more than this share of it (bounds its size and a lookup's misses). */
+const SETTLE_SHARE = 1 / 8;
+/** …but never for fewer than this many: merging is a walk of the whole list. */
+const SETTLE_MIN = 1024;
+
+const byId = (a: BlockedItem, b: BlockedItem): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 export class ItemCache {
+  /** Items of ids not in `items` yet, newest version of each. */
+  private readonly added = new Map<string, BlockedItem>();
+
   constructor(
     public version: number,
+    /** Sorted by id, one item per id; none of them in `added`. */
     private items: BlockedItem[],
   ) {}
 
@@ -34,60 +45,62 @@ export class ItemCache {
   }
 
   upsert(item: BlockedItem): void {
-    const { found, at } = this.indexOf(item.id);
-    if (found) this.items[at] = item;
-    else this.items.splice(at, 0, item);
-  }
-
-  /**
-   * Every item in (the last of the same id wins). A few go in one splice each: a splice moves the
-   * tail with one native memmove, far cheaper per element than a merge's walk in JavaScript, which
-   * measured 60 µs per group commit of 15 at 15,000 items against a few µs for the splices. A
-   * batch of more than SPLICE_MAX is merged in one walk of the two sorted lists instead.
-   */
-  upsertAll(changed: readonly BlockedItem[]): void {
-    if (changed.length <= SPLICE_MAX) {
-      for (const item of changed) this.upsert(item);
+    if (this.added.has(item.id)) {
+      this.added.set(item.id, item);
       return;
     }
-    const byId = new Map<string, BlockedItem>();
-    for (const item of changed) byId.set(item.id, item);
-    const incoming = [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    const old = this.items;
-    const out: BlockedItem[] = new Array<BlockedItem>();
-    let i = 0;
-    let j = 0;
-    while (i < old.length && j < incoming.length) {
-      const a = old[i].id;
-      const b = incoming[j].id;
-      if (a < b) out.push(old[i++]);
-      else if (a > b) out.push(incoming[j++]);
-      else {
-        out.push(incoming[j++]);
-        i++;
-      }
+    const { found, at } = this.indexOf(item.id);
+    if (found) this.items[at] = item;
+    else {
+      this.added.set(item.id, item);
+      if (this.added.size > Math.max(SETTLE_MIN, this.items.length * SETTLE_SHARE)) this.settle();
     }
-    while (i < old.length) out.push(old[i++]);
-    while (j < incoming.length) out.push(incoming[j++]);
-    this.items = out;
+  }
+
+  /** Every item in; the last of the same id wins. */
+  upsertAll(changed: readonly BlockedItem[]): void {
+    for (const item of changed) this.upsert(item);
   }
 
   delete(id: string): void {
+    if (this.added.delete(id)) return;
     const { found, at } = this.indexOf(id);
     if (found) this.items.splice(at, 1);
   }
 
-  /** Every id out: a few by one splice each, more in one walk of the list. */
+  /**
+   * Every id out. A few go by one splice each (one native memmove of the tail); more in one walk
+   * of the list: a splice per id is 100 million element moves for an expiry of 1,000 of 100,000.
+   */
   deleteAll(ids: readonly string[]): void {
-    if (ids.length <= SPLICE_MAX) {
+    if (ids.length <= 64) {
       for (const id of ids) this.delete(id);
       return;
     }
     const gone = new Set(ids);
+    for (const id of gone) this.added.delete(id);
     this.items = this.items.filter((item) => !gone.has(item.id));
   }
 
+  /** Every item, sorted by id: a copy, which later changes do not reach. */
   snapshot(): BlockedItem[] {
-    return [...this.items];
+    this.settle();
+    return this.items.slice();
+  }
+
+  /** Merges `added` into the sorted list in one walk (their ids are disjoint). */
+  private settle(): void {
+    if (this.added.size === 0) return;
+    const incoming = [...this.added.values()].sort(byId);
+    this.added.clear();
+    const old = this.items;
+    // Pushed, not preallocated: an array made with a length stays "holey" in V8, slower to walk.
+    const out: BlockedItem[] = [];
+    let i = 0;
+    let j = 0;
+    while (i < old.length && j < incoming.length) out.push(old[i].id < incoming[j].id ? old[i++] : incoming[j++]);
+    while (i < old.length) out.push(old[i++]);
+    while (j < incoming.length) out.push(incoming[j++]);
+    this.items = out;
   }
 }

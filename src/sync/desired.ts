@@ -4,7 +4,8 @@
  * unit-tested directly.
  */
 import { BlockedItem } from '../model/item';
-import { appliesTo, effectiveItems, isEffective } from '../model/effective';
+import { appliesTo, isEffective } from '../model/effective';
+import { effectiveOldestFirst } from './age-order';
 import { NodeState } from '../yarn/types';
 
 /** What the cap needs to know about one cluster node. */
@@ -134,7 +135,7 @@ function samePlanInput(a: DesiredInput, b: DesiredInput): boolean {
 }
 
 function computePlan(input: DesiredInput): DesiredPlan {
-  const effective = effectiveItems(input.items, input.applicationId, input.now);
+  const effective = effectiveOldestFirst(input.items, input.applicationId, input.now);
   const running = new Set<string>();
   for (const n of input.nodes) if (n.state === 'RUNNING') running.add(n.host);
   const runningNow = input.runningNodes ?? running.size;

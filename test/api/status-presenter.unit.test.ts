@@ -3,7 +3,7 @@ import { strict as assert } from 'node:assert';
 import { EVACUATE } from '../../src/model/item';
 import { planDesired } from '../../src/sync/desired';
 import { emptyView, SyncView } from '../../src/sync/view';
-import { itemSyncStatus, sidecarStatus } from '../../src/api/status-presenter';
+import { createdItemSyncStatus, itemSyncStatus, sidecarStatus } from '../../src/api/status-presenter';
 import { APP, nodeItem, tmItem } from '../sync/items';
 
 const T0 = 1_652_313_600_000;
@@ -27,6 +27,28 @@ describe('api/status-presenter', () => {
     assert.equal(itemSyncStatus(emptyView(true, false), 'h1', T0), undefined);
     assert.equal(itemSyncStatus(emptyView(false, false), 'h1', T0)?.state, 'disabled');
     assert.match(itemSyncStatus(emptyView(true, true), 'h1', T0)?.detail ?? '', /no reconcile pass/);
+  });
+
+  it("a just-created item's state (no plan lookup) is what the lookup would say of an item no pass has seen: pending, out of scope, over, or why the last pass failed", () => {
+    const fresh = nodeItem('h9', { start: T0 });
+    const other = { ...nodeItem('h8', { start: T0 }), scope: 'application_1652313600000_9999' };
+    const over = nodeItem('h7', { start: T0 - 10, end: T0 - 1 });
+    for (const v of [view(), view({ lastFailure: { stage: 'push', error: 'proxy down' } })]) {
+      for (const item of [fresh, other, over]) {
+        // The general path, once the engine's snapshot holds the item and no plan does yet.
+        const seen = itemSyncStatus({ ...v, items: [...(v.items ?? []), item] }, item.id, T0);
+        const created = createdItemSyncStatus(v, item, T0);
+        assert.equal(created?.state, seen?.state, item.id);
+        if (created?.state === 'not-applicable') assert.equal(created.detail, seen?.detail);
+      }
+    }
+    assert.equal(createdItemSyncStatus(view(), fresh, T0)?.detail, 'not yet seen by the sync engine');
+    assert.match(createdItemSyncStatus(view({ lastFailure: { stage: 'push', error: 'proxy down' } }), fresh, T0)?.detail ?? '', /not yet applied: push: proxy down/);
+    assert.equal(createdItemSyncStatus(view(), other, T0)?.state, 'not-applicable');
+    assert.match(createdItemSyncStatus(view(), over, T0)?.detail ?? '', /expired/);
+    assert.equal(createdItemSyncStatus(emptyView(true, false), fresh, T0), undefined);
+    assert.equal(createdItemSyncStatus(emptyView(false, false), fresh, T0)?.state, 'disabled');
+    assert.match(createdItemSyncStatus(emptyView(true, true), fresh, T0)?.detail ?? '', /no reconcile pass/);
   });
 
   it('the sidecar status names a store outage before the last failure', () => {

@@ -49,6 +49,44 @@ describe('ItemCache', () => {
     }
   });
 
+  it('matches a plain map of id to item through any mix of upserts, deletes and snapshots, past the merge threshold (8 seeds)', () => {
+    for (let seed = 1; seed <= 8; seed++) {
+      // Odd seeds read often; even ones almost never, so new ids pile up past the merge threshold (1,024).
+      const readShare = seed % 2 ? 0.03 : 0.0005;
+      const r = rng(seed * 7919);
+      const host = () => `h${Math.floor(r() * 6000)}.example`;
+      const model = new Map<string, BlockedItem>();
+      const start = [...new Set(Array.from({ length: 300 }, host))].sort().map((h) => nodeItem(h));
+      for (const i of start) model.set(i.id, i);
+      const c = new ItemCache(1, [...start]);
+      for (let step = 0; step < 2000; step++) {
+        const x = r();
+        if (x < 0.55) {
+          const item = { ...nodeItem(host()), cause: `step ${step}` };
+          c.upsert(item);
+          model.set(item.id, item);
+        } else if (x < 0.7) {
+          const batch = Array.from({ length: Math.floor(r() * 150) }, () => ({ ...nodeItem(host()), cause: `batch ${step}` }));
+          c.upsertAll(batch);
+          for (const item of batch) model.set(item.id, item);
+        } else if (x < 0.85) {
+          const id = r() < 0.5 ? host() : (start[Math.floor(r() * start.length)]?.id ?? host());
+          c.delete(id);
+          model.delete(id);
+        } else if (x < 0.9) {
+          const gone = Array.from({ length: Math.floor(r() * 120) }, host);
+          c.deleteAll(gone);
+          for (const id of gone) model.delete(id);
+        } else if (x < 0.9 + readShare) {
+          const expected = [...model.values()].sort((a, b) => (a.id < b.id ? -1 : 1)).map((i) => `${i.id}:${i.cause}`);
+          assert.deepEqual(ids(c), expected, `seed ${seed}, step ${step}`);
+        }
+      }
+      const expected = [...model.values()].sort((a, b) => (a.id < b.id ? -1 : 1)).map((i) => `${i.id}:${i.cause}`);
+      assert.deepEqual(ids(c), expected, `seed ${seed}: at the end`);
+    }
+  });
+
   it('in one batch the last item of an id wins', () => {
     const c = new ItemCache(1, [nodeItem('b')]);
     c.upsertAll([{ ...nodeItem('a'), cause: 'first' }, { ...nodeItem('c'), cause: 'x' }, { ...nodeItem('a'), cause: 'second' }]);

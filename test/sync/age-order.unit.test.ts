@@ -1,0 +1,85 @@
+/**
+ * The incremental age order: from the last answer and a new snapshot (sorted by id, unchanged items
+ * the same objects, as the stores hand them out) it gives exactly effectiveItems()'s list, and it
+ * declines (undefined: a full sort follows) when it cannot know.
+ */
+import { strict as assert } from 'node:assert';
+import { BlockedItem, PERMANENT } from '../../src/model/item';
+import { effectiveItems } from '../../src/model/effective';
+import { AgeOrder, effectiveOldestFirst, updatedAgeOrder } from '../../src/sync/age-order';
+import { APP, nodeItem } from './items';
+
+const T0 = 1_652_313_600_000;
+const OTHER = 'application_1652313600000_0099';
+
+function rng(seed: number): () => number {
+  let x = seed || 1;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 2 ** 32;
+  };
+}
+
+const ids = (l: readonly BlockedItem[]) => l.map((i) => i.id);
+
+describe('sync/age-order', () => {
+  it('follows a stream of snapshots (new, replaced, removed, ending items; equal start times) exactly as a full sort would (12 seeds × 150 snapshots)', () => {
+    for (let seed = 1; seed <= 12; seed++) {
+      const r = rng(seed * 104729);
+      const item = (n: number, now: number): BlockedItem => {
+        const start = now - Math.floor(r() * 4) * 1000; // many equal start times: ties go by id
+        const end = r() < 0.2 ? now + Math.floor(r() * 20_000) : PERMANENT;
+        return nodeItem(`h${String(n).padStart(5, '0')}`, { start, end, scope: r() < 0.1 ? OTHER : undefined, cause: `v${Math.floor(r() * 1e6)}` });
+      };
+      let now = T0;
+      const byId = new Map<string, BlockedItem>();
+      for (let n = 0; n < 300; n++) byId.set(`h${String(n).padStart(5, '0')}`, item(n, now));
+      let snapshot = [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+      let prev: AgeOrder = { items: snapshot, applicationId: APP, now, effective: effectiveItems(snapshot, APP, now) };
+      let incremental = 0;
+      for (let step = 0; step < 150; step++) {
+        now += Math.floor(r() * 3000);
+        const changes = Math.floor(r() * (r() < 0.1 ? 120 : 12));
+        for (let c = 0; c < changes; c++) {
+          const n = Math.floor(r() * 600);
+          const id = `h${String(n).padStart(5, '0')}`;
+          if (r() < 0.25) byId.delete(id);
+          else byId.set(id, item(n, now));
+        }
+        snapshot = [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+        const full = effectiveItems(snapshot, APP, now);
+        const up = updatedAgeOrder(prev, snapshot, APP, now);
+        if (up) {
+          incremental++;
+          assert.deepEqual(ids(up), ids(full), `seed ${seed}, step ${step}`);
+        }
+        assert.deepEqual(ids(effectiveOldestFirst(snapshot, APP, now)), ids(full), `seed ${seed}, step ${step} (memo)`);
+        prev = { items: snapshot, applicationId: APP, now, effective: full };
+      }
+      assert.ok(incremental > 120, `seed ${seed}: the incremental path answered ${incremental} of 150`);
+    }
+  });
+
+  it('declines a snapshot not sorted by id, one with an id twice, and a change of most of the items', () => {
+    const items = ['a', 'b', 'c', 'd'].map((h) => nodeItem(h, { start: T0 }));
+    const prev: AgeOrder = { items, applicationId: APP, now: T0, effective: effectiveItems(items, APP, T0) };
+    assert.ok(updatedAgeOrder(prev, [...items, nodeItem('e', { start: T0 })], APP, T0));
+    assert.equal(updatedAgeOrder(prev, [items[0], items[2], items[1], items[3]], APP, T0), undefined);
+    assert.equal(updatedAgeOrder(prev, [items[0], items[1], items[1], items[3]], APP, T0), undefined);
+    const many = Array.from({ length: 100 }, (_, i) => nodeItem(`n${String(i).padStart(3, '0')}`, { start: T0 }));
+    const prevMany: AgeOrder = { items: many, applicationId: APP, now: T0, effective: many };
+    assert.equal(updatedAgeOrder(prevMany, many.map((i) => ({ ...i })), APP, T0), undefined);
+  });
+
+  it('a clock that went back, or another application, gets a full sort: an item over at the last call counts again', () => {
+    const ending = nodeItem('a', { start: T0, end: T0 + 1000 });
+    const items = [ending, nodeItem('b', { start: T0 + 1 })];
+    assert.deepEqual(ids(effectiveOldestFirst(items, APP, T0 + 5000)), ['b']);
+    assert.deepEqual(ids(effectiveOldestFirst(items, APP, T0 + 10)), ['a', 'b']);
+    const scoped = [nodeItem('c', { start: T0, scope: OTHER }), ...items];
+    assert.deepEqual(ids(effectiveOldestFirst(scoped, OTHER, T0 + 10)), ['a', 'c', 'b']);
+    assert.deepEqual(ids(effectiveOldestFirst(scoped, APP, T0 + 10)), ['a', 'b']);
+  });
+});
