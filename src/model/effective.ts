@@ -31,11 +31,11 @@ export function effectiveItems(items: Iterable<BlockedItem>, applicationId: stri
   return inForce(items, applicationId, now).sort(byAge);
 }
 
-/** The earliest finite endTimestamp after `now`: when the effective set changes next by itself. */
-export function nextExpiry(items: Iterable<BlockedItem>, now: number): number | undefined {
+/** The earliest finite endTimestamp after `now` (of the items `only` keeps): when the effective set changes next by itself. */
+export function nextExpiry(items: Iterable<BlockedItem>, now: number, only?: (item: BlockedItem) => boolean): number | undefined {
   let next: number | undefined;
   for (const it of items) {
-    if (it.endTimestamp > now && Number.isFinite(it.endTimestamp) && (next === undefined || it.endTimestamp < next)) next = it.endTimestamp;
+    if (it.endTimestamp > now && Number.isFinite(it.endTimestamp) && (next === undefined || it.endTimestamp < next) && (!only || only(it))) next = it.endTimestamp;
   }
   return next;
 }

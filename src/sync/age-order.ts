@@ -39,8 +39,12 @@ export function effectiveOldestFirst(items: readonly BlockedItem[], applicationI
 }
 
 /**
- * The last answer, less what left or changed, plus what is new, merged by age; undefined when the
- * snapshots are not both sorted by id (the walk needs it) or too much changed.
+ * The last answer, less what left or changed, plus what is new, merged by age; undefined when too
+ * much changed. The walk advances both snapshots together while they hold the same objects and
+ * compares ids only where they differ, so unchanged items cost one pointer comparison each. It
+ * relies on what every store's snapshot is: sorted by id, each item once. Were a snapshot not
+ * sorted, the walk would only see more changes than there are (an item both gone and new is
+ * dropped from the kept ones and sorted in again): still the right list, or a full sort.
  */
 export function updatedAgeOrder(prev: AgeOrder, items: readonly BlockedItem[], applicationId: string | undefined, now: number): BlockedItem[] | undefined {
   const before = prev.items;
@@ -49,43 +53,57 @@ export function updatedAgeOrder(prev: AgeOrder, items: readonly BlockedItem[], a
   const fresh: BlockedItem[] = [];
   let i = 0;
   let j = 0;
-  let lastA = '';
-  let lastB = '';
-  while (i < before.length || j < items.length) {
-    const a = i < before.length ? before[i] : undefined;
-    const b = j < items.length ? items[j] : undefined;
-    if (a && b && a === b) {
-      if ((i > 0 && a.id <= lastA) || (j > 0 && a.id <= lastB)) return undefined;
-      lastA = lastB = a.id;
+  while (i < before.length && j < items.length) {
+    const a = before[i];
+    const b = items[j];
+    if (a === b) {
       i++;
       j++;
       continue;
     }
-    if (a && (!b || a.id <= b.id)) {
-      if (i > 0 && a.id <= lastA) return undefined;
-      lastA = a.id;
+    if (a.id <= b.id) {
       gone.add(a);
       i++;
     }
-    if (b && (!a || b.id <= a.id)) {
-      if (j > 0 && b.id <= lastB) return undefined;
-      lastB = b.id;
+    if (b.id <= a.id) {
       fresh.push(b);
       j++;
     }
     if (gone.size + fresh.length > limit) return undefined;
   }
-  const kept: BlockedItem[] = [];
-  for (const it of prev.effective) if (!gone.has(it) && isEffective(it, now)) kept.push(it);
+  if (gone.size + fresh.length + (before.length - i) + (items.length - j) > limit) return undefined;
+  while (i < before.length) gone.add(before[i++]);
+  while (j < items.length) fresh.push(items[j++]);
+
   const added: BlockedItem[] = [];
   for (const it of fresh) if (appliesTo(it, applicationId) && isEffective(it, now)) added.push(it);
-  if (added.length === 0) return kept;
   added.sort(byAge);
+  // The kept ones (the last answer less what left, changed or ended) merged with the new ones in
+  // one walk. New blocks are mostly the newest, so most kept ones are copied without a comparison.
   const out: BlockedItem[] = [];
+  const last = prev.effective;
+  const keep = (it: BlockedItem) => isEffective(it, now) && (gone.size === 0 || !gone.has(it));
   let k = 0;
   let n = 0;
-  while (k < kept.length && n < added.length) out.push(byAge(kept[k], added[n]) <= 0 ? kept[k++] : added[n++]);
-  while (k < kept.length) out.push(kept[k++]);
+  const firstNew = added.length > 0 ? firstAfter(last, added[0]) : last.length;
+  for (; k < firstNew; k++) if (keep(last[k])) out.push(last[k]);
+  while (k < last.length && n < added.length) {
+    if (!keep(last[k])) k++;
+    else out.push(byAge(last[k], added[n]) <= 0 ? last[k++] : added[n++]);
+  }
+  for (; k < last.length; k++) if (keep(last[k])) out.push(last[k]);
   while (n < added.length) out.push(added[n++]);
   return out;
+}
+
+/** How many of `sorted` (by age) come before `item`. */
+function firstAfter(sorted: readonly BlockedItem[], item: BlockedItem): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (byAge(sorted[mid], item) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

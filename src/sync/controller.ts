@@ -12,7 +12,7 @@ import { Logger } from '../core/logger';
 import { BlocklistStore } from '../store/store';
 import { AmrmProxy, ResourceManagerReader, SIDECAR_BLACKLIST_OWNER } from '../yarn/types';
 import { Metrics } from '../metrics/metrics';
-import { BlacklistDiff, DesiredPlan } from './desired';
+import { BlacklistDiff, DesiredPlan, blacklistSet } from './desired';
 import { EvacuationDecision, EvacuationStatus, isTaskManager, withCountdown } from './evacuation';
 import { DEFAULT_CAP_NODE_COUNT_MEMORY_MS, Memory, afterNewAttempt, afterPush, afterRelease, emptyMemory, pruneReleased } from './memory';
 import { Decision, Desired, Observed, Rules, SyncEvent, anyEvacuation, evacuating, planEvacuations, reconcile } from './reconcile';
@@ -239,7 +239,7 @@ export class Controller {
     // Nothing pushed: the proxy already holds the plan, and the belief read this pass stands (a
     // fresh copy of it would make the next poll read and parse the whole list again: megabytes
     // at 100,000 hosts).
-    if (pushed.result === 'pushed') this.watch.blacklist.wrote(plan.blacklist, now, { change: pushed.diff, write: pushed.write });
+    if (pushed.result === 'pushed') this.watch.blacklist.wrote(plan.blacklist, now, { change: pushed.diff, write: pushed.write }, blacklistSet(plan));
     this.shown.pending = { additions: [], removals: [] };
     return undefined;
   }

@@ -91,10 +91,7 @@ export function reconcile(observed: Observed, desired: Desired, memory: Memory, 
   const events = deferralEvents(memory.deferred, plan);
   let next: Memory = { ...memory, runningHighWater: cap.highWater, deferred: new Set(plan.deferred.map((i) => i.id)), othersSeen: seen(memory.othersSeen, observed.othersHold) };
   const deadlines = new Map<string, number>();
-  const end = nextExpiry(
-    desired.items.filter((i) => appliesTo(i, applicationId)),
-    now,
-  );
+  const end = nextExpiry(desired.items, now, (i) => appliesTo(i, applicationId));
   if (end !== undefined) deadlines.set('expiry', end);
   const { starts, since } = evacuationStarts(evacuating(plan), desired.jobStarts ?? new Map(), observed.actual, applicationId, now);
   const decision: Decision = { releases: { batch: [], waiting: [] }, deadlines, view: { plan, pending }, memory: next, events, starts, since };
@@ -139,7 +136,11 @@ function countRunning(nodes: readonly NodeView[]): number {
 
 /** Items that evacuate now: effective, in scope, EVACUATE, and not held back by the cap. */
 export function evacuating(plan: DesiredPlan): BlockedItem[] {
-  return [...plan.enforced, ...plan.taskManagers].filter((i) => i.action === EVACUATE);
+  // Two walks, not a copy of both lists then a filter: a pass calls this with every item in force.
+  const out: BlockedItem[] = [];
+  for (const i of plan.enforced) if (i.action === EVACUATE) out.push(i);
+  for (const i of plan.taskManagers) if (i.action === EVACUATE) out.push(i);
+  return out;
 }
 
 /**

@@ -133,11 +133,13 @@ export class BlacklistWatcher {
    * version the push made, and the next read may be a 304. Otherwise (another writer came first,
    * a proxy without versions, an answer that does not add up) the next read is a full one.
    */
-  wrote(hosts: readonly string[], now: number, push?: OwnPush): void {
+  wrote(hosts: readonly string[], now: number, push?: OwnPush, hostSet?: ReadonlySet<string>): void {
     const prev = this.cache.value;
     const t = this.taken;
-    const owners = { ...(prev?.owners ?? {}), [this.deps.owner]: [...hosts] };
-    const actual = new Set(hosts);
+    // `hosts` and `hostSet` (the plan's blacklist and its set) are never changed: the belief shares
+    // them rather than copying 100,000 host names after every push.
+    const owners = { ...(prev?.owners ?? {}), [this.deps.owner]: hosts };
+    const actual = hostSet ?? new Set(hosts);
     const value: BlacklistView = { actual, othersHold: prev?.othersHold ?? new Set(), schedulerOnly: [], owners };
     this.cache.set(value, now);
     this.scheduler.set([], now);

@@ -62,14 +62,23 @@ describe('sync/age-order', () => {
     }
   });
 
-  it('declines a snapshot not sorted by id, one with an id twice, and a change of most of the items', () => {
-    const items = ['a', 'b', 'c', 'd'].map((h) => nodeItem(h, { start: T0 }));
+  it('a snapshot out of id order still gives the right list (the walk sees more changes), and a change of most items is declined', () => {
+    const r = rng(7);
+    const items = Array.from({ length: 40 }, (_, i) => nodeItem(`n${String(i).padStart(3, '0')}`, { start: T0 + Math.floor(r() * 5) }));
     const prev: AgeOrder = { items, applicationId: APP, now: T0, effective: effectiveItems(items, APP, T0) };
-    assert.ok(updatedAgeOrder(prev, [...items, nodeItem('e', { start: T0 })], APP, T0));
-    assert.equal(updatedAgeOrder(prev, [items[0], items[2], items[1], items[3]], APP, T0), undefined);
-    assert.equal(updatedAgeOrder(prev, [items[0], items[1], items[1], items[3]], APP, T0), undefined);
+    for (let round = 0; round < 50; round++) {
+      const next = items.filter(() => r() < 0.9).concat(Array.from({ length: 3 }, (_, i) => nodeItem(`m${round}-${i}`, { start: T0 + Math.floor(r() * 5) })));
+      for (let s = 0; s < 4; s++) {
+        const x = Math.floor(r() * next.length);
+        const y = Math.floor(r() * next.length);
+        [next[x], next[y]] = [next[y], next[x]];
+      }
+      const up = updatedAgeOrder(prev, next, APP, T0);
+      if (up) assert.deepEqual(ids(up), ids(effectiveItems(next, APP, T0)), `round ${round}`);
+    }
     const many = Array.from({ length: 100 }, (_, i) => nodeItem(`n${String(i).padStart(3, '0')}`, { start: T0 }));
     const prevMany: AgeOrder = { items: many, applicationId: APP, now: T0, effective: many };
+    assert.ok(updatedAgeOrder(prevMany, [...many, nodeItem('z', { start: T0 - 1 })], APP, T0));
     assert.equal(updatedAgeOrder(prevMany, many.map((i) => ({ ...i })), APP, T0), undefined);
   });
 

@@ -106,10 +106,10 @@ describe('sync/engine: passes coalesce under a stream of writes', () => {
   it('the pacing rule: no wait for a lone pass or the first of a stream; then PACE_FACTOR times the last pass, at most MAX_PACE_MS', () => {
     assert.equal(paceDelay(0, 40), 0);
     assert.equal(paceDelay(PACE_AFTER - 1, 40), 0, 'the first passes of a stream run at once');
-    assert.equal(paceDelay(PACE_AFTER, 20), PACE_FACTOR * 20);
-    assert.equal(paceDelay(PACE_AFTER + 5, 20), PACE_FACTOR * 20);
+    assert.equal(paceDelay(PACE_AFTER, 8), PACE_FACTOR * 8);
+    assert.equal(paceDelay(PACE_AFTER + 5, 8), PACE_FACTOR * 8);
     assert.equal(paceDelay(PACE_AFTER, 10 * MAX_PACE_MS), MAX_PACE_MS, 'a slow pass does not hold the next one back for long');
-    assert.equal(paceDelay(PACE_AFTER, 0.1), 0, 'a pass of microseconds is not worth a timer');
+    assert.equal(paceDelay(PACE_AFTER, 0.05), 0, 'a pass of microseconds is not worth a timer');
   });
 
   it('a stream of passes in a row is paced: once two passes each had several writes land, the next waits PACE_FACTOR times as long as the one before took', async () => {
