@@ -42,13 +42,13 @@ export interface SqliteStoreOptions {
   writeThread?: boolean | 'always';
   /**
    * With `writeThread: true`: concurrent writes go to the thread for a while after a group commit
-   * here took at least this long (ms, default 20). An fsync of a few milliseconds costs the event
-   * loop less than the two thread wake-ups per group of a hand-off: measured on a quiet machine,
-   * PUT of new items was 20-35 % faster with every commit here than with concurrent ones on the
-   * thread (x8 1,600-1,900/s vs 1,200-1,500/s), even though a group commit here then took 2 ms and
-   * more now and then; a disk that blocks the loop for tens of milliseconds is worth avoiding.
+   * here took at least this long (ms, default 20). Commits here do not wait for the disk (the WAL
+   * is synced off the loop, wal-sync.ts), so only a commit that is slow on the CPU (a huge batch)
+   * or behind a slow write() sends writes there.
    */
   slowCommitMs?: number;
+  /** How the WAL is synced off the loop (tests inject a controllable one; default fs.fdatasync in libuv's pool). */
+  walSync?: (fd: number) => Promise<void>;
 }
 
 /**
@@ -139,7 +139,7 @@ export class SqliteStore implements BlocklistStore {
       unavailable(e, `opening ${file}`);
     }
     this.thread = opts.writeThread && !opts.readonly && file !== ':memory:' ? new ThreadWriter({ file: path.resolve(file), busyTimeoutMs }) : undefined;
-    this.route = new WriteRoute(this.db, this.thread, { always: opts.writeThread === 'always', slowCommitMs: opts.slowCommitMs ?? 20, busyTimeoutMs });
+    this.route = new WriteRoute(this.db, this.thread, { always: opts.writeThread === 'always', slowCommitMs: opts.slowCommitMs ?? 20, busyTimeoutMs, ...(opts.walSync ? { walSync: opts.walSync } : {}) });
     this.stmts = {
       get: this.db.prepare('SELECT data FROM items WHERE id = ?'),
       list: this.db.prepare('SELECT id, data FROM items ORDER BY id'),
@@ -173,9 +173,22 @@ export class SqliteStore implements BlocklistStore {
     this.pendingAdds = [];
     this.addsInFlight++;
     try {
-      let done: AddsDone;
+      let results: AddsDone['results'] = [];
       try {
-        done = await this.write({ op: 'adds', groups: group.map((g) => g.reqs) }, group.length > 1);
+        // The cache takes the change as soon as it is committed (what any reader of the file can
+        // see from then on); the callers hear of it once it is durable.
+        await this.write({ op: 'adds', groups: group.map((g) => g.reqs) }, group.length > 1, (done) => {
+          const mine = done.results.map((r, i) => ('outcomes' in r ? { outcomes: r.outcomes.map((o, j) => own(o, group[i].reqs[j])) } : r));
+          results = mine;
+          this.afterWrite(done.versions, (cache) => {
+            const changed: BlockedItem[] = [];
+            for (const r of mine) {
+              if (!('outcomes' in r)) continue;
+              for (const o of r.outcomes) if (o.outcome === 'created' || o.outcome === 'merged') changed.push(o.item);
+            }
+            cache.upsertAll(changed);
+          });
+        });
       } catch (e) {
         let failure: unknown = e;
         try {
@@ -186,15 +199,6 @@ export class SqliteStore implements BlocklistStore {
         for (const g of group) g.reject(failure);
         return;
       }
-      const results = done.results.map((r, i) => ('outcomes' in r ? { outcomes: r.outcomes.map((o, j) => own(o, group[i].reqs[j])) } : r));
-      this.afterWrite(done.versions, (cache) => {
-        const changed: BlockedItem[] = [];
-        for (const r of results) {
-          if (!('outcomes' in r)) continue;
-          for (const o of r.outcomes) if (o.outcome === 'created' || o.outcome === 'merged') changed.push(o.item);
-        }
-        cache.upsertAll(changed);
-      });
       group.forEach((g, i) => {
         const r = results[i];
         if ('outcomes' in r) g.resolve(r.outcomes);
@@ -212,8 +216,9 @@ export class SqliteStore implements BlocklistStore {
     return this.route.writes;
   }
 
-  private write<K extends WriteOp['op']>(op: OpOf<K>, concurrent: boolean): Promise<WriteResults[K]> {
-    return this.route.run<K>(op, concurrent);
+  /** Resolves once durable; `committed` runs as soon as the transaction committed (write-route.ts). */
+  private write<K extends WriteOp['op']>(op: OpOf<K>, concurrent: boolean, committed?: (r: WriteResults[K]) => void): Promise<WriteResults[K]> {
+    return this.route.run<K>(op, concurrent, committed);
   }
 
   private currentVersion(): number {
@@ -294,8 +299,9 @@ export class SqliteStore implements BlocklistStore {
   async remove(id: string, ifMatch?: string): Promise<BlockedItem | undefined> {
     let removed: WriteResults['remove'];
     try {
-      removed = await this.write({ op: 'remove', id, ...(ifMatch !== undefined ? { ifMatch } : {}) }, false);
-      if (removed && 'versions' in removed) this.afterWrite(removed.versions, (cache) => cache.delete(id));
+      removed = await this.write({ op: 'remove', id, ...(ifMatch !== undefined ? { ifMatch } : {}) }, false, (r) => {
+        if (r && 'versions' in r) this.afterWrite(r.versions, (cache) => cache.delete(id));
+      });
     } catch (e) {
       unavailable(e, 'write');
     }
@@ -309,10 +315,11 @@ export class SqliteStore implements BlocklistStore {
 
   async removeQuarantined(id: string): Promise<QuarantinedRow | undefined> {
     try {
-      const done = await this.write({ op: 'removeQuarantined', id }, false);
+      const done = await this.write({ op: 'removeQuarantined', id }, false, (r) => {
+        if (r) this.afterWrite(r.versions, (cache) => cache.delete(id));
+      });
       if (!done) return undefined;
       this.quarantine.drop(id);
-      this.afterWrite(done.versions, (cache) => cache.delete(id));
       return done.row;
     } catch (e) {
       unavailable(e, 'write');
@@ -322,8 +329,7 @@ export class SqliteStore implements BlocklistStore {
   /** Rows past their end; one that cannot be decoded is skipped (quarantined, never expired). */
   async removeExpired(now: number): Promise<BlockedItem[]> {
     try {
-      const done = await this.write({ op: 'removeExpired', now }, false);
-      this.afterWrite(done.versions, (cache) => cache.deleteAll(done.gone.map((it) => it.id)));
+      const done = await this.write({ op: 'removeExpired', now }, false, (r) => this.afterWrite(r.versions, (cache) => cache.deleteAll(r.gone.map((it) => it.id))));
       return done.gone;
     } catch (e) {
       unavailable(e, 'write');
@@ -386,6 +392,7 @@ export class SqliteStore implements BlocklistStore {
     // Adds still waiting for their group commit are written first, as a caller that awaited them expects.
     while (this.pendingAdds.length > 0 || this.addsInFlight > 0) await new Promise<void>((resolve) => setImmediate(resolve));
     await this.thread?.close();
+    await this.route.close();
     if (this.db.open) this.db.close();
   }
 }

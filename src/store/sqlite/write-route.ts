@@ -9,6 +9,9 @@
  *    the next group; then here again, which measures anew;
  *  - while writes are in flight on the thread, the next ones follow them there;
  *  - commits here never checkpoint the WAL; the thread does, every CHECKPOINT_EVERY of them;
+ *  - with a write thread, commits here do not sync either (synchronous=NORMAL): a write here
+ *    resolves after the WalSync's fdatasync in libuv's pool (wal-sync.ts), not inside the commit
+ *    on the event loop; the thread's connection keeps synchronous=FULL;
  *  - a write here never waits for another process's lock on the event loop: it tries the lock once
  *    (busy_timeout 0) and, when it is taken (SQLITE_BUSY at BEGIN IMMEDIATE: nothing was done),
  *    goes to the thread, which waits up to busy_timeout while the loop serves reads.
@@ -16,9 +19,11 @@
  * either order is right.
  */
 import Database from 'better-sqlite3';
+import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { OpOf, WriteOp, WriteResults } from './writes';
 import { InlineWriter, SqliteWriter, ThreadWriter } from './writer';
+import { WalSync } from './wal-sync';
 
 /** How long after a sign of concurrent writes they keep going to the write thread (ms). */
 const CONCURRENT_FOR_MS = 100;
@@ -41,6 +46,8 @@ export interface WriteRouteOptions {
   slowCommitMs: number;
   /** The connection's busy_timeout, set back after a no-wait write here. */
   busyTimeoutMs: number;
+  /** How the WAL is synced (WalSync's default: fs.fdatasync in libuv's pool). */
+  walSync?: (fd: number) => Promise<void>;
 }
 
 export class WriteRoute {
@@ -60,21 +67,36 @@ export class WriteRoute {
     private readonly thread: ThreadWriter | undefined,
     private readonly o: WriteRouteOptions,
   ) {
-    this.inline = new InlineWriter(db);
+    if (thread) {
+      db.pragma('wal_autocheckpoint = 0');
+      db.pragma('synchronous = NORMAL');
+      this.wal = new WalSync(`${path.resolve(db.name)}-wal`, o.walSync);
+    }
+    this.inline = new InlineWriter(db, this.wal);
     this.noWait = thread ? { off: db.prepare('PRAGMA busy_timeout = 0'), on: db.prepare(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(o.busyTimeoutMs))}`) } : undefined;
-    if (thread) db.pragma('wal_autocheckpoint = 0');
   }
 
-  /** Runs one write where the rules say; `concurrent`: it carries several requests' writes. */
-  async run<K extends WriteOp['op']>(op: OpOf<K>, concurrent: boolean): Promise<WriteResults[K]> {
+  /** Syncs of the WAL off the event loop (with a write thread; undefined without one). */
+  readonly wal: WalSync | undefined;
+
+  /** Waits for the WAL syncs in flight and releases the WAL's descriptor. */
+  async close(): Promise<void> {
+    await this.wal?.close();
+  }
+
+  /**
+   * Runs one write where the rules say and resolves once it is durable; `concurrent`: it carries
+   * several requests' writes; `committed`: called as soon as it committed (SqliteWriter.run).
+   */
+  async run<K extends WriteOp['op']>(op: OpOf<K>, concurrent: boolean, committed?: (r: WriteResults[K]) => void): Promise<WriteResults[K]> {
     const w = this.writerFor();
     const noWait = this.noWait;
-    if (w !== this.inline || !this.thread || !noWait) return w.run<K>(op);
+    if (w !== this.inline || !this.thread || !noWait) return w.run<K>(op, committed);
     let here: Promise<WriteResults[K]>;
     noWait.off.get();
     const t0 = performance.now();
     try {
-      here = this.inline.run<K>(op);
+      here = this.inline.run<K>(op, committed);
     } finally {
       const ms = performance.now() - t0;
       if (concurrent && ms >= this.o.slowCommitMs) this.concurrentUntil = performance.now() + CONCURRENT_FOR_MS;
@@ -89,7 +111,7 @@ export class WriteRoute {
       if (typeof code !== 'string' || !code.startsWith('SQLITE_BUSY')) throw e;
       this.writes.here--;
       this.writes.thread++;
-      return this.thread.run<K>(op);
+      return this.thread.run<K>(op, committed);
     }
   }
 

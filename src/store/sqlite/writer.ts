@@ -8,10 +8,16 @@ import Database from 'better-sqlite3';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { StoreUnavailableError } from '../store';
+import { WalSync } from './wal-sync';
 import { OpOf, SqliteWrites, ThreadInit, ThreadReply, ThreadRequest, WriteOp, WriteResults, fromWire, runWrite } from './writes';
 
 export interface SqliteWriter {
-  run<K extends WriteOp['op']>(op: OpOf<K>): Promise<WriteResults[K]>;
+  /**
+   * Resolves once the write is durable. `committed`, when given, is called with the result as soon
+   * as the transaction committed, which can be before it is durable (InlineWriter with a WalSync):
+   * what other readers can see from then on.
+   */
+  run<K extends WriteOp['op']>(op: OpOf<K>, committed?: (r: WriteResults[K]) => void): Promise<WriteResults[K]>;
   /** Whether a write was posted and has not answered yet. */
   readonly inFlight: boolean;
   /** Resolves once every write posted so far has answered (never rejects). */
@@ -20,21 +26,38 @@ export interface SqliteWriter {
   close(): Promise<void>;
 }
 
-/** Runs each write synchronously on the store's connection (the fsync blocks the caller's thread). */
+/**
+ * Runs each write synchronously on the store's connection. Without a WalSync the connection syncs
+ * inside the commit (synchronous=FULL: the fsync blocks the caller's thread); with one, the commit
+ * only writes the WAL and the write resolves after the WalSync's fdatasync (wal-sync.ts).
+ */
 export class InlineWriter implements SqliteWriter {
   private writes: SqliteWrites | undefined;
   readonly inFlight = false;
 
-  constructor(private readonly db: Database.Database) {}
+  constructor(
+    private readonly db: Database.Database,
+    private readonly wal?: WalSync,
+  ) {}
 
-  run<K extends WriteOp['op']>(op: OpOf<K>): Promise<WriteResults[K]> {
+  run<K extends WriteOp['op']>(op: OpOf<K>, committed?: (r: WriteResults[K]) => void): Promise<WriteResults[K]> {
+    let result: WriteResults[K];
     try {
       // Prepared on first use: a read-only store never prepares its write statements.
       this.writes ??= new SqliteWrites(this.db);
-      return Promise.resolve(runWrite<K>(this.writes, op));
+      result = runWrite<K>(this.writes, op);
     } catch (e) {
       return Promise.reject(e);
     }
+    committed?.(result);
+    // Even a write that changed nothing waits: its answer may rest on an earlier commit not yet on disk.
+    if (!this.wal) return Promise.resolve(result);
+    return this.wal.durable().then(
+      () => result,
+      (e: unknown) => {
+        throw new StoreUnavailableError(`sqlite store: syncing the WAL failed after a commit, which may not survive a power cut: ${e instanceof Error ? e.message : String(e)}`, e);
+      },
+    );
   }
 
   settled(): Promise<void> {
@@ -82,8 +105,12 @@ export class ThreadWriter implements SqliteWriter {
     return this.post({ id: this.nextId++, write: op }, true).then(() => undefined);
   }
 
-  run<K extends WriteOp['op']>(op: OpOf<K>): Promise<WriteResults[K]> {
-    const p = this.post({ id: this.nextId++, write: op }) as Promise<WriteResults[K]>;
+  run<K extends WriteOp['op']>(op: OpOf<K>, committed?: (r: WriteResults[K]) => void): Promise<WriteResults[K]> {
+    // The thread's connection commits with synchronous=FULL: an answer is both committed and durable.
+    const p = (this.post({ id: this.nextId++, write: op }) as Promise<WriteResults[K]>).then((r) => {
+      committed?.(r);
+      return r;
+    });
     this.last = p.then(
       () => undefined,
       () => undefined,
