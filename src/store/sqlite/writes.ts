@@ -103,6 +103,9 @@ function migrate(db: Database.Database, file: string): void {
   }
 }
 
+/** WAL frames (pages) above which the thread's checkpoint makes the WAL start over (~4 MB). */
+const RESTART_ABOVE_FRAMES = 1000;
+
 export class SqliteWrites {
   private readonly stmts: {
     get: Database.Statement<[string], { data: string }>;
@@ -268,7 +271,13 @@ export class SqliteWrites {
    * whose commits do not checkpoint (write-route.ts).
    */
   checkpoint(): void {
-    this.db.pragma('wal_checkpoint(PASSIVE)');
+    const [r] = this.db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[];
+    // The WAL starts over only when a write begins after a checkpoint copied all of it. Under a
+    // steady stream a commit lands during every PASSIVE checkpoint, so that moment may never come
+    // and the WAL file grows for as long as the stream lasts. Past RESTART_ABOVE_FRAMES a RESTART
+    // checkpoint makes it come: it holds new writers back (the loop's writes find the lock taken
+    // and follow to this thread) until it has copied everything, and the next commit rewinds the WAL.
+    if (r && r.log > RESTART_ABOVE_FRAMES) this.db.pragma('wal_checkpoint(RESTART)');
   }
 }
 
