@@ -57,9 +57,18 @@ export interface SqliteStoreOptions {
  * event loop (busy with a pass for milliseconds, or a burst of requests) takes the answer and posts
  * again: measured with 32 clients, a commit cycle was twice the commit itself. The thread runs them
  * in order and answers in order, so the list cache still takes each group's change in commit order
- * (afterWrite). Here (inline) a commit ends before the next starts, so nothing changes there.
+ * (afterWrite). Here (inline) a commit ends before the next starts; with a WalSync its group then
+ * waits for the disk off the loop, and WAL_GROUPS_IN_FLIGHT apply.
  */
 const GROUPS_IN_FLIGHT = 2;
+
+/**
+ * Group commits in flight when commits here wait for a WalSync (the sidecar): a group that has
+ * committed costs nothing while it waits, and every group committed during a sync shares the
+ * next one. With two, the adds that arrived during a sync were committed only after it, and so
+ * waited for the sync after next: two or three syncs per request where one or two suffice.
+ */
+const WAL_GROUPS_IN_FLIGHT = 8;
 
 /**
  * How long list() waits for the write thread's answers before it reads the rows itself: a group
@@ -122,7 +131,7 @@ export class SqliteStore implements BlocklistStore {
   private readonly quarantine: Quarantine;
 
   private pendingAdds: { reqs: AddRequest[]; resolve: (o: AddOutcome[]) => void; reject: (e: unknown) => void }[] = [];
-  /** Group commits running (at most GROUPS_IN_FLIGHT): adds that arrive meanwhile form the next group. */
+  /** Group commits running (at most groupsInFlight): adds that arrive meanwhile form the next group. */
   private addsInFlight = 0;
 
   constructor(
@@ -163,12 +172,12 @@ export class SqliteStore implements BlocklistStore {
   addMany(reqs: AddRequest[]): Promise<AddOutcome[]> {
     return new Promise((resolve, reject) => {
       this.pendingAdds.push({ reqs, resolve, reject });
-      if (this.pendingAdds.length === 1 && this.addsInFlight < GROUPS_IN_FLIGHT) setImmediate(() => void this.commitPendingAdds());
+      if (this.pendingAdds.length === 1 && this.addsInFlight < this.groupsInFlight) setImmediate(() => void this.commitPendingAdds());
     });
   }
 
   private async commitPendingAdds(): Promise<void> {
-    if (this.addsInFlight >= GROUPS_IN_FLIGHT || this.pendingAdds.length === 0) return;
+    if (this.addsInFlight >= this.groupsInFlight || this.pendingAdds.length === 0) return;
     const group = this.pendingAdds;
     this.pendingAdds = [];
     this.addsInFlight++;
@@ -209,6 +218,10 @@ export class SqliteStore implements BlocklistStore {
       // What arrived during this commit goes now: it has waited one commit already.
       if (this.pendingAdds.length > 0) void this.commitPendingAdds();
     }
+  }
+
+  private get groupsInFlight(): number {
+    return this.route.wal ? WAL_GROUPS_IN_FLIGHT : GROUPS_IN_FLIGHT;
   }
 
   /** Write transactions run on this thread and on the write thread so far (for tests and diagnostics). */
