@@ -25,7 +25,7 @@ import { NodeState, NODE_STATES, ReleaseResult } from '../yarn/types';
 import { Random, seededRandom, shuffle } from './random';
 import { NewAttemptBlacklist } from './options';
 import { AmBlacklist, BlacklistUpdateResult, DEFAULT_BLACKLIST_OWNER } from './am-blacklist';
-import { CompletedContainer, CompletedRing, EXIT_ABORTED, EXIT_KILLED_EXCEEDED_PMEM, LOST_CONTAINER, RELEASED_CONTAINER, defaultDiagnostics } from './completed-ring';
+import { CompletedPage, CompletedRing, EXIT_ABORTED, EXIT_KILLED_EXCEEDED_PMEM, LOST_CONTAINER, RELEASED_CONTAINER, defaultDiagnostics } from './completed-ring';
 import { ClusterOptions, SimAttempt, SimContainer, SimNode } from './cluster-types';
 import { SimCounters, emptyCounters } from './counters';
 import { spreadOver } from './placement';
@@ -148,7 +148,7 @@ export class SimCluster {
   }
 
   /** Completed containers after a sequence number (completed-ring.ts). */
-  completedAfter(after: number): { containers: CompletedContainer[]; next: number } {
+  completedAfter(after: number): CompletedPage {
     return this.completed.after(after);
   }
 

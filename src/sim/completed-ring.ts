@@ -7,6 +7,8 @@
  * injected failure carries whatever status it is given.
  */
 
+import { randomBytes } from 'node:crypto';
+
 /** Hadoop's ContainerExitStatus values the simulator produces by itself. */
 export const EXIT_ABORTED = -100;
 export const EXIT_KILLED_EXCEEDED_PMEM = -104;
@@ -32,9 +34,22 @@ export function defaultDiagnostics(id: string, exitStatus: number): string {
   return `Container ${id} completed with exit status ${exitStatus}`;
 }
 
+/** One answer of GET /completed-containers. */
+export interface CompletedPage {
+  containers: CompletedContainer[];
+  next: number;
+  epoch: string;
+}
+
 export class CompletedRing {
   private readonly ring: CompletedContainer[] = [];
   private seq = 0;
+  /**
+   * Names this ring's numbering, which begins again at 1 in a restarted proxy: drawn from the OS,
+   * never from the simulator's seeded random, since a restarted simulator runs with the same seed
+   * (as the blacklist's ETag epoch is, am-blacklist.ts).
+   */
+  readonly epoch = randomBytes(8).toString('hex');
 
   constructor(private readonly size: number) {
     if (!Number.isInteger(size) || size < 1) throw new Error('completedRingSize must be a positive integer');
@@ -49,11 +64,12 @@ export class CompletedRing {
   /**
    * Completed containers with a sequence number above `after`, oldest first, and the sequence
    * number to ask after next time. An `after` beyond the newest entry means the caller remembers
-   * a proxy that has since restarted (its numbering began again): it gets the whole ring.
+   * a proxy that has since restarted (its numbering began again): it gets the whole ring. The
+   * epoch tells a reader whose cursor the restarted ring has already numbered past.
    */
-  after(after: number): { containers: CompletedContainer[]; next: number } {
+  after(after: number): CompletedPage {
     const from = after > this.seq ? 0 : after;
     const containers = this.ring.filter((c) => c.seq > from);
-    return { containers: containers.map((c) => ({ ...c })), next: this.seq };
+    return { containers: containers.map((c) => ({ ...c })), next: this.seq, epoch: this.epoch };
   }
 }

@@ -124,7 +124,7 @@ function amrmProxy(cluster: SimCluster, enter: () => void, answer: <T>(call: Los
     async completedContainers(after: number): Promise<CompletedContainersPage> {
       enter();
       const page = cluster.completedAfter(after);
-      return { next: page.next, containers: page.containers.map((c) => ({ ...c, host: c.nodeId.split(':')[0] })) };
+      return { next: page.next, epoch: page.epoch, containers: page.containers.map((c) => ({ ...c, host: c.nodeId.split(':')[0] })) };
     },
   };
 }

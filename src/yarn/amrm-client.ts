@@ -173,7 +173,12 @@ export class AmrmProxyClient implements AmrmProxy {
         skipped.push(e.message);
       }
     });
-    return skipped.length ? { containers, next, skipped } : { containers, next };
+    const page: CompletedContainersPage = { containers, next };
+    if (skipped.length) page.skipped = skipped;
+    // Anything but a short token (absent, malformed) is a proxy that predates epochs: the reader
+    // falls back to noticing a restart by `next` going down.
+    if (typeof o.epoch === 'string' && EPOCH.test(o.epoch)) page.epoch = o.epoch;
+    return page;
   }
 
   async containers(): Promise<AppContainer[]> {
@@ -250,6 +255,9 @@ function entityTagOf(res: AxiosResponse<unknown>): string | undefined {
   const v: unknown = res.headers.etag;
   return typeof v === 'string' && isEntityTag(v.trim()) ? v.trim() : undefined;
 }
+
+/** A completed-containers epoch: an opaque short token (the proxies send 16 hex digits). */
+const EPOCH = /^[A-Za-z0-9._~-]{1,64}$/;
 
 /** What call() answers for a body its caller already has. */
 const UNCHANGED: unique symbol = Symbol('unchanged');

@@ -152,6 +152,12 @@ export interface CompletedContainersPage {
   skipped?: string[];
   /** The seq to pass as `after` next time. Lower than the `after` sent: the proxy restarted. */
   next: number;
+  /**
+   * The proxy's epoch: drawn at random when its ring is made, never repeating across restarts. A
+   * `next` is meaningful only under the epoch it came with; another epoch means the numbering began
+   * again (even when it already passed the old `next`). Absent from a proxy that predates epochs.
+   */
+  epoch?: string;
 }
 
 /**

@@ -10,6 +10,7 @@ import { FLINK_VERSIONS } from '../../src/sim/flink-jobs';
 import { RunningSimulator, startSimulator } from '../../src/sim/server';
 import { AmrmProxyClient } from '../../src/yarn/amrm-client';
 import { ResourceManagerClient } from '../../src/yarn/rm-client';
+import { YarnCallError } from '../../src/yarn/types';
 import { SourceContext, SourceReport, DetectorSource } from '../../src/detect/source';
 import { JsonValue } from '../../src/detect/state';
 import { FlinkRestSource } from '../../src/detect/sources/flink-rest';
@@ -179,12 +180,37 @@ describe('detect/sources against the simulator', () => {
       assert.deepEqual(r.failures.map((f) => f.containerId), statuses.map(([, c], i) => (c ? tms[i].id : undefined)).filter((x) => x !== undefined));
       assert.deepEqual(r.failures.map((f) => f.summary), ['exit 1', 'exit 137', 'INVALID (-1000)', 'KILLED_BY_CONTAINER_SCHEDULER (-108)', 'KILLED_FOR_EXCESS_LOGS (-109)']);
       assert.ok(r.failures.every((f) => f.host === tms.find((t) => t.id === f.containerId)!.host));
-      assert.equal(r.cursor, statuses.length + 1);
+      assert.deepEqual(r.cursor, { epoch: sim.cluster.completedAfter(0).epoch, seq: statuses.length + 1 });
       assert.equal(ctx.containers.size, statuses.length + 1, 'every completion teaches where its container ran');
       assert.deepEqual((await ctx.poll(src)).failures, []);
       assert.deepEqual(ctx.missed, []);
       ctx.cursors.set(src.name, 0);
       assert.equal((await ctx.poll(src)).failures.length, 5, 'a restart from 0 re-reads (the detector dedupes by key)');
+    });
+
+    it('a restarted proxy that completed more than the old cursor gives a new epoch: the detector reads its ring from the start', async () => {
+      const ctx = new Ctx(sim);
+      const src = new YarnCompletedContainersSource(new AmrmProxyClient({ address: sim.url }));
+      for (const tm of sim.cluster.taskManagers().slice(0, 3)) sim.cluster.killContainer(tm.id, 1);
+      assert.equal((await ctx.poll(src)).failures.length, 3);
+      const before = ctx.cursors.get(src.name);
+      // The same address, a new proxy (a new attempt: its container ids carry RM epoch 1).
+      const port = sim.port;
+      await sim.close();
+      sim = await startSimulator({ port, nodes: 6, containers: 20, seed: 5, tickMs: 0, epoch: 1 });
+      const killed = sim.cluster.taskManagers().slice(0, 5);
+      for (const tm of killed) sim.cluster.killContainer(tm.id, 1);
+      // A kept-alive connection to the old proxy may be reset on its first use: that pass fails as
+      // unreachable (retriable, the cursor untouched) and the detector's next pass reads.
+      const r = await ctx.poll(src).catch((e: unknown) => {
+        if (!(e instanceof YarnCallError) || e.status !== undefined || !e.retriable) throw e;
+        return ctx.poll(src);
+      });
+      assert.deepEqual(r.failures.map((f) => f.containerId), killed.map((tm) => tm.id), 'seq 1..3 of the new proxy are not skipped');
+      const after = ctx.cursors.get(src.name) as { epoch: string; seq: number };
+      assert.equal(after.seq, 5);
+      assert.notEqual(after.epoch, (before as { epoch: string }).epoch);
+      assert.deepEqual(ctx.missed, []);
     });
   });
 

@@ -74,7 +74,7 @@ describe('sim/cluster: completed containers (what the AM saw in onContainersComp
     assert.deepEqual(lost.map((x) => x.containerId).sort(), onVictim);
     assert.ok(lost.every((x) => x.exitStatus === -100 && x.diagnostics === 'Container released on a *lost* node' && x.nodeId === `${victimHost}:8041`));
     assert.equal(page.next, 2 + onVictim.length);
-    assert.deepEqual(c.completedAfter(page.next), { containers: [], next: page.next });
+    assert.deepEqual(c.completedAfter(page.next), { containers: [], next: page.next, epoch: page.epoch });
     assert.deepEqual(c.completedAfter(1).containers.map((x) => x.seq)[0], 2);
   });
 

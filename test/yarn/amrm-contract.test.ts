@@ -86,7 +86,8 @@ describe('yarn/amrm contract: blacklist owners and completed containers (client 
     assert.equal(first.containers[0].diagnostics, 'Container released by application');
     assert.ok(first.containers.every((c) => Math.abs(c.finishedAt - Date.now()) < 60_000));
 
-    assert.deepEqual(await amrm.completedContainers(first.next), { containers: [], next: 2 });
+    assert.match(first.epoch ?? '', /^[0-9a-f]{16}$/, 'the page names the ring\'s epoch');
+    assert.deepEqual(await amrm.completedContainers(first.next), { containers: [], next: 2, epoch: first.epoch });
     await http.post(`${sim.url}/sim/v1/containers/${tms[2].containerId}/kill`);
     const second = await amrm.completedContainers(first.next);
     assert.deepEqual(second.containers.map((c) => [c.seq, c.exitStatus]), [[3, -104]]);

@@ -104,7 +104,8 @@ public final class ProxyState {
    * The blacklist's version, its strong entity tag (RFC 9110 section 8.8.3): a random epoch drawn
    * when this state is made (a new attempt, a restarted NodeManager) and a counter moved by every
    * change of any owner's set, the AM's included. A reader's tag from an earlier proxy can never
-   * name this one's state, even after the same number of changes.
+   * name this one's state, even after the same number of changes. The completed ring is made with
+   * this state, so the same epoch names its numbering (GET /completed-containers).
    */
   private final String epoch;
   private long version = 1;
@@ -225,9 +226,12 @@ public final class ProxyState {
   }
 
   /**
-   * Entries after {@code after}, oldest first, and the newest sequence number. An {@code after}
-   * beyond the newest means the caller remembers an earlier proxy (its numbering began again):
-   * it gets the whole ring.
+   * Entries after {@code after}, oldest first, the newest sequence number and this state's epoch.
+   * The ring's numbering begins again at 1 whenever this state is made, so a reader's cursor is
+   * only meaningful with the epoch it was read under: a reader holding another epoch reads the
+   * ring from the start (a restarted proxy may already have numbered past the old cursor, so
+   * {@code next < after} alone cannot tell it). An {@code after} beyond the newest is answered
+   * from the start too: a reader that predates epochs remembers an earlier proxy.
    */
   public synchronized Map<String, Object> completedAfter(long after) {
     long from = after > seq ? 0 : after;
@@ -246,6 +250,7 @@ public final class ProxyState {
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("containers", list);
     out.put("next", seq);
+    out.put("epoch", epoch);
     return out;
   }
 

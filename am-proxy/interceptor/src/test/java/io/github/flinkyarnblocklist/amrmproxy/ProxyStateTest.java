@@ -144,6 +144,28 @@ class ProxyStateTest {
   }
 
   @Test
+  void everyCompletedPageCarriesTheEpochAndARestartedProxyDrawsANewOne() {
+    ProxyState s = new ProxyState(8);
+    for (int i = 0; i < 2; i++) {
+      allocateAndFinish(s, String.format("container_1652313600000_0001_01_%06d", i + 2), 1, i);
+    }
+    Object epoch = s.completedAfter(0).get("epoch");
+    assertTrue(epoch instanceof String && ((String) epoch).matches("^[0-9a-f]{16}$"), String.valueOf(epoch));
+    assertEquals(epoch, s.completedAfter(2).get("epoch"), "one epoch for the state's whole life");
+    // The same state's blacklist tag carries the same epoch: one draw names both numberings.
+    assertTrue(s.etag().startsWith("\"" + epoch + "-"), s.etag());
+    // A restarted proxy (a new state) numbers from 1 again, under another epoch, even when it has
+    // already completed more than a reader's old cursor.
+    ProxyState restarted = new ProxyState(8);
+    for (int i = 0; i < 3; i++) {
+      allocateAndFinish(restarted, String.format("container_1652313600000_0002_01_%06d", i + 2), 1, i);
+    }
+    Map<String, Object> page = restarted.completedAfter(0);
+    assertEquals(3L, page.get("next"));
+    assertNotEquals(epoch, page.get("epoch"));
+  }
+
+  @Test
   void theEtagMovesWithEveryChangeOfAnyOwnersSetAndOnlyThen() {
     ProxyState s = new ProxyState(8);
     String t0 = s.etag();
