@@ -23,11 +23,11 @@ export interface ListingEntries {
 
 export interface ListingSource {
   version(): Promise<string>;
-  list(): Promise<BlockedItem[]>;
+  list(): Promise<readonly BlockedItem[]>;
 }
 
 /** Serialises `list` (any order) into entries, one slice per step, `turn()` between slices. */
-export async function buildEntries(list: BlockedItem[], turn: () => Promise<void>): Promise<ListingEntries> {
+export async function buildEntries(list: readonly BlockedItem[], turn: () => Promise<void>): Promise<ListingEntries> {
   const items = [...list].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const slabs: Buffer[] = [];
   const offsets: Uint32Array[] = [];

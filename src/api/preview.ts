@@ -26,7 +26,7 @@ function evacuating(item: BlockedItem | undefined, app: string | undefined, now:
  * path); `cap` is the engine's cap basis.
  */
 export function previewChange(
-  before: BlockedItem[],
+  before: readonly BlockedItem[],
   id: string,
   after: BlockedItem | undefined,
   app: string | undefined,

@@ -108,7 +108,7 @@ export class Detector {
   /** This pass's RM knows no nodes: one failing over, whose nodes have not registered again yet. */
   private rmWithoutNodes = false;
   /** The items as last listed, and the store's version() they were listed at. */
-  private listed: { version: string; items: BlockedItem[] } | undefined;
+  private listed: { version: string; items: readonly BlockedItem[] } | undefined;
   private stopTimer: (() => void) | undefined;
   /** When this detector next looks for the records of jobs that are gone. */
   private nextCollectAt: number | undefined;
@@ -335,7 +335,7 @@ export class Detector {
    * version() is one stat. The version is read before the list, so a change in between is listed
    * again next pass, never missed. What is in force still follows the clock (inForce at `now`).
    */
-  private async items(): Promise<BlockedItem[]> {
+  private async items(): Promise<readonly BlockedItem[]> {
     const { store } = this.deps;
     if (!store.version) return store.list();
     const version = await store.version();

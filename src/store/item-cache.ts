@@ -24,6 +24,12 @@ const byId = (a: BlockedItem, b: BlockedItem): number => (a.id < b.id ? -1 : a.i
 export class ItemCache {
   /** Items of ids not in `items` yet, newest version of each. */
   private readonly added = new Map<string, BlockedItem>();
+  /**
+   * `items` was handed out by snapshot(): copied before it is changed in place (copy on write). A
+   * stream of new blocks changes only `added` between two reads, so a read hands out the merged
+   * list itself instead of a second copy of it.
+   */
+  private shared = false;
 
   constructor(
     public version: number,
@@ -50,7 +56,7 @@ export class ItemCache {
       return;
     }
     const { found, at } = this.indexOf(item.id);
-    if (found) this.items[at] = item;
+    if (found) this.own()[at] = item;
     else {
       this.added.set(item.id, item);
       if (this.added.size > Math.max(SETTLE_MIN, this.items.length * SETTLE_SHARE)) this.settle();
@@ -65,7 +71,7 @@ export class ItemCache {
   delete(id: string): void {
     if (this.added.delete(id)) return;
     const { found, at } = this.indexOf(id);
-    if (found) this.items.splice(at, 1);
+    if (found) this.own().splice(at, 1);
   }
 
   /**
@@ -80,12 +86,23 @@ export class ItemCache {
     const gone = new Set(ids);
     for (const id of gone) this.added.delete(id);
     this.items = this.items.filter((item) => !gone.has(item.id));
+    this.shared = false;
   }
 
-  /** Every item, sorted by id: a copy, which later changes do not reach. */
-  snapshot(): BlockedItem[] {
+  /** Every item, sorted by id: never changed afterwards (later changes go to a copy). */
+  snapshot(): readonly BlockedItem[] {
     this.settle();
-    return this.items.slice();
+    this.shared = true;
+    return this.items;
+  }
+
+  /** The list, to change in place: a copy of it if a snapshot holds it. */
+  private own(): BlockedItem[] {
+    if (this.shared) {
+      this.items = this.items.slice();
+      this.shared = false;
+    }
+    return this.items;
   }
 
   /**
@@ -114,5 +131,6 @@ export class ItemCache {
     }
     while (from < old.length) out.push(old[from++]);
     this.items = out;
+    this.shared = false;
   }
 }

@@ -133,7 +133,7 @@ export class MemoryStore implements BlocklistStore {
     return e ? decodeEntry(id, e) : undefined;
   }
 
-  async list(): Promise<BlockedItem[]> {
+  async list(): Promise<readonly BlockedItem[]> {
     // An unchanged version means unchanged entries: hand out the last listing (as the SQLite store does).
     if (this.listed?.version === this.backend.version) return [...this.listed.items];
     const items: BlockedItem[] = [];

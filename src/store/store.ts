@@ -70,7 +70,8 @@ export interface BlocklistStore {
   /** Adds several items, each with its own outcome, in order. */
   addMany(reqs: AddRequest[]): Promise<AddOutcome[]>;
   get(id: string): Promise<BlockedItem | undefined>;
-  list(): Promise<BlockedItem[]>;
+  /** Every item, sorted by id; shared with the store (and other callers): never changed. */
+  list(): Promise<readonly BlockedItem[]>;
   /**
    * Removes one item; returns what was removed, or undefined if absent. With `ifMatch` (HTTP
    * If-Match, model/item#itemTag) only the version the caller saw is removed, in the same

@@ -12,7 +12,7 @@ import { Metrics } from '../metrics/metrics';
 import { Cached, message } from './cache';
 
 export interface Snapshot {
-  items: BlockedItem[];
+  items: readonly BlockedItem[];
   version: string;
 }
 

@@ -25,7 +25,7 @@ const RETENTION = 30_000;
 /** A memory store that counts full reads: the listing cache reads the store only to build its serialisation. */
 class CountingStore extends MemoryStore {
   lists = 0;
-  override async list(): Promise<BlockedItem[]> {
+  override async list(): Promise<readonly BlockedItem[]> {
     this.lists++;
     return super.list();
   }

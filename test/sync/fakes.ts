@@ -32,7 +32,7 @@ export class FlakyStore implements BlocklistStore {
     this.check();
     return this.inner.get(id);
   }
-  async list(): Promise<BlockedItem[]> {
+  async list(): Promise<readonly BlockedItem[]> {
     this.check();
     return this.inner.list();
   }

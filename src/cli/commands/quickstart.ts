@@ -18,7 +18,7 @@ function removeStoreFile(file: string): void {
  * The banner's line about the store. The quickstart's file outlives the process on purpose (blocks
  * survive a restart, as in production), so a second start must not claim an empty blocklist.
  */
-export function storeSummary(items: BlockedItem[], now: number, file: string, api: string): string[] {
+export function storeSummary(items: readonly BlockedItem[], now: number, file: string, api: string): string[] {
   const live = items.filter((it) => isEffective(it, now));
   if (!live.length) return [`  curl -s ${api}/blocklist                       # the blocklist (empty)`];
   const names = live.slice(0, 5).map((it) => it.id).join(', ') + (live.length > 5 ? `, … (+${live.length - 5})` : '');

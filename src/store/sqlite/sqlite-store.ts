@@ -265,7 +265,7 @@ export class SqliteStore implements BlocklistStore {
     }
   }
 
-  async list(): Promise<BlockedItem[]> {
+  async list(): Promise<readonly BlockedItem[]> {
     try {
       if (this.listCache && this.thread?.inFlight) {
         // The write thread may have committed a write whose answer (and so its change to the

@@ -137,7 +137,7 @@ export class ZookeeperStore implements BlocklistStore {
   }
 
   /** Every decodable item; a corrupt znode is left out and quarantined (quarantine.ts), never silently. */
-  async list(): Promise<BlockedItem[]> {
+  async list(): Promise<readonly BlockedItem[]> {
     const d = new Deadline(this.opts.operationTimeoutMs);
     try {
       const bad: QuarantinedRow[] = [];
