@@ -178,7 +178,8 @@ describe('zookeeper store (standalone server)', function () {
       assert.ok(pct(fromStart, 50) < 1000);
     });
 
-    it('survives session expiry: a new session is opened, writes go on, watches are re-armed', async () => {
+    it('survives session expiry: a new session is opened, writes go on, watches are re-armed', async function () {
+      this.timeout(60_000); // up to eight tries at stealing the session (expireSession)
       const root = `/expire${process.pid}-${++seq}`;
       const s = await openStore({ root, sessionTimeoutMs: 1000 });
       const other = await openStore({ root });
