@@ -73,6 +73,13 @@ export interface BlocklistStore {
   /** Every item, sorted by id; shared with the store (and other callers): never changed. */
   list(): Promise<readonly BlockedItem[]>;
   /**
+   * Resolves once every write committed so far is durable, so its caller has its answer; undefined
+   * when no write waits. A store that syncs its commits off the event loop (SQLite in the sidecar)
+   * has writes between commit and answer; the engine lets them be answered before a pass holds
+   * the loop for milliseconds. Absent: a write is answered when it is durable.
+   */
+  durable?(): Promise<void> | undefined;
+  /**
    * Removes one item; returns what was removed, or undefined if absent. With `ifMatch` (HTTP
    * If-Match, model/item#itemTag) only the version the caller saw is removed, in the same
    * compare-and-set: another version throws ItemChangedError and removes nothing.

@@ -198,6 +198,14 @@ export class SyncEngine implements SyncFacade {
     return this.controller.synced();
   }
 
+  /** Waits for the store's writes due an answer; whether there were any (their answers then go out next turn). */
+  private async durableFirst(): Promise<boolean> {
+    const waiting = this.deps.store.durable?.();
+    if (!waiting) return false;
+    await waiting;
+    return true;
+  }
+
   private pump(): void {
     if (this.running || this.stopped) return;
     this.running = this.loop().then((exit) => {
@@ -225,6 +233,10 @@ export class SyncEngine implements SyncFacade {
       const why = [...this.reasons].join('; ');
       this.reasons.clear();
       let out: PassOutcome;
+      // Writes committed and waiting for the disk (SQLite syncs them off the loop) are answered
+      // first: a pass holds the loop for milliseconds at 10,000 items, and an answer that came due
+      // meanwhile waited for all of it (sequential block/unblock through the API: 21 % slower).
+      if (await this.durableFirst()) await new Promise<void>((resolve) => setImmediate(resolve));
       const started = performance.now();
       try {
         out = await this.controller.pass();

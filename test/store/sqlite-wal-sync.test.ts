@@ -142,6 +142,36 @@ describe('sqlite store: the WAL synced off the event loop', function () {
     }
   });
 
+  it('a lone write after a fast sync is synced on the loop (no hand-off to the pool); a write among others is not', async () => {
+    const file = path.join(tempDir('walsync'), 'b.db');
+    const held = heldSync();
+    const store = new SqliteStore(file, { writeThread: true, walSync: held.sync });
+    try {
+      const first = store.add({ item: item('h0.example'), allowMerge: false });
+      await turns(5);
+      held.release(); // the first sync opens the WAL and goes to the pool
+      await first;
+      const wal = store['route'].wal;
+      assert.ok(wal);
+      const syncs = wal.syncs;
+      assert.equal((await store.add({ item: item('h1.example'), allowMerge: false })).outcome, 'created');
+      assert.equal(held.calls, 1, 'the lone write did not wait for the pool');
+      assert.equal(wal.syncs, syncs + 1, 'it was synced all the same');
+      const many = Array.from({ length: 5 }, (_, i) => store.add({ item: item(`m${i}.example`), allowMerge: false }));
+      await turns(10);
+      assert.ok(held.calls >= 2, 'concurrent writes sync in the pool');
+      while (held.waiting > 0) {
+        held.release();
+        await turns(5);
+      }
+      await Promise.all(many);
+      assert.equal(idsInFile(file).length, 7);
+    } finally {
+      held.release();
+      await store.close();
+    }
+  });
+
   it("with the real fdatasync: acknowledged writes are in the file after close; the store's connection commits with synchronous=NORMAL, a store without a write thread (the CLI) with FULL", async () => {
     const file = path.join(tempDir('walsync'), 'b.db');
     const store = new SqliteStore(file, { writeThread: true });

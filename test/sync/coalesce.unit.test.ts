@@ -5,7 +5,7 @@
  * cluster with a FakeClock (rig.ts); the proxy's push is held open by the test.
  */
 import { strict as assert } from 'node:assert';
-import { nodeItem } from './fakes';
+import { FlakyStore, nodeItem } from './fakes';
 import { T0, closeRigs, rig } from './rig';
 import { BlacklistChange } from '../../src/yarn/types';
 import { performance } from 'node:perf_hooks';
@@ -51,6 +51,39 @@ const turns = async (n: number) => {
 };
 
 describe('sync/engine: passes coalesce under a stream of writes', () => {
+  it("a pass waits for the store's writes that are committed and due an answer (synced off the loop) before it holds the loop", async () => {
+    /** A store whose last writes wait for the disk until the test lets them go. */
+    class SyncingStore extends FlakyStore {
+      waiting: Promise<void> | undefined;
+      durable(): Promise<void> | undefined {
+        return this.waiting;
+      }
+    }
+    const store = new SyncingStore();
+    const r = await rig({ store });
+    const held = holdPushes(r);
+    let letGo = () => {};
+    store.waiting = new Promise<void>((resolve) => (letGo = resolve));
+    await store.put(nodeItem(r.host(1)));
+    r.engine.kick('api');
+    await turns(10);
+    assert.equal(held.started(), 0, 'no pass while a write waits for its answer');
+    letGo();
+    store.waiting = undefined;
+    await turns(10);
+    assert.equal(held.started(), 1, 'the pass runs once the answers are out');
+    held.release();
+    await r.engine.idle();
+    assert.deepEqual(r.blacklist(), [r.host(1)]);
+    // Nothing waiting: the next write's pass starts at once.
+    await store.put(nodeItem(r.host(2)));
+    r.engine.kick('api');
+    await turns(5);
+    assert.equal(held.started(), 2);
+    held.release();
+    await r.engine.idle();
+  });
+
   it('writes that land while a push is in flight make one more pass and one push, not one each', async () => {
     const r = await rig();
     const held = holdPushes(r);

@@ -186,7 +186,7 @@ export class SqliteStore implements BlocklistStore {
       try {
         // The cache takes the change as soon as it is committed (what any reader of the file can
         // see from then on); the callers hear of it once it is durable.
-        await this.write({ op: 'adds', groups: group.map((g) => g.reqs) }, group.length > 1, (done) => {
+        const committed = (done: AddsDone): void => {
           const mine = done.results.map((r, i) => ('outcomes' in r ? { outcomes: r.outcomes.map((o, j) => own(o, group[i].reqs[j])) } : r));
           results = mine;
           this.afterWrite(done.versions, (cache) => {
@@ -197,7 +197,8 @@ export class SqliteStore implements BlocklistStore {
             }
             cache.upsertAll(changed);
           });
-        });
+        };
+        await this.write({ op: 'adds', groups: group.map((g) => g.reqs) }, group.length > 1, committed, 1);
       } catch (e) {
         let failure: unknown = e;
         try {
@@ -224,14 +225,22 @@ export class SqliteStore implements BlocklistStore {
     return this.route.wal ? WAL_GROUPS_IN_FLIGHT : GROUPS_IN_FLIGHT;
   }
 
+  durable(): Promise<void> | undefined {
+    return this.route.wal?.settled();
+  }
+
   /** Write transactions run on this thread and on the write thread so far (for tests and diagnostics). */
   get writes(): { here: number; thread: number } {
     return this.route.writes;
   }
 
-  /** Resolves once durable; `committed` runs as soon as the transaction committed (write-route.ts). */
-  private write<K extends WriteOp['op']>(op: OpOf<K>, concurrent: boolean, committed?: (r: WriteResults[K]) => void): Promise<WriteResults[K]> {
-    return this.route.run<K>(op, concurrent, committed);
+  /**
+   * Resolves once durable; `committed` runs as soon as the transaction committed (write-route.ts).
+   * `mine`: group commits this write is part of (the adds' own group counts itself).
+   */
+  private write<K extends WriteOp['op']>(op: OpOf<K>, concurrent: boolean, committed?: (r: WriteResults[K]) => void, mine = 0): Promise<WriteResults[K]> {
+    const lone = !concurrent && this.addsInFlight === mine && this.pendingAdds.length === 0;
+    return this.route.run<K>(op, concurrent, committed, lone);
   }
 
   private currentVersion(): number {

@@ -23,6 +23,10 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 
 const fdatasync: (fd: number) => Promise<void> = promisify(fs.fdatasync);
+const noop = (): void => undefined;
+
+/** A lone commit is synced on the caller's thread while syncs take less than this (ms). */
+const INLINE_BELOW_MS = 1;
 
 export class WalSync {
   private fd: number | undefined;
@@ -38,8 +42,12 @@ export class WalSync {
     private readonly syncFd: (fd: number) => Promise<void> = fdatasync,
   ) {}
 
-  /** Resolves once everything committed before this call is on disk. */
-  durable(): Promise<void> {
+  /**
+   * Resolves once everything committed before this call is on disk. `lone`: the commit is the only
+   * write in flight (no other request waits for the disk or to be committed).
+   */
+  durable(lone = false): Promise<void> {
+    if (lone && !this.running && this.fd !== undefined && this.lastMs < INLINE_BELOW_MS) return this.inline(this.fd);
     if (!this.running) return this.start();
     // A sync already running may have begun before this commit: wait for the next one.
     this.queued ??= this.running.then(
@@ -49,12 +57,46 @@ export class WalSync {
     return this.queued;
   }
 
+  /**
+   * Resolves once every commit that asked for durability so far is on disk (never rejects);
+   * undefined when none waits. The running sync covers the commits made before it began, the
+   * queued one every commit made since.
+   */
+  settled(): Promise<void> | undefined {
+    return (this.queued ?? this.running)?.then(noop, noop);
+  }
+
   /** Waits for the syncs in flight, then lets the descriptor go. */
   async close(): Promise<void> {
     await Promise.allSettled([this.running, this.queued]);
     if (this.fd !== undefined) fs.closeSync(this.fd);
     this.fd = undefined;
   }
+
+  /**
+   * A lone write is synced here, on the caller's thread, when the last sync was fast: a hand-off to
+   * the pool costs two thread wake-ups and lets whatever the loop does next (a pass of
+   * milliseconds) run before the answer, where an fdatasync of ~0.2 ms here answers at once
+   * (sequential PUTs through the API, one client: 1,250 → 1,870/s). Under concurrent writes the
+   * pool is worth it: the loop serves the others while the disk works (32 clients: 6,200 → 7,000/s
+   * with every sync in the pool). A slow disk (the last sync took INLINE_BELOW_MS or more) always
+   * goes to the pool.
+   */
+  private inline(fd: number): Promise<void> {
+    const t0 = performance.now();
+    this.syncs++;
+    try {
+      fs.fdatasyncSync(fd);
+    } catch (e) {
+      return Promise.reject(e);
+    } finally {
+      this.lastMs = performance.now() - t0;
+    }
+    return Promise.resolve();
+  }
+
+  /** How long the last sync took (ms), in the pool or here. */
+  private lastMs = Infinity;
 
   private startQueued(): Promise<void> {
     this.queued = undefined;
@@ -71,6 +113,15 @@ export class WalSync {
 
   private async sync(): Promise<void> {
     this.syncs++;
+    const t0 = performance.now();
+    try {
+      await this.syncOnce();
+    } finally {
+      this.lastMs = performance.now() - t0;
+    }
+  }
+
+  private async syncOnce(): Promise<void> {
     if (this.fd === undefined) {
       // The WAL's directory entry too, once: it was created when the database was opened, and a
       // power cut must not lose the file itself (SQLite syncs the directory on a new WAL's first sync).

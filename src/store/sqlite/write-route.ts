@@ -86,9 +86,10 @@ export class WriteRoute {
 
   /**
    * Runs one write where the rules say and resolves once it is durable; `concurrent`: it carries
-   * several requests' writes; `committed`: called as soon as it committed (SqliteWriter.run).
+   * several requests' writes; `committed`: called as soon as it committed (SqliteWriter.run);
+   * `lone`: no other write is in flight (WalSync may sync it here).
    */
-  async run<K extends WriteOp['op']>(op: OpOf<K>, concurrent: boolean, committed?: (r: WriteResults[K]) => void): Promise<WriteResults[K]> {
+  async run<K extends WriteOp['op']>(op: OpOf<K>, concurrent: boolean, committed?: (r: WriteResults[K]) => void, lone = false): Promise<WriteResults[K]> {
     const w = this.writerFor();
     const noWait = this.noWait;
     if (w !== this.inline || !this.thread || !noWait) return w.run<K>(op, committed);
@@ -96,7 +97,7 @@ export class WriteRoute {
     noWait.off.get();
     const t0 = performance.now();
     try {
-      here = this.inline.run<K>(op, committed);
+      here = this.inline.run<K>(op, committed, lone);
     } finally {
       const ms = performance.now() - t0;
       if (concurrent && ms >= this.o.slowCommitMs) this.concurrentUntil = performance.now() + CONCURRENT_FOR_MS;

@@ -40,7 +40,7 @@ export class InlineWriter implements SqliteWriter {
     private readonly wal?: WalSync,
   ) {}
 
-  run<K extends WriteOp['op']>(op: OpOf<K>, committed?: (r: WriteResults[K]) => void): Promise<WriteResults[K]> {
+  run<K extends WriteOp['op']>(op: OpOf<K>, committed?: (r: WriteResults[K]) => void, lone = false): Promise<WriteResults[K]> {
     let result: WriteResults[K];
     try {
       // Prepared on first use: a read-only store never prepares its write statements.
@@ -52,7 +52,7 @@ export class InlineWriter implements SqliteWriter {
     committed?.(result);
     // Even a write that changed nothing waits: its answer may rest on an earlier commit not yet on disk.
     if (!this.wal) return Promise.resolve(result);
-    return this.wal.durable().then(
+    return this.wal.durable(lone).then(
       () => result,
       (e: unknown) => {
         throw new StoreUnavailableError(`sqlite store: syncing the WAL failed after a commit, which may not survive a power cut: ${e instanceof Error ? e.message : String(e)}`, e);
