@@ -18,8 +18,8 @@ import { ingest, recordHealth } from './incidents';
 import { EffectiveBlock, JobItem, SOURCE_DECOMMISSIONING, SOURCE_FAILURES, adoptOrphans, consumeWhileBlocked, forgetSettled, observeBlocks, recordBlock } from './auto-blocks';
 import { DetectorMetrics } from './metrics';
 import { DetectorSource, SourceContext } from './source';
-import { DetectorState, decodeState, emptyState, encodeState } from './state';
-import { mergeStates } from './merge-state';
+import { DetectorState } from './state';
+import { StateRecord, stateKeyOf } from './state-record';
 import { Failure, HealthObservation } from './types';
 
 export interface DetectorSettings extends DecideSettings {
@@ -78,27 +78,10 @@ const REMEMBERED_CONTAINERS = 20_000;
  * the RM know this host?". The cap's RUNNING count comes from the cluster metrics every pass.
  */
 const NODES_REFRESH_MS = 10 * 60_000;
-/** Compare-and-set rounds of one save before it waits for the next pass. */
-const SAVE_ROUNDS = 5;
-const DAY_MS = 24 * 3_600_000;
-/** A quiet job's detector still writes its record this often (DetectorState.touchedAt). */
-const TOUCH_EVERY_MS = DAY_MS;
-/** A record no detector wrote for this long belongs to a job that is gone. */
-const FORGET_AFTER_MS = 7 * DAY_MS;
-/** How often a detector looks for such records (first at an offset spread by application id). */
-const COLLECT_EVERY_MS = DAY_MS;
-/** Records removed in one look at most (the rest next time), so a backlog never makes a long pass. */
-const COLLECT_MAX = 1_000;
-const RECORD_PREFIX = 'detector.';
 
 export class Detector {
-  private state: DetectorState = emptyState();
-  private loaded = false;
-  /**
-   * The record's text as this sidecar last read or wrote it: a quiet pass writes nothing, and it is
-   * what the compare-and-set expects to find (another writer's change is merged, not overwritten).
-   */
-  private savedText: string | undefined;
+  /** The state and its record in the store (state-record.ts). */
+  private readonly record: StateRecord;
   private report: DetectorReport | null = null;
   private lastPassAt: number | null = null;
   private lastError: string | null = null;
@@ -110,17 +93,21 @@ export class Detector {
   /** The items as last listed, and the store's version() they were listed at. */
   private listed: { version: string; items: readonly BlockedItem[] } | undefined;
   private stopTimer: (() => void) | undefined;
-  /** When this detector next looks for the records of jobs that are gone. */
-  private nextCollectAt: number | undefined;
   private running: Promise<DetectorReport | null> | undefined;
 
   constructor(private readonly deps: DetectorDeps) {
     for (const s of deps.sources) this.sourceStatus.set(s.name, { name: s.name, failures: 0, unattributed: 0, missed: 0 });
+    this.record = new StateRecord(deps.store, deps.clock, deps.logger, () => this.stateKey);
   }
 
   get stateKey(): string | undefined {
     const app = this.deps.applicationId();
-    return app ? `${RECORD_PREFIX}${app}` : undefined;
+    return app ? stateKeyOf(app) : undefined;
+  }
+
+  /** The state the record holds (changed in place by the pass; replaced when another writer's is merged in). */
+  private get state(): DetectorState {
+    return this.record.state;
   }
 
   /** Polls every pollIntervalMs on the injected clock until stop(). */
@@ -197,7 +184,7 @@ export class Detector {
     if (settings.mode === 'off') return null;
     const appId = this.deps.applicationId();
     if (!appId) throw new Error('the application is not known yet (waiting for the sync engine to resolve it)');
-    await this.load();
+    await this.record.load();
 
     const nodes = await this.observeYarn();
     const polled = await this.pollSources(nodes);
@@ -214,8 +201,8 @@ export class Detector {
     this.report = report;
     this.lastPassAt = now;
     this.lastError = null;
-    await this.save();
-    await this.collectGone(appId, clock.now());
+    await this.record.save();
+    await this.record.collectGone(appId, clock.now());
     return report;
   }
 
@@ -431,129 +418,5 @@ export class Detector {
       }
     }
     return this.nodeCache;
-  }
-
-
-  /**
-   * The state record, at the start of every pass. Two sidecars of one job (an HA pair, a restart
-   * overlap) share it: what the other wrote since this one last read or wrote it is merged in
-   * (merge-state.ts) before this one decides, so it does not decide — and block, and back off — on
-   * a stale view. A store without compare-and-set is read once, at start. A failed re-read is not
-   * fatal: the pass goes on with what this sidecar has, and the write's compare-and-set catches up.
-   */
-  private async load(): Promise<void> {
-    const { store, logger } = this.deps;
-    const key = this.stateKey;
-    const read = store.readRecord;
-    if (!key || !read) {
-      this.loaded = true;
-      return;
-    }
-    if (this.loaded && !store.replaceRecord) return;
-    let text: string | undefined;
-    try {
-      text = await read.call(store, key);
-    } catch (e) {
-      if (!this.loaded) throw e;
-      logger.warn(`detector: re-reading its state failed (this pass uses what it has): ${(e as Error).message}`);
-      return;
-    }
-    if (this.loaded && text === this.savedText) return;
-    this.adopt(text);
-  }
-
-  /** The stored text becomes the base of the next compare-and-set; its facts join ours. */
-  private adopt(text: string | undefined): void {
-    const { state, problem } = decodeState(text);
-    if (problem) this.deps.logger.warn(`detector: ${problem}`);
-    this.state = this.loaded ? mergeStates(this.state, state) : state;
-    this.savedText = text;
-    this.loaded = true;
-  }
-
-  /**
-   * Writes the state when it changed, with the store's compare-and-set against the text this
-   * sidecar last read or wrote: when another sidecar of the job wrote meanwhile, its record is read
-   * again, merged, and the merge written — a plain overwrite lost the other's update (a backoff
-   * level raised, an operator's unblock noticed, incidents). Bounded: a write that keeps losing
-   * is tried again next pass, with nothing lost (the state stays in memory).
-   */
-  private async save(): Promise<void> {
-    const { store, logger } = this.deps;
-    const key = this.stateKey;
-    const write = store.writeRecord;
-    const read = store.readRecord;
-    if (!key || !write || !read) return;
-    // Most passes of most jobs change nothing (no failure, no block): with a thousand jobs on one
-    // ZooKeeper ensemble, writing anyway was a hundred quorum writes a second for nothing.
-    let text = encodeState(this.state);
-    const now = this.deps.clock.now();
-    if (text === this.savedText && (this.state.touchedAt ?? -Infinity) > now - TOUCH_EVERY_MS) return;
-    this.state.touchedAt = now;
-    text = encodeState(this.state);
-    try {
-      const replace = store.replaceRecord;
-      if (!replace) {
-        await write.call(store, key, text);
-        this.savedText = text;
-        return;
-      }
-      for (let round = 0; round < SAVE_ROUNDS; round++) {
-        if (await replace.call(store, key, this.savedText, text)) {
-          this.savedText = text;
-          return;
-        }
-        const cur = await read.call(store, key);
-        if (cur === text) {
-          // Ours, applied although its answer was lost.
-          this.savedText = text;
-          return;
-        }
-        this.adopt(cur);
-        text = encodeState(this.state);
-        if (text === this.savedText) return;
-      }
-      logger.warn(`detector: saving its state kept racing another writer of ${key} (${SAVE_ROUNDS} rounds); kept in memory, tried again next pass`);
-    } catch (e) {
-      logger.warn(`detector: saving its state failed (kept in memory, retried next pass): ${(e as Error).message}`);
-    }
-  }
-
-  /**
-   * Removes the state records of jobs that are gone. Every job's detector leaves a record behind
-   * when its application ends (nothing tells a sidecar that this stop is its job's last), so on a
-   * cluster that runs a thousand jobs a day the records grew without end — on ZooKeeper, in every
-   * server's memory. A running job's detector writes its record at least daily (touchedAt); one
-   * nobody wrote for FORGET_AFTER_MS is removed, by a compare-and-set delete, so a job that writes
-   * it meanwhile keeps it. Records of an older format (no touchedAt) are left alone. Best effort.
-   */
-  private async collectGone(appId: string, now: number): Promise<void> {
-    const { store, logger } = this.deps;
-    const { recordKeys, removeRecord, readRecord } = store;
-    if (!recordKeys || !removeRecord || !readRecord) return;
-    if (this.nextCollectAt === undefined) {
-      // Spread over the day: a thousand sidecars started together do not all look at once.
-      let h = 0;
-      for (const c of appId) h = (h * 31 + c.charCodeAt(0)) >>> 0;
-      this.nextCollectAt = now + (h % COLLECT_EVERY_MS);
-    }
-    if (now < this.nextCollectAt) return;
-    this.nextCollectAt = now + COLLECT_EVERY_MS;
-    const own = this.stateKey;
-    let removed = 0;
-    try {
-      for (const key of await recordKeys.call(store, RECORD_PREFIX)) {
-        if (key === own) continue;
-        const text = await readRecord.call(store, key);
-        if (text === undefined) continue;
-        const { state, problem } = decodeState(text);
-        if (problem || state.touchedAt === undefined || now - state.touchedAt < FORGET_AFTER_MS) continue;
-        if (await removeRecord.call(store, key, text)) removed++;
-        if (removed >= COLLECT_MAX) break;
-      }
-    } catch (e) {
-      logger.warn(`detector: looking for the records of jobs that are gone failed (tried again in a day): ${(e as Error).message}`);
-    }
-    if (removed > 0) logger.info(`detector: removed the state records of ${removed} job(s) no detector wrote for ${FORGET_AFTER_MS / DAY_MS} days`);
   }
 }
