@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config/config';
 import { FakeClock } from '../../src/core/clock';
 import { silentLogger } from '../../src/core/logger';
 import { Detector } from '../../src/detect/detector';
+import { unitDetector } from './unit-detector';
 import { detectorSettingsFromConfig } from '../../src/sidecar/detector-factory';
 import { countNodeStates } from '../../src/yarn/node-counts';
 import { ClusterNode } from '../../src/yarn/types';
@@ -119,18 +120,7 @@ describe('detector: RM reads', () => {
       lists++;
       return realList();
     };
-    const settings = detectorSettingsFromConfig(loadConfig({ dynamic: { 'cluster.resource-blocklist.detector.mode': 'enforce' } }).values);
-    const d = new Detector({
-      settings,
-      clock,
-      logger: silentLogger,
-      store,
-      addItem: async () => ({ outcome: 'created' }),
-      proxy: { containers: async () => [] },
-      nodes: async () => nodes,
-      sources: [{ name: 'test', poll: async () => ({ failures: pending.splice(0) }) }],
-      applicationId: () => 'application_1652313600000_0001',
-    });
+    const d = unitDetector({ clock, store, nodeList: nodes, sources: [{ name: 'test', poll: async () => ({ failures: pending.splice(0) }) }] });
     for (let i = 0; i < 10; i++) {
       await d.pass();
       clock.advance(10_000);

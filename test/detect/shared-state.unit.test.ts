@@ -6,10 +6,9 @@
  * Pure parts (the merge) and two real Detectors on one memory store, on a fake clock.
  */
 import { strict as assert } from 'node:assert';
-import { loadConfig } from '../../src/config/config';
 import { FakeClock } from '../../src/core/clock';
-import { silentLogger } from '../../src/core/logger';
 import { Detector } from '../../src/detect/detector';
+import { storeAdder, unitDetector } from './unit-detector';
 import { mergeStates } from '../../src/detect/merge-state';
 import { DetectorState, decodeState, emptyState, encodeState } from '../../src/detect/state';
 import { ingest } from '../../src/detect/incidents';
@@ -18,7 +17,6 @@ import { DetectorSource } from '../../src/detect/source';
 import { Failure } from '../../src/detect/types';
 import { newItem } from '../../src/model/merge';
 import { MemoryBackend, MemoryStore } from '../../src/store/memory-store';
-import { detectorSettingsFromConfig } from '../../src/sidecar/detector-factory';
 import { ClusterNode } from '../../src/yarn/types';
 
 const MIN = 60_000;
@@ -43,21 +41,7 @@ class SharedJob {
 }
 
 function sidecar(store: MemoryStore, clock: FakeClock, job: SharedJob): Detector {
-  const settings = detectorSettingsFromConfig(loadConfig({ dynamic: { 'cluster.resource-blocklist.detector.mode': 'enforce' } }).values);
-  return new Detector({
-    settings,
-    clock,
-    logger: silentLogger,
-    store,
-    addItem: async (spec, principal) => {
-      const o = await store.add({ item: newItem(spec, clock.now(), { by: principal, from: 'detector' }), allowMerge: spec.allowMerge });
-      return o.outcome === 'conflict' ? { outcome: 'conflict', reason: o.conflict.message } : { outcome: o.outcome };
-    },
-    proxy: { containers: async () => [] },
-    nodes: async () => nodes,
-    sources: [job.source()],
-    applicationId: () => APP,
-  });
+  return unitDetector({ clock, store, addItem: storeAdder(store, clock), nodeList: nodes, sources: [job.source()], applicationId: APP });
 }
 
 const stored = async (store: MemoryStore): Promise<DetectorState> => decodeState(await store.readRecord(KEY)).state;
@@ -173,21 +157,7 @@ describe('detector: a block added, the sidecar stopped before its state was writ
   const tenNodes: ClusterNode[] = nodes.slice(0, 10); // × 0.1: one automatic block at a time
 
   function tenNodeSidecar(store: MemoryStore, clock: FakeClock, job: SharedJob): Detector {
-    const settings = detectorSettingsFromConfig(loadConfig({ dynamic: { 'cluster.resource-blocklist.detector.mode': 'enforce' } }).values);
-    return new Detector({
-      settings,
-      clock,
-      logger: silentLogger,
-      store,
-      addItem: async (spec, principal) => {
-        const o = await store.add({ item: newItem(spec, clock.now(), { by: principal, from: 'detector' }), allowMerge: spec.allowMerge });
-        return o.outcome === 'conflict' ? { outcome: 'conflict', reason: o.conflict.message } : { outcome: o.outcome };
-      },
-      proxy: { containers: async () => [] },
-      nodes: async () => tenNodes,
-      sources: [job.source()],
-      applicationId: () => APP,
-    });
+    return unitDetector({ clock, store, addItem: storeAdder(store, clock), nodeList: tenNodes, sources: [job.source()], applicationId: APP });
   }
 
   it('the restarted detector counts the block against its cap, keeps its backoff level, and sees an operator lift it', async () => {
@@ -231,22 +201,7 @@ describe('detector: joining a host item the store refuses (its scope is full)', 
     const store = new MemoryStore({ clock });
     const job = new SharedJob();
     let adds = 0;
-    const settings = detectorSettingsFromConfig(loadConfig({ dynamic: { 'cluster.resource-blocklist.detector.mode': 'enforce' } }).values);
-    const d = new Detector({
-      settings,
-      clock,
-      logger: silentLogger,
-      store,
-      addItem: async (spec, principal) => {
-        adds++;
-        const o = await store.add({ item: newItem(spec, clock.now(), { by: principal, from: 'detector' }), allowMerge: spec.allowMerge });
-        return o.outcome === 'conflict' ? { outcome: 'conflict', reason: o.conflict.message } : { outcome: o.outcome };
-      },
-      proxy: { containers: async () => [] },
-      nodes: async () => nodes,
-      sources: [job.source()],
-      applicationId: () => APP,
-    });
+    const d = unitDetector({ clock, store, addItem: storeAdder(store, clock, () => adds++), nodeList: nodes, sources: [job.source()], applicationId: APP });
     // 64 other jobs' detectors already hold n3 (the most applications one scope names).
     const others = Array.from({ length: 64 }, (_, i) => `application_1652313600000_${String(100 + i).padStart(4, '0')}`);
     const held = (apps: string[]) => newItem({ id: 'n3', kind: 'node', node: 'n3', action: 'MARK_BLOCKED', end: { type: 'after', ms: 4 * H }, cause: 'auto: other jobs', scope: apps.join(','), allowMerge: false }, clock.now(), { by: 'detector', from: 'detector' });

@@ -5,15 +5,13 @@
  * A real Detector on a memory store, fake clock.
  */
 import { strict as assert } from 'node:assert';
-import { loadConfig } from '../../src/config/config';
 import { FakeClock } from '../../src/core/clock';
-import { silentLogger } from '../../src/core/logger';
 import { Detector } from '../../src/detect/detector';
+import { unitDetector } from './unit-detector';
 import { decodeState } from '../../src/detect/state';
 import { Failure } from '../../src/detect/types';
 import { newItem } from '../../src/model/merge';
 import { MemoryBackend, MemoryStore } from '../../src/store/memory-store';
-import { detectorSettingsFromConfig } from '../../src/sidecar/detector-factory';
 import { ClusterNode } from '../../src/yarn/types';
 
 const APP = 'application_1652313600000_0001';
@@ -25,18 +23,7 @@ describe('detector state: what it no longer needs is forgotten', () => {
     const nodes: ClusterNode[] = Array.from({ length: HOSTS }, (_, i) => ({ id: `n${i}:8041`, host: `n${i}`, rack: '/r', state: 'RUNNING', healthReport: '', numContainers: 0 }));
     const store = new MemoryStore({ clock });
     const pending: Failure[] = [];
-    const settings = detectorSettingsFromConfig(loadConfig({ dynamic: { 'cluster.resource-blocklist.detector.mode': 'enforce' } }).values);
-    const d = new Detector({
-      settings,
-      clock,
-      logger: silentLogger,
-      store,
-      addItem: async () => ({ outcome: 'created' }),
-      proxy: { containers: async () => [] },
-      nodes: async () => nodes,
-      sources: [{ name: 'test', poll: async () => ({ failures: pending.splice(0) }) }],
-      applicationId: () => APP,
-    });
+    const d = unitDetector({ clock, store, nodeList: nodes, sources: [{ name: 'test', poll: async () => ({ failures: pending.splice(0) }) }], applicationId: APP });
     await d.pass();
     // Operators block every host for an hour (maintenance waves); each fails once meanwhile.
     const ops = nodes.map((n) => ({ item: newItem({ id: n.host, kind: 'node' as const, node: n.host, action: 'MARK_BLOCKED' as const, end: { type: 'after' as const, ms: 3_600_000 }, cause: 'maintenance', scope: 'cluster', allowMerge: false }, clock.now(), { by: 'ops', from: 'cli' }), allowMerge: false }));
@@ -63,19 +50,7 @@ describe('detector state records of jobs that are gone', () => {
     const clock = new FakeClock(1_716_900_000_000);
     const backend = new MemoryBackend();
     const nodes: ClusterNode[] = Array.from({ length: 10 }, (_, i) => ({ id: `n${i}:8041`, host: `n${i}`, rack: '/r', state: 'RUNNING', healthReport: '', numContainers: 0 }));
-    const settings = detectorSettingsFromConfig(loadConfig({ dynamic: { 'cluster.resource-blocklist.detector.mode': 'enforce' } }).values);
-    const detectorOf = (app: string): Detector =>
-      new Detector({
-        settings,
-        clock,
-        logger: silentLogger,
-        store: new MemoryStore({ backend, clock }),
-        addItem: async () => ({ outcome: 'created' }),
-        proxy: { containers: async () => [] },
-        nodes: async () => nodes,
-        sources: [],
-        applicationId: () => app,
-      });
+    const detectorOf = (app: string): Detector => unitDetector({ clock, store: new MemoryStore({ backend, clock }), nodeList: nodes, applicationId: app });
     const app = (n: number): string => `application_1652313600000_${String(n).padStart(4, '0')}`;
     const store = new MemoryStore({ backend });
     // Ten jobs ran and finished: each left its record.

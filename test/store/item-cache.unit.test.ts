@@ -1,5 +1,5 @@
 /**
- * The store's decoded-items cache: batched upserts and deletes (one walk of the list) leave it
+ * The store's decoded-items cache: batched upserts and deletes (new ids pending, merged in one walk) leave it
  * exactly as the same changes applied one by one would, for any mix of new ids, replaced ids,
  * repeated ids in one batch, and deletions of present and absent ids.
  */
@@ -7,22 +7,12 @@ import { strict as assert } from 'node:assert';
 import { ItemCache } from '../../src/store/item-cache';
 import { nodeItem } from '../sync/items';
 import { BlockedItem } from '../../src/model/item';
-
-/** A small deterministic generator (xorshift), so a failure names its seed. */
-function rng(seed: number): () => number {
-  let x = seed || 1;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 2 ** 32;
-  };
-}
+import { rng } from '../support/random';
 
 const ids = (c: ItemCache) => c.snapshot().map((i) => `${i.id}:${i.cause}`);
 
 describe('ItemCache', () => {
-  it('upsertAll and deleteAll equal the same changes one by one (random batches, small ones spliced and big ones merged, 30 seeds)', () => {
+  it('upsertAll and deleteAll equal the same changes one by one (random batches, small and past the one-walk delete limit, 30 seeds)', () => {
     for (let seed = 1; seed <= 30; seed++) {
       const r = rng(seed);
       const host = () => `h${Math.floor(r() * 600)}.example`;

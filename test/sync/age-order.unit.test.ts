@@ -8,19 +8,10 @@ import { BlockedItem, PERMANENT } from '../../src/model/item';
 import { effectiveItems } from '../../src/model/effective';
 import { AgeOrder, effectiveOldestFirst, updatedAgeOrder } from '../../src/sync/age-order';
 import { APP, nodeItem } from './items';
+import { rng } from '../support/random';
 
 const T0 = 1_652_313_600_000;
 const OTHER = 'application_1652313600000_0099';
-
-function rng(seed: number): () => number {
-  let x = seed || 1;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 2 ** 32;
-  };
-}
 
 const ids = (l: readonly BlockedItem[]) => l.map((i) => i.id);
 
