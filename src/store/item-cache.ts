@@ -21,6 +21,18 @@ const SETTLE_MIN = 1024;
 
 const byId = (a: BlockedItem, b: BlockedItem): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
+/** The first place at or after `from` in `items` (sorted by id) whose id is not below `id`. */
+function lowerBound(items: readonly BlockedItem[], id: string, from: number): number {
+  let lo = from;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (items[mid].id < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 export class ItemCache {
   /** Items of ids not in `items` yet, newest version of each. */
   private readonly added = new Map<string, BlockedItem>();
@@ -38,16 +50,8 @@ export class ItemCache {
   ) {}
 
   private indexOf(id: string): { found: boolean; at: number } {
-    let lo = 0;
-    let hi = this.items.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const m = this.items[mid].id;
-      if (m === id) return { found: true, at: mid };
-      if (m < id) lo = mid + 1;
-      else hi = mid;
-    }
-    return { found: false, at: lo };
+    const at = lowerBound(this.items, id, 0);
+    return { found: at < this.items.length && this.items[at].id === id, at };
   }
 
   upsert(item: BlockedItem): void {
@@ -119,14 +123,8 @@ export class ItemCache {
     const out: BlockedItem[] = [];
     let from = 0;
     for (const item of incoming) {
-      let lo = from;
-      let hi = old.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (old[mid].id < item.id) lo = mid + 1;
-        else hi = mid;
-      }
-      while (from < lo) out.push(old[from++]);
+      const at = lowerBound(old, item.id, from);
+      while (from < at) out.push(old[from++]);
       out.push(item);
     }
     while (from < old.length) out.push(old[from++]);

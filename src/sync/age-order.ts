@@ -81,17 +81,17 @@ export function updatedAgeOrder(prev: AgeOrder, items: readonly BlockedItem[], a
   // The kept ones (the last answer less what left, changed or ended) merged with the new ones in
   // one walk. New blocks are mostly the newest, so most kept ones are copied without a comparison.
   const out: BlockedItem[] = [];
-  const last = prev.effective;
+  const order = prev.effective;
   const keep = (it: BlockedItem) => isEffective(it, now) && (gone.size === 0 || !gone.has(it));
   let k = 0;
   let n = 0;
-  const firstNew = added.length > 0 ? firstAfter(last, added[0]) : last.length;
-  for (; k < firstNew; k++) if (keep(last[k])) out.push(last[k]);
-  while (k < last.length && n < added.length) {
-    if (!keep(last[k])) k++;
-    else out.push(byAge(last[k], added[n]) <= 0 ? last[k++] : added[n++]);
+  const firstNew = added.length > 0 ? firstAfter(order, added[0]) : order.length;
+  for (; k < firstNew; k++) if (keep(order[k])) out.push(order[k]);
+  while (k < order.length && n < added.length) {
+    if (!keep(order[k])) k++;
+    else out.push(byAge(order[k], added[n]) <= 0 ? order[k++] : added[n++]);
   }
-  for (; k < last.length; k++) if (keep(last[k])) out.push(last[k]);
+  for (; k < order.length; k++) if (keep(order[k])) out.push(order[k]);
   while (n < added.length) out.push(added[n++]);
   return out;
 }
