@@ -20,6 +20,7 @@ import { DetectorMetrics } from './metrics';
 import { DetectorSource, SourceContext } from './source';
 import { DetectorState } from './state';
 import { StateRecord, stateKeyOf } from './state-record';
+import { NodesSeen, RmNodes } from './rm-nodes';
 import { Failure, HealthObservation } from './types';
 
 export interface DetectorSettings extends DecideSettings {
@@ -73,11 +74,6 @@ export interface DetectorView {
 
 /** Containers remembered beyond the live list (a failed task manager's container is gone from it). */
 const REMEMBERED_CONTAINERS = 20_000;
-/**
- * The node list (megabytes at 10,000 nodes) is re-read at most this often: it only answers "does
- * the RM know this host?". The cap's RUNNING count comes from the cluster metrics every pass.
- */
-const NODES_REFRESH_MS = 10 * 60_000;
 
 export class Detector {
   /** The state and its record in the store (state-record.ts). */
@@ -87,9 +83,8 @@ export class Detector {
   private lastError: string | null = null;
   private readonly sourceStatus = new Map<string, SourceStatus>();
   private readonly containers = new Map<string, string>();
-  private nodeCache: { at: number; running: number; hosts: Set<string> } | undefined;
-  /** This pass's RM knows no nodes: one failing over, whose nodes have not registered again yet. */
-  private rmWithoutNodes = false;
+  /** The RM's nodes as last read (rm-nodes.ts). */
+  private readonly rmNodes: RmNodes;
   /** The items as last listed, and the store's version() they were listed at. */
   private listed: { version: string; items: readonly BlockedItem[] } | undefined;
   private stopTimer: (() => void) | undefined;
@@ -98,6 +93,7 @@ export class Detector {
   constructor(private readonly deps: DetectorDeps) {
     for (const s of deps.sources) this.sourceStatus.set(s.name, { name: s.name, failures: 0, unattributed: 0, missed: 0 });
     this.record = new StateRecord(deps.store, deps.clock, deps.logger, () => this.stateKey);
+    this.rmNodes = new RmNodes(deps);
   }
 
   get stateKey(): string | undefined {
@@ -207,13 +203,13 @@ export class Detector {
   }
 
   /** What YARN knows: live containers (id → host) are remembered; the nodes as last read. */
-  private async observeYarn(): Promise<{ running: number; hosts: Set<string> } | undefined> {
+  private async observeYarn(): Promise<NodesSeen | undefined> {
     try {
       for (const c of await this.deps.proxy.containers()) this.remember(c.containerId, c.host);
     } catch (e) {
       this.deps.logger.warn(`detector: reading the app's containers failed (attribution uses what it already knows): ${(e as Error).message}`);
     }
-    return this.readNodes();
+    return this.rmNodes.read();
   }
 
   /** Every source in order (the YARN sources first teach where containers ran); a failing source is reported, not fatal. */
@@ -267,7 +263,7 @@ export class Detector {
     // that is not every node back to health. Forgetting them cleared "evacuated once" of a node
     // still decommissioning, and the detector evacuated it again when the RM was back — even if an
     // operator had lifted that evacuation meanwhile.
-    if (polled.healthRead && !this.rmWithoutNodes) recordHealth(this.state, polled.health, now);
+    if (polled.healthRead && !this.rmNodes.withoutNodes) recordHealth(this.state, polled.health, now);
   }
 
   /**
@@ -393,30 +389,5 @@ export class Detector {
       const oldest = this.containers.keys().next().value;
       if (oldest !== undefined) this.containers.delete(oldest);
     }
-  }
-
-  private async readNodes(): Promise<{ running: number; hosts: Set<string> } | undefined> {
-    const now = this.deps.clock.now();
-    this.rmWithoutNodes = false;
-    if (!this.nodeCache || now - this.nodeCache.at >= NODES_REFRESH_MS) {
-      try {
-        const list = await this.deps.nodes();
-        // An empty list is an RM that does not know its nodes yet (failover), not an empty cluster.
-        if (list.length === 0) this.rmWithoutNodes = true;
-        if (list.length > 0) this.nodeCache = { at: now, running: list.filter((n) => n.state === 'RUNNING').length, hosts: new Set(list.map((n) => n.host)) };
-      } catch (e) {
-        this.deps.logger.warn(`detector: reading the RM's nodes failed: ${(e as Error).message}`);
-      }
-    }
-    if (this.nodeCache && this.deps.clusterMetrics) {
-      try {
-        const m = await this.deps.clusterMetrics();
-        if (m.activeNodes > 0) this.nodeCache.running = m.activeNodes;
-        else this.rmWithoutNodes = true;
-      } catch (e) {
-        this.deps.logger.warn(`detector: reading the RM's cluster metrics failed (the last RUNNING count stays): ${(e as Error).message}`);
-      }
-    }
-    return this.nodeCache;
   }
 }

@@ -47,7 +47,7 @@ export interface SqliteStoreOptions {
    * or behind a slow write() sends writes there.
    */
   slowCommitMs?: number;
-  /** How the WAL is synced off the loop (tests inject a controllable one; default fs.fdatasync in libuv's pool). */
+  /** How the WAL is synced in libuv's pool (tests inject a controllable one; default fs.fdatasync). A lone write's sync on the loop (WalSync.inline) is always fs.fdatasyncSync. */
   walSync?: (fd: number) => Promise<void>;
 }
 
