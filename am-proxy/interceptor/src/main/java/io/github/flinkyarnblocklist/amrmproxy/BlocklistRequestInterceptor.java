@@ -27,6 +27,7 @@ import org.apache.hadoop.yarn.api.protocolrecords.FinishApplicationMasterRequest
 import org.apache.hadoop.yarn.api.protocolrecords.FinishApplicationMasterResponse;
 import org.apache.hadoop.yarn.api.protocolrecords.RegisterApplicationMasterRequest;
 import org.apache.hadoop.yarn.api.protocolrecords.RegisterApplicationMasterResponse;
+import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
@@ -35,6 +36,7 @@ import org.apache.hadoop.yarn.exceptions.ApplicationMasterNotRegisteredException
 import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.apache.hadoop.yarn.server.nodemanager.amrmproxy.AMRMProxyApplicationContext;
 import org.apache.hadoop.yarn.server.nodemanager.amrmproxy.AbstractRequestInterceptor;
+import org.apache.hadoop.yarn.server.nodemanager.recovery.NMStateStoreService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -72,6 +74,15 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
   private String secret;
   private ProxyHttpServer.Binding binding;
   private final List<Path> handoffFiles = new ArrayList<>();
+  /** The state's change count last stored (guarded by storeLock); -1: nothing stored yet. */
+  private long storedChanges = -1;
+  private final Object storeLock = new Object();
+
+  /**
+   * This interceptor's entry among the attempt's AMRMProxy entries in the NodeManager's state
+   * store (beside AMRMProxyService's "user" and "amrmtoken", FederationInterceptor's own keys).
+   */
+  public static final String NMSS_KEY = "blocklist-interceptor.state";
 
   @Override
   public void init(AMRMProxyApplicationContext ctx) {
@@ -95,6 +106,11 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
       @Override
       public ProxyState state() {
         return st;
+      }
+
+      @Override
+      public void changed() {
+        store();
       }
     };
     try {
@@ -184,9 +200,13 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
     if (state != null) {
       List<ProxyState.Live> previous = new ArrayList<>();
       if (resp.getContainersFromPreviousAttempts() != null) {
-        for (Container c : resp.getContainersFromPreviousAttempts()) previous.add(live(c));
+        ApplicationAttemptId current = getApplicationContext().getApplicationAttemptId();
+        for (Container c : resp.getContainersFromPreviousAttempts()) {
+          if (!isPreviousAttemptsAm(c.getId(), current)) previous.add(live(c));
+        }
       }
       state.onRegistered(previous);
+      store();
       writeHandoff();
     }
     return resp;
@@ -221,9 +241,11 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
       resp = getNextInterceptor().allocate(request);
     } catch (ApplicationMasterNotRegisteredException e) {
       state.allocateFailed(out, true);
+      store();
       throw e;
     } catch (YarnException | IOException | RuntimeException e) {
       state.allocateFailed(out, false);
+      store();
       throw e;
     }
     List<ProxyState.Live> allocated = new ArrayList<>();
@@ -237,7 +259,80 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
       }
     }
     state.afterAllocate(out, allocated, finished, System.currentTimeMillis());
+    store();
     return resp;
+  }
+
+  /**
+   * Stores what a NodeManager restart must not lose (ProxyState#durable) when it changed since the
+   * last store, into the NodeManager's state store; only with recovery enabled (a store that
+   * cannot recover keeps nothing). The record is rewritten whole: it is small beside an allocate
+   * (a few hundred bytes plus about 100 per live container) and written only after a change.
+   */
+  private void store() {
+    if (state == null) return;
+    NMStateStoreService nmss = getNMStateStore();
+    if (nmss == null || !nmss.canRecover()) return;
+    synchronized (storeLock) {
+      // Read before the record: a change racing in makes the next store() write again.
+      long changes = state.durableChanges();
+      if (changes == storedChanges) return;
+      byte[] record = Json.write(state.durable()).getBytes(StandardCharsets.UTF_8);
+      try {
+        nmss.storeAMRMProxyAppContextEntry(getApplicationContext().getApplicationAttemptId(), NMSS_KEY, record);
+        storedChanges = changes;
+      } catch (IOException | RuntimeException e) {
+        LOG.warn("blocklist AMRM proxy: cannot store its state for {} (a NodeManager restart would lose it): {}",
+            getApplicationContext().getApplicationAttemptId(), e.toString());
+      }
+    }
+  }
+
+  /**
+   * A NodeManager restart with recovery: AMRMProxyService#recover builds a new pipeline for each
+   * running attempt (init, then this) with the entries stored for it. The AM, its containers and
+   * the RM's blacklist lived on; this instance takes back the owners, what the RM holds and the
+   * live containers. Its completed ring is new, under a new epoch (readers start it from 1).
+   */
+  @Override
+  public void recover(Map<String, byte[]> recoveredDataMap) {
+    super.recover(recoveredDataMap);
+    String attempt = getApplicationContext().getApplicationAttemptId().toString();
+    byte[] record = recoveredDataMap == null ? null : recoveredDataMap.get(NMSS_KEY);
+    if (state == null || record == null) {
+      LOG.info("blocklist AMRM proxy for {}: no stored state to recover", attempt);
+      return;
+    }
+    String why;
+    try {
+      why = state.restore(Json.parse(new String(record, StandardCharsets.UTF_8)));
+    } catch (Json.BadJson e) {
+      why = e.getMessage();
+    }
+    if (why != null) {
+      LOG.warn("blocklist AMRM proxy for {}: stored state not recovered ({}); starting empty", attempt, why);
+      return;
+    }
+    synchronized (storeLock) {
+      storedChanges = -1;
+    }
+    store();
+    LOG.info("blocklist AMRM proxy for {}: recovered {} live container(s) and the blacklist {}",
+        attempt, state.containers().size(), state.blacklistView());
+  }
+
+  /**
+   * Whether a container handed over from an earlier attempt is that attempt's own AM container.
+   * AbstractYarnScheduler#getTransferredContainers leaves out only the current attempt's AM
+   * container; the previous one is handed over too while the RM still counts it live, which after
+   * a NodeManager restart lasts seconds (a recovered NodeManager polls a reacquired container's
+   * pid every second). It is no worker of the job: its end (the old AM's exit) must not be put
+   * on its node as a failure. The AM container is its attempt's first allocation, and the RM
+   * numbers each attempt's containers from 1 (AppSchedulingInfo's counter, under the RM's epoch).
+   */
+  static boolean isPreviousAttemptsAm(ContainerId id, ApplicationAttemptId current) {
+    return !id.getApplicationAttemptId().equals(current)
+        && (id.getContainerId() & ContainerId.CONTAINER_ID_BITMASK) == 1;
   }
 
   private static ProxyState.Live live(Container c) {
@@ -245,13 +340,23 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
         c.getNodeHttpAddress() == null ? "" : c.getNodeHttpAddress(), "RUNNING");
   }
 
-  @Override
-  public void shutdown() {
+  /**
+   * Stops answering for this application and leaves its hand-off files where they are: what the
+   * exit of a NodeManager's process does to its listener. A NodeManager stopped inside a JVM that
+   * keeps running needs it (the test launcher), since AMRMProxyService#serviceStop stops its RPC
+   * server but never shuts the pipelines down.
+   */
+  public synchronized void stopServing() {
     if (server != null) {
       server.unregister(secret, binding);
       server.release();
       server = null;
     }
+  }
+
+  @Override
+  public void shutdown() {
+    stopServing();
     synchronized (this) {
       for (Path p : handoffFiles) {
         try {

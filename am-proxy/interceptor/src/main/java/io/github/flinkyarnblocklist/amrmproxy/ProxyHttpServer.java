@@ -42,6 +42,12 @@ public final class ProxyHttpServer {
     String appAttemptId();
 
     ProxyState state();
+
+    /**
+     * A client's write changed the state; called before the answer is sent. The interceptor
+     * stores what must survive a NodeManager restart here, so a 200 means the write survives one.
+     */
+    default void changed() {}
   }
 
   private final String key;
@@ -187,6 +193,7 @@ public final class ProxyHttpServer {
           return;
         }
         ProxyState.Updated u = (ProxyState.Updated) out;
+        b.changed();
         // The version the change was applied to and the one it made: a writer whose last read
         // had previousEtag knows nobody else wrote in between.
         ex.getResponseHeaders().set("ETag", u.etag());
@@ -232,7 +239,9 @@ public final class ProxyHttpServer {
             return;
           }
         }
-        send(ex, 200, st.release(ids));
+        Map<String, Object> released = st.release(ids);
+        b.changed();
+        send(ex, 200, released);
         return;
       }
       case "/amrm/v1/completed-containers": {

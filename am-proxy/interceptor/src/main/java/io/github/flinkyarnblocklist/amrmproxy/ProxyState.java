@@ -109,6 +109,11 @@ public final class ProxyState {
    */
   private final String epoch;
   private long version = 1;
+  /**
+   * Moves with every change of what {@link #durable()} holds, so the interceptor stores the record
+   * only when there is something new in it.
+   */
+  private long durableChanges;
 
   public ProxyState(int ringSize) {
     if (ringSize < 1) throw new IllegalArgumentException("ring size must be positive");
@@ -184,6 +189,7 @@ public final class ProxyState {
     if (changed) version++;
     Set<String> u = union();
     for (String h : removals) if (!u.contains(h)) passRemovals.add(h);
+    durableChanges++;
     return new Updated(blacklistView(), etag(), previous);
   }
 
@@ -215,6 +221,7 @@ public final class ProxyState {
         released.add(id);
       }
     }
+    if (!released.isEmpty()) durableChanges++;
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("released", released);
     out.put("unknown", unknown);
@@ -259,6 +266,7 @@ public final class ProxyState {
   public synchronized void onRegistered(Collection<Live> fromPreviousAttempts) {
     registered = true;
     for (Live c : fromPreviousAttempts) live.put(c.containerId(), c);
+    durableChanges++;
   }
 
   /**
@@ -270,6 +278,7 @@ public final class ProxyState {
     boolean changed = amOwned.addAll(amAdditions);
     changed |= amOwned.removeAll(amRemovals);
     if (changed) version++;
+    if (changed || !amRemovals.isEmpty() || !amReleases.isEmpty() || !pendingReleases.isEmpty()) durableChanges++;
     passRemovals.addAll(amRemovals);
     for (String id : amReleases) {
       Live c = live.remove(id);
@@ -297,6 +306,7 @@ public final class ProxyState {
 
   public synchronized void afterAllocate(Outgoing o, List<Live> allocated, List<Finished> finished,
       long now) {
+    if (!sent.equals(o.union) || !allocated.isEmpty() || !finished.isEmpty()) durableChanges++;
     sent = o.union;
     for (Live c : allocated) live.put(c.containerId(), c);
     for (Finished f : finished) {
@@ -328,6 +338,111 @@ public final class ProxyState {
     pendingReleases.addAll(again);
     passRemovals.addAll(o.passed);
     if (rmForgotAttempt) sent = new TreeSet<>();
+    durableChanges++;
+  }
+
+  // ---------------------------------------------------------------- NodeManager restart
+
+  public synchronized long durableChanges() {
+    return durableChanges;
+  }
+
+  /**
+   * What a NodeManager restart must not lose, as JSON-ready maps and lists: with work-preserving
+   * recovery the AMRMProxy builds a new interceptor for the running attempt (AMRMProxyService#recover)
+   * while the AM, its containers and the RM's blacklist for the attempt live on. The AM does not
+   * register again nor send its blacklist again (AMRMClient sends deltas), so the owners, what the
+   * RM holds, and the live containers (the nodes their completions are attributed to) come from
+   * here. The completed ring and its epoch do not: a new instance numbers a new ring, and readers
+   * see the new epoch and read it from the start.
+   */
+  public synchronized Map<String, Object> durable() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("v", 1);
+    m.put("registered", registered);
+    m.put("am", new ArrayList<>(amOwned));
+    Map<String, Object> byOwner = new TreeMap<>();
+    for (Map.Entry<String, TreeSet<String>> e : owners.entrySet()) byOwner.put(e.getKey(), new ArrayList<>(e.getValue()));
+    m.put("owners", byOwner);
+    m.put("sent", new ArrayList<>(sent));
+    m.put("passRemovals", new ArrayList<>(passRemovals));
+    m.put("pendingReleases", new ArrayList<>(pendingReleases));
+    List<Object> l = new ArrayList<>();
+    for (Live c : live.values()) l.add(List.of(c.containerId(), c.nodeId(), c.nodeHttpAddress()));
+    m.put("live", l);
+    Map<String, Object> rel = new LinkedHashMap<>(releasedNodes);
+    m.put("releasedNodes", rel);
+    return m;
+  }
+
+  /**
+   * Takes back what {@link #durable()} stored by the interceptor this one replaces (an owner set
+   * written to this instance already is kept: it is newer). The record is read whole or not at all: a record that does not parse changes nothing (the state starts empty,
+   * as it did before records existed) and the reason is returned; null when it was taken.
+   */
+  public synchronized String restore(Object record) {
+    try {
+      Map<String, Object> m = map(record, "the record");
+      if (!Long.valueOf(1).equals(m.get("v"))) return "unknown record version " + m.get("v");
+      boolean reg = Boolean.TRUE.equals(m.get("registered"));
+      TreeSet<String> am = new TreeSet<>(strings(m.get("am"), "am"));
+      Map<String, TreeSet<String>> own = new TreeMap<>();
+      for (Map.Entry<String, Object> e : map(m.get("owners"), "owners").entrySet()) {
+        TreeSet<String> set = new TreeSet<>(strings(e.getValue(), "owners." + e.getKey()));
+        if (!set.isEmpty()) own.put(e.getKey(), set);
+      }
+      TreeSet<String> snt = new TreeSet<>(strings(m.get("sent"), "sent"));
+      List<String> pass = strings(m.get("passRemovals"), "passRemovals");
+      List<String> pending = strings(m.get("pendingReleases"), "pendingReleases");
+      Map<String, Live> lv = new LinkedHashMap<>();
+      if (!(m.get("live") instanceof List<?> rows)) return "live is not a list";
+      for (Object row : rows) {
+        List<String> r = strings(row, "a live row");
+        if (r.size() != 3) return "a live row is not [containerId, nodeId, nodeHttpAddress]";
+        lv.put(r.get(0), new Live(r.get(0), r.get(1), r.get(2), "RUNNING"));
+      }
+      Map<String, String> relNodes = new LinkedHashMap<>();
+      for (Map.Entry<String, Object> e : map(m.get("releasedNodes"), "releasedNodes").entrySet()) {
+        if (!(e.getValue() instanceof String node)) return "releasedNodes." + e.getKey() + " is not a string";
+        relNodes.put(e.getKey(), node);
+      }
+      // A client may have written between the new instance's init and this (its listener serves
+      // at once): what it wrote is newer than the record.
+      own.putAll(owners);
+      registered = reg;
+      amOwned.clear();
+      amOwned.addAll(am);
+      owners.clear();
+      owners.putAll(own);
+      sent = snt;
+      passRemovals.addAll(pass);
+      pendingReleases.clear();
+      pendingReleases.addAll(pending);
+      live.clear();
+      live.putAll(lv);
+      releasedNodes.clear();
+      releasedNodes.putAll(relNodes);
+      version++;
+      return null;
+    } catch (IllegalArgumentException e) {
+      return e.getMessage();
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> map(Object o, String what) {
+    if (!(o instanceof Map)) throw new IllegalArgumentException(what + " is not an object");
+    return (Map<String, Object>) o;
+  }
+
+  private static List<String> strings(Object o, String what) {
+    if (!(o instanceof List<?> l)) throw new IllegalArgumentException(what + " is not a list");
+    List<String> out = new ArrayList<>();
+    for (Object x : l) {
+      if (!(x instanceof String str)) throw new IllegalArgumentException(what + " holds a non-string");
+      out.add(str);
+    }
+    return out;
   }
 
   private Set<String> union() {

@@ -3,6 +3,9 @@ package io.github.flinkyarnblocklist.amrmproxy;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
@@ -211,5 +214,84 @@ class ProxyStateTest {
     assertNotEquals(new ProxyState(8).etag(), again.etag());
     again.updateBlacklist(null, List.of("n1"), List.of());
     assertNotEquals(tag, again.etag());
+  }
+  /** What a NodeManager restart does to the state: stored as JSON, read back by a new instance. */
+  private static ProxyState restarted(ProxyState old) throws Json.BadJson {
+    ProxyState next = new ProxyState(8);
+    assertNull(next.restore(Json.parse(Json.write(old.durable()))));
+    return next;
+  }
+
+  @Test
+  void aNodeManagerRestartKeepsTheOwnersWhatTheRmHoldsAndTheLiveContainersButNotTheRing() throws Exception {
+    ProxyState s = new ProxyState(8);
+    s.onRegistered(List.of());
+    allocate(s, List.of("am-own"), List.of());
+    s.updateBlacklist(null, List.of("n2"), List.of());
+    ProxyState.Outgoing o = s.beforeAllocate(List.of(), List.of(), List.of());
+    s.afterAllocate(o, List.of(new ProxyState.Live(C1, "n1:8041", "n1:8042", "RUNNING"),
+        new ProxyState.Live(C2, "n3:8041", "n3:8042", "RUNNING")), List.of(), 1L);
+    allocateAndFinish(s, "container_1652313600000_0001_01_000009", 1, 2L);
+    long before = s.durableChanges();
+    Object epoch = s.completedAfter(0).get("epoch");
+
+    ProxyState next = restarted(s);
+    assertTrue(next.registered(), "the AM registered with the old instance and will not again");
+    assertEquals(s.blacklistView(), next.blacklistView(), "each owner's set, the AM's included");
+    assertEquals(List.of(C1, C2), next.containers().stream().map(ProxyState.Live::containerId).toList());
+    Map<String, Object> ring = next.completedAfter(0);
+    assertEquals(0L, ring.get("next"), "a new ring");
+    assertNotEquals(epoch, ring.get("epoch"), "under a new epoch: readers start it from the beginning");
+    assertNotEquals(s.etag(), next.etag());
+    // The RM still holds the union: nothing to send again, and a removal is sent as a removal.
+    assertEquals(List.of(), allocate(next, List.of(), List.of()).blacklistAdditions);
+    next.updateBlacklist(null, List.of(), List.of("n2"));
+    assertEquals(List.of("n2"), allocate(next, List.of(), List.of()).blacklistRemovals);
+    // A container allocated before the restart that fails after it is placed on its node.
+    o = next.beforeAllocate(List.of(), List.of(), List.of());
+    next.afterAllocate(o, List.of(), List.of(new ProxyState.Finished(C2, 137, "killed")), 3L);
+    @SuppressWarnings("unchecked")
+    List<Map<String, Object>> done = (List<Map<String, Object>>) next.completedAfter(0).get("containers");
+    assertEquals(1, done.size());
+    assertEquals("n3:8041", done.get(0).get("nodeId"));
+    assertTrue(next.durableChanges() > 0 && s.durableChanges() == before);
+  }
+
+  @Test
+  void aReleaseNotYetSentAndTheAmsOwnRemovalSurviveARestart() throws Exception {
+    ProxyState s = new ProxyState(8);
+    ProxyState.Outgoing o = s.beforeAllocate(List.of(), List.of(), List.of());
+    s.afterAllocate(o, List.of(new ProxyState.Live(C1, "n1:8041", "n1:8042", "RUNNING")), List.of(), 1L);
+    s.release(List.of(C1));
+    ProxyState next = restarted(s);
+    ProxyState.Outgoing first = next.beforeAllocate(List.of(), List.of(), List.of());
+    assertEquals(List.of(C1), first.releases, "the release goes out with the new instance's first allocate");
+    next.afterAllocate(first, List.of(), List.of(new ProxyState.Finished(C1, -100, "released")), 2L);
+    @SuppressWarnings("unchecked")
+    List<Map<String, Object>> done = (List<Map<String, Object>>) next.completedAfter(0).get("containers");
+    assertEquals("n1:8041", done.get(0).get("nodeId"), "its node is remembered across the restart");
+  }
+
+  @Test
+  void anOwnerWrittenToTheNewInstanceBeforeItsRecoveryIsKeptAndABadRecordChangesNothing() throws Exception {
+    ProxyState s = new ProxyState(8);
+    s.updateBlacklist(null, List.of("old"), List.of());
+    s.updateBlacklist("speculation", List.of("n5"), List.of());
+    ProxyState next = new ProxyState(8);
+    next.updateBlacklist(null, List.of("newer"), List.of());
+    assertNull(next.restore(Json.parse(Json.write(s.durable()))));
+    @SuppressWarnings("unchecked")
+    Map<String, List<String>> owners = (Map<String, List<String>>) next.blacklistView().get("owners");
+    assertEquals(Map.of("blocklist", List.of("newer"), "speculation", List.of("n5")), owners);
+
+    ProxyState fresh = new ProxyState(8);
+    fresh.updateBlacklist(null, List.of("kept"), List.of());
+    Map<String, Object> view = fresh.blacklistView();
+    for (String bad : List.of("[]", "{\"v\":2}", "{\"v\":1,\"am\":[1]}",
+        "{\"v\":1,\"registered\":true,\"am\":[],\"owners\":{},\"sent\":[],\"passRemovals\":[],\"pendingReleases\":[],\"live\":[[\"c\"]],\"releasedNodes\":{}}")) {
+      assertNotNull(fresh.restore(Json.parse(bad)), bad);
+      assertEquals(view, fresh.blacklistView(), bad);
+      assertFalse(fresh.registered(), bad);
+    }
   }
 }

@@ -80,6 +80,10 @@ public final class KeeperAm {
     YarnConfiguration conf = new YarnConfiguration();
     // The AMRMProxy listens on every NodeManager; an AM reaches the one on its own host.
     conf.set(YarnConfiguration.RM_SCHEDULER_ADDRESS, nmHost + ":" + proxyPort);
+    // While its NodeManager restarts the proxy refuses connections: the AMRMClient's retry policy
+    // (RMProxy) waits the retry interval between tries, 30 s by default; a test waits less.
+    conf.setLong(YarnConfiguration.RESOURCEMANAGER_CONNECT_RETRY_INTERVAL_MS, 250);
+    conf.setInt("ipc.client.connect.max.retries", 0);
 
     Set<ContainerId> running = ConcurrentHashMap.newKeySet();
     CountDownLatch forever = new CountDownLatch(1);

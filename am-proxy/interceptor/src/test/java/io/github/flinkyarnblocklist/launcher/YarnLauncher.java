@@ -39,7 +39,9 @@ import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.security.AMRMTokenIdentifier;
 import org.apache.hadoop.yarn.server.MiniYARNCluster;
 import org.apache.hadoop.yarn.server.nodemanager.NodeManager;
+import org.apache.hadoop.yarn.server.nodemanager.amrmproxy.AMRMProxyService;
 import org.apache.hadoop.yarn.server.nodemanager.amrmproxy.DefaultRequestInterceptor;
+import org.apache.hadoop.yarn.server.nodemanager.containermanager.ContainerManagerImpl;
 import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.AbstractYarnScheduler;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicationAttempt;
@@ -69,6 +71,9 @@ public final class YarnLauncher {
   private YarnClient yarn;
   private int amrmProxyPort;
   private final Map<String, ApplicationId> apps = new LinkedHashMap<>();
+  /** The running NodeManager of each host (null while stopped) and the configuration it restarts with. */
+  private final NodeManager[] nms = new NodeManager[HOSTS.length];
+  private final YarnConfiguration[] nmConfs = new YarnConfiguration[HOSTS.length];
   /** Set once the JSON line is out: a launcher that never got there ends with status 1. */
   private volatile boolean ready;
 
@@ -140,7 +145,16 @@ public final class YarnLauncher {
       nc.set(YarnConfiguration.NM_LOCAL_DIRS, dir.resolve("local").toString());
       nc.set(YarnConfiguration.NM_LOG_DIRS, dir.resolve("log").toString());
       // Each NodeManager binds its own loopback address, so the RM names it by that address's host name.
-      nc.set(YarnConfiguration.NM_ADDRESS, h + ":0");
+      // A fixed port: a NodeManager with recovery refuses an ephemeral one (ContainerManagerImpl),
+      // and a restarted one must come back as the same NodeId for the RM to keep its containers.
+      nc.set(YarnConfiguration.NM_ADDRESS, h + ":" + freePort());
+      // Work-preserving NodeManager restart, as production clusters run it: the state store keeps
+      // the containers and the AMRMProxy's pipelines (AMRMProxyService#recover rebuilds them), and
+      // a supervised NodeManager leaves its containers running when it stops.
+      Files.createDirectories(dir.resolve("recovery"));
+      nc.setBoolean(YarnConfiguration.NM_RECOVERY_ENABLED, true);
+      nc.set(YarnConfiguration.NM_RECOVERY_DIR, dir.resolve("recovery").toString());
+      nc.setBoolean(YarnConfiguration.NM_RECOVERY_SUPERVISED, true);
       nc.set(YarnConfiguration.NM_LOCALIZER_ADDRESS, h + ":" + freePort());
       nc.set(YarnConfiguration.NM_WEBAPP_ADDRESS, h + ":0");
       nc.set(YarnConfiguration.NM_COLLECTOR_SERVICE_ADDRESS, h + ":" + freePort());
@@ -155,9 +169,8 @@ public final class YarnLauncher {
           BlocklistRequestInterceptor.class.getName() + "," + DefaultRequestInterceptor.class.getName());
       nc.set(BlocklistRequestInterceptor.ADDRESS, "127.0.0.1:" + blocklistPort);
       nc.set(BlocklistRequestInterceptor.SECRET_KEY_FILE, key.toString());
-      NodeManager nm = new NodeManager();
-      nm.init(nc);
-      nm.start();
+      nmConfs[i] = nc;
+      startNodeManager(i);
     }
     long deadline = System.currentTimeMillis() + 60_000;
     while (rm.getRMContext().getRMNodes().size() < HOSTS.length) {
@@ -172,6 +185,54 @@ public final class YarnLauncher {
     apps.put("main", submit("keeper-main", workers, AM_OWN_HOST));
     apps.put("other", submit("keeper-other", 0, ""));
     for (String name : apps.keySet()) waitReady(name, name.equals("main") ? workers : 0, 120_000);
+  }
+
+  private void startNodeManager(int i) {
+    NodeManager nm = new NodeManager();
+    nm.init(new YarnConfiguration(nmConfs[i]));
+    nm.start();
+    nms[i] = nm;
+  }
+
+  /**
+   * Stops a NodeManager as a restart for an upgrade does (recovery on, supervised): its containers
+   * keep running and the RM keeps the node. A real NodeManager's process exits, which closes the
+   * interceptors' listener; here the JVM stays, and AMRMProxyService#serviceStop stops only its RPC
+   * server (it never shuts the pipelines down), so the launcher ends each interceptor's serving.
+   */
+  synchronized Map<String, Object> stopNodeManager(String host) throws Exception {
+    int i = java.util.Arrays.asList(HOSTS).indexOf(host);
+    if (i < 0 || nms[i] == null) throw new IllegalArgumentException("no running NodeManager on " + host);
+    NodeManager nm = nms[i];
+    List<String> ended = new ArrayList<>();
+    AMRMProxyService proxy = ((ContainerManagerImpl) nm.getNMContext().getContainerManager()).getAMRMProxyService();
+    java.lang.reflect.Method pipelines = AMRMProxyService.class.getDeclaredMethod("getPipelines");
+    pipelines.setAccessible(true);
+    for (Object wrapper : ((Map<?, ?>) pipelines.invoke(proxy)).values()) {
+      Object root = ((AMRMProxyService.RequestInterceptorChainWrapper) wrapper).getRootInterceptor();
+      if (root instanceof BlocklistRequestInterceptor b) {
+        b.stopServing();
+        ended.add(((AMRMProxyService.RequestInterceptorChainWrapper) wrapper).getApplicationAttemptId().toString());
+      }
+    }
+    nm.stop();
+    nms[i] = null;
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("stopped", host);
+    out.put("interceptorsEnded", ended);
+    return out;
+  }
+
+  /** Starts the host's NodeManager again with its state store: the AMRMProxy recovers its pipelines. */
+  synchronized Map<String, Object> startNodeManager(String host) throws Exception {
+    int i = java.util.Arrays.asList(HOSTS).indexOf(host);
+    if (i < 0 || nms[i] != null) throw new IllegalArgumentException("no stopped NodeManager on " + host);
+    long t0 = System.currentTimeMillis();
+    startNodeManager(i);
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("started", host);
+    out.put("ms", System.currentTimeMillis() - t0);
+    return out;
   }
 
   /** Wrapper so the RM's live configuration is copied once. */
@@ -341,13 +402,14 @@ public final class YarnLauncher {
    * the NodeManager reports it completed with exit code 137, which YARN counts toward node
    * blacklisting (unlike a release). The pid comes from the NodeManager's own pid file.
    */
-  Map<String, Object> killWorker(String name, String host) throws Exception {
+  Map<String, Object> killWorker(String name, String host, String only) throws Exception {
     ApplicationId app = apps.get(name);
     ApplicationAttemptId attempt = yarn.getApplicationReport(app).getCurrentApplicationAttemptId();
     SchedulerApplicationAttempt sa = schedulerAttempt(attempt);
     for (var c : sa.getLiveContainers()) {
       if (c.isAMContainer() || !c.getAllocatedNode().getHost().equals(host)) continue;
       String id = c.getContainerId().toString();
+      if (only != null && !only.equals(id)) continue;
       int nm = java.util.Arrays.asList(HOSTS).indexOf(host);
       Path pidFile = work.resolve("nm" + (nm + 1)).resolve("local").resolve("nmPrivate").resolve(app.toString()).resolve(id).resolve(id + ".pid");
       if (!Files.isRegularFile(pidFile)) continue;
@@ -400,13 +462,23 @@ public final class YarnLauncher {
       }
     }
     if (p.length == 4 && p[1].equals("apps") && apps.containsKey(p[2]) && p[3].equals("kill-worker") && method.equals("POST")) {
-      String q = ex.getRequestURI().getQuery();
-      String host = q != null && q.startsWith("host=") ? q.substring(5) : "";
-      reply(ex, 200, killWorker(p[2], host));
+      // ?host=<host>[&container=<id>]: the first worker on the host, or that one.
+      Map<String, String> q = new LinkedHashMap<>();
+      String query = ex.getRequestURI().getQuery();
+      for (String kv : query == null ? new String[0] : query.split("&")) {
+        int eq = kv.indexOf('=');
+        if (eq > 0) q.put(kv.substring(0, eq), kv.substring(eq + 1));
+      }
+      reply(ex, 200, killWorker(p[2], q.getOrDefault("host", ""), q.get("container")));
       return;
     }
     if (path.equals("/probe/star-blacklist") && method.equals("POST")) {
       reply(ex, 200, probeStarBlacklist());
+      return;
+    }
+    // /nodes/<host>/stop, /nodes/<host>/start: a NodeManager restart with recovery.
+    if (p.length == 4 && p[1].equals("nodes") && method.equals("POST") && (p[3].equals("stop") || p[3].equals("start"))) {
+      reply(ex, 200, p[3].equals("stop") ? stopNodeManager(p[2]) : startNodeManager(p[2]));
       return;
     }
     if (path.equals("/nodes") && method.equals("GET")) {
