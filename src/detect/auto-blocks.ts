@@ -6,6 +6,7 @@
 import { BlockAction } from '../model/item';
 import { AutoBlock, DetectorState, HostState } from './state';
 import { spentUntil } from './incidents';
+import { RESERVATION_MS, abandonReservation, backoffMemory, reservationLive } from './reservation';
 
 /** The principal automatic blocks are written as (the item's created/updated `by`). */
 export const DETECTOR_PRINCIPAL = 'detector';
@@ -39,6 +40,8 @@ export interface StoredBlock {
   end: number;
   /** The item's `updated.by`. */
   updatedBy: string;
+  /** Whether it is in force for this job (default true); another job's item is not our reservation's. */
+  forJob?: boolean;
 }
 
 /**
@@ -51,11 +54,14 @@ export interface StoredBlock {
  *    detector does not give it back);
  *  - a later end that another job's detector merged in does not lengthen it: it counts until the
  *    end this detector gave it;
- *  - shadow mode: the would-be block counts until its end, in shadow mode only.
+ *  - shadow mode: the would-be block counts until its end, in shadow mode only;
+ *  - a reservation (reservation.ts) whose item is not in the store yet counts while it is young:
+ *    a sidecar of the job is adding that item now.
  */
 export function holdsCap(b: AutoBlock | undefined, forJob: EffectiveBlock | undefined, mode: 'off' | 'shadow' | 'enforce', now: number): boolean {
   if (!b || b.endedAt !== undefined) return false;
   if (b.mode === 'shadow') return mode === 'shadow' && now < b.end;
+  if (b.pending && !forJob) return reservationLive(b, now);
   if (b.takenOverAt !== undefined || !forJob || forJob.by !== DETECTOR_PRINCIPAL) return false;
   return now < Math.min(b.ownEnd ?? b.end, forJob.end);
 }
@@ -78,6 +84,16 @@ export function observeBlocks(state: DetectorState, itemOf: (itemId: string) => 
       continue;
     }
     const item = itemOf(b.itemId);
+    if (b.pending) {
+      // A reservation: its item, once in force for this job, makes it an ordinary block; without
+      // it, a sidecar of the job is adding it now — or stopped before it could, and then the
+      // reservation is abandoned once old (never taken for an operator's unblock).
+      if (!item || item.forJob === false) {
+        if (now >= b.start + RESERVATION_MS) abandonReservation(b);
+        continue;
+      }
+      delete b.pending;
+    }
     const end = item?.end;
     if (item && item.end > now) {
       // An operator (or another job's detector) may have extended it — to permanent, too: a
@@ -142,7 +158,8 @@ export function recordBlock(state: DetectorState, planned: BlockMade, mode: 'enf
 }
 
 /** Backoff: a host blocked again within as long as its last block lasted gets twice as long, up to the maximum. */
-export function nextBlock(last: AutoBlock | undefined, now: number, s: { blockDurationMs: number; maxBlockDurationMs: number }): { level: number; durationMs: number } {
+export function nextBlock(lastBlock: AutoBlock | undefined, now: number, s: { blockDurationMs: number; maxBlockDurationMs: number }): { level: number; durationMs: number } {
+  const last = lastBlock && backoffMemory(lastBlock);
   let level = 0;
   if (last && last.endedAt !== undefined && now - last.endedAt <= ownDuration(last)) level = last.level + 1;
   const durationMs = Math.min(s.maxBlockDurationMs, s.blockDurationMs * 2 ** Math.min(level, 30));
@@ -165,7 +182,8 @@ export function forgetSettled(state: DetectorState, now: number, windowMs: numbe
   for (const [host, hs] of Object.entries(state.hosts)) {
     if (withIncidents.has(host) || hs.evacuatedAt !== undefined) continue;
     if ((hs.countAfter ?? -Infinity) > from || (hs.operatorUnblockedAt ?? -Infinity) > from) continue;
-    const b = hs.lastBlock;
+    const b = hs.lastBlock && backoffMemory(hs.lastBlock);
+    if (hs.lastBlock?.endedAt === undefined && hs.lastBlock !== undefined) continue;
     if (b && (b.endedAt === undefined || now - b.endedAt <= ownDuration(b))) continue;
     delete state.hosts[host];
   }

@@ -13,6 +13,7 @@ import { HealthObservation, Incident } from './types';
 import { latest } from './incidents';
 import { DETECTOR_PRINCIPAL, EffectiveBlock, holdsCap, nextBlock } from './auto-blocks';
 import { clean, explain, isoOrNever, shortDuration } from './explain';
+import { reservationLive } from './reservation';
 
 export interface DecideSettings {
   mode: DetectorMode;
@@ -206,6 +207,12 @@ export function decide(input: DecideInput): DetectorReport {
     if (b) {
       report.decision = 'blocked';
       report.why = `blocked by ${b.by} until ${isoOrNever(b.end)}; failures on a blocked host are not counted against it again`;
+      continue;
+    }
+    if (hs.lastBlock && reservationLive(hs.lastBlock, now)) {
+      // Reserved by a sidecar of this job whose item is not in the store yet: it is being blocked.
+      report.decision = 'blocked';
+      report.why = `being blocked by a sidecar of this job (reserved at ${isoOrNever(hs.lastBlock.start)}, until ${isoOrNever(hs.lastBlock.end)})`;
       continue;
     }
     if (shadowActive) {

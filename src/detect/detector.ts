@@ -6,6 +6,7 @@
  * In `shadow` mode it decides and shows everything and blocks nothing. Its state (incidents, keys
  * already counted, backoff levels, source cursors) is a named record in the store.
  */
+import { randomBytes } from 'node:crypto';
 import { Clock } from '../core/clock';
 import { Logger } from '../core/logger';
 import { appliesTo, inForce, isEffective } from '../model/effective';
@@ -17,11 +18,15 @@ import { DETECTOR_PRINCIPAL, DecideSettings, DetectorReport, decide } from './de
 import { ingest, recordHealth } from './incidents';
 import { EffectiveBlock, JobItem, SOURCE_DECOMMISSIONING, SOURCE_FAILURES, adoptOrphans, consumeWhileBlocked, forgetSettled, observeBlocks, recordBlock } from './auto-blocks';
 import { DetectorMetrics } from './metrics';
-import { DetectorSource, SourceContext } from './source';
+import { DetectorSource } from './source';
+import { Polled, SourcePoller, SourceStatus } from './source-poller';
 import { DetectorState } from './state';
 import { StateRecord, stateKeyOf } from './state-record';
 import { NodesSeen, RmNodes } from './rm-nodes';
-import { Failure, HealthObservation } from './types';
+import { DetectorLease, RunnerView, leaseMsFor } from './leadership';
+import { abandonReservation, reserveBlock } from './reservation';
+
+export type { SourceStatus };
 
 export interface DetectorSettings extends DecideSettings {
   pollIntervalMs: number;
@@ -48,15 +53,8 @@ export interface DetectorDeps {
   sources: DetectorSource[];
   /** The application the sidecar serves (scope of automatic blocks); undefined until resolved. */
   applicationId: () => string | undefined;
-}
-
-export interface SourceStatus {
-  name: string;
-  lastPollAt?: number;
-  lastError?: string;
-  failures: number;
-  unattributed: number;
-  missed: number;
+  /** This sidecar's name in the job's detector lease (leadership.ts); unique per process. */
+  member?: string;
 }
 
 /** What GET /detector answers. */
@@ -69,20 +67,24 @@ export interface DetectorView {
   /** Whether the state survives a restart (the store keeps named records). */
   persistent: boolean;
   sources: SourceStatus[];
+  /** Which sidecar of the job runs the detector (the others stand by: leadership.ts). */
+  runner: RunnerView;
   report: DetectorReport | null;
 }
 
-/** Containers remembered beyond the live list (a failed task manager's container is gone from it). */
-const REMEMBERED_CONTAINERS = 20_000;
+/** Reservations lost to another sidecar's write in one pass before its blocks for failures wait for the next. */
+const RESERVE_ROUNDS = 3;
 
 export class Detector {
   /** The state and its record in the store (state-record.ts). */
   private readonly record: StateRecord;
+  /** Whether this sidecar runs the job's detector or stands by (leadership.ts). */
+  private readonly lease: DetectorLease;
   private report: DetectorReport | null = null;
   private lastPassAt: number | null = null;
   private lastError: string | null = null;
-  private readonly sourceStatus = new Map<string, SourceStatus>();
-  private readonly containers = new Map<string, string>();
+  /** The sources, their status, and where the app's containers ran (source-poller.ts). */
+  private readonly sources: SourcePoller;
   /** The RM's nodes as last read (rm-nodes.ts). */
   private readonly rmNodes: RmNodes;
   /** The items as last listed, and the store's version() they were listed at. */
@@ -91,9 +93,11 @@ export class Detector {
   private running: Promise<DetectorReport | null> | undefined;
 
   constructor(private readonly deps: DetectorDeps) {
-    for (const s of deps.sources) this.sourceStatus.set(s.name, { name: s.name, failures: 0, unattributed: 0, missed: 0 });
+    this.sources = new SourcePoller(deps);
     this.record = new StateRecord(deps.store, deps.clock, deps.logger, () => this.stateKey);
     this.rmNodes = new RmNodes(deps);
+    const member = deps.member ?? `detector-${randomBytes(6).toString('hex')}`;
+    this.lease = new DetectorLease(this.record, member, deps.clock, deps.logger, leaseMsFor(deps.settings.pollIntervalMs));
   }
 
   get stateKey(): string | undefined {
@@ -132,6 +136,8 @@ export class Detector {
     this.stopTimer?.();
     this.stopTimer = undefined;
     await this.running?.catch(() => undefined);
+    // The other sidecar of the job takes over at its next pass, not when the lease lapses.
+    await this.lease.release();
   }
 
   /** One pass; concurrent callers share it. Never throws: the error is kept for GET /detector. */
@@ -169,7 +175,8 @@ export class Detector {
       lastPassAt: this.lastPassAt,
       lastError: this.lastError,
       persistent: typeof this.deps.store.readRecord === 'function' && typeof this.deps.store.writeRecord === 'function',
-      sources: [...this.sourceStatus.values()].map((x) => ({ ...x })),
+      sources: this.sources.status(),
+      runner: this.lease.view(),
       report: this.report,
     };
   }
@@ -181,15 +188,21 @@ export class Detector {
     const appId = this.deps.applicationId();
     if (!appId) throw new Error('the application is not known yet (waiting for the sync engine to resolve it)');
     await this.record.load();
+    const runs = await this.lease.acquire();
+    this.deps.metrics?.runner?.set(runs ? 1 : 0);
+    if (!runs) {
+      // Another sidecar of the job runs it: no source, YARN or store read beyond the record.
+      this.record.followStoredCursors();
+      this.lastPassAt = clock.now();
+      this.lastError = null;
+      return this.report;
+    }
 
     const nodes = await this.observeYarn();
-    const polled = await this.pollSources(nodes);
+    const polled = await this.sources.poll(this.state, nodes);
     const now = clock.now();
     this.foldIn(polled, now);
-    const { blocked, heldByOtherJobs, itemStamps } = await this.currentBlocks(appId, now);
-    consumeWhileBlocked(this.state, blocked.keys(), settings.mode, now);
-    const refusedJoins = this.refusedJoins(itemStamps);
-    const report = decide({ now, settings, state: this.state, runningNodes: nodes ? nodes.running : null, blocked, heldByOtherJobs, refusedJoins, applicationId: appId });
+    const { report, itemStamps } = await this.decideAndReserve(appId, nodes, now);
     for (const b of report.blocks) await this.applyBlock(b, report, appId, now, itemStamps.get(b.host));
     this.countSuppressions(report);
     forgetSettled(this.state, now, settings.windowMs);
@@ -202,61 +215,49 @@ export class Detector {
     return report;
   }
 
+  /**
+   * Decides, and reserves the blocks for failures in the record before any is made
+   * (reservation.ts). A reservation that loses to another sidecar's write means the record
+   * changed — perhaps that sidecar's own reservation: decide again from the record with it. After
+   * RESERVE_ROUNDS lost rounds the blocks for failures wait for the next pass.
+   */
+  private async decideAndReserve(appId: string, nodes: NodesSeen | undefined, now: number): Promise<{ report: DetectorReport; itemStamps: Map<string, string> }> {
+    const { settings } = this.deps;
+    for (let round = 1; ; round++) {
+      const { blocked, heldByOtherJobs, itemStamps } = await this.currentBlocks(appId, now);
+      consumeWhileBlocked(this.state, blocked.keys(), settings.mode, now);
+      const refusedJoins = this.refusedJoins(itemStamps);
+      const report = decide({ now, settings, state: this.state, runningNodes: nodes ? nodes.running : null, blocked, heldByOtherJobs, refusedJoins, applicationId: appId });
+      const capped = report.blocks.filter((b) => b.capped);
+      if (capped.length === 0) return { report, itemStamps };
+      const out = await this.record.commit((s) => {
+        for (const b of capped) {
+          if (settings.mode === 'enforce') reserveBlock(s, b, now);
+          else recordBlock(s, b, 'shadow', now);
+        }
+      });
+      if (out !== 'lost') return { report, itemStamps };
+      if (round >= RESERVE_ROUNDS) {
+        this.deps.logger.warn(`detector: reserving its blocks kept losing to another writer of the job's record (${RESERVE_ROUNDS} rounds); no block for failures this pass`);
+        report.blocks = report.blocks.filter((b) => !b.capped);
+        for (const hr of report.hosts) if (hr.block?.capped) hr.why += ' — not made this pass: another sidecar of the job kept writing its record';
+        return { report, itemStamps };
+      }
+    }
+  }
+
   /** What YARN knows: live containers (id → host) are remembered; the nodes as last read. */
   private async observeYarn(): Promise<NodesSeen | undefined> {
     try {
-      for (const c of await this.deps.proxy.containers()) this.remember(c.containerId, c.host);
+      for (const c of await this.deps.proxy.containers()) this.sources.remember(c.containerId, c.host);
     } catch (e) {
       this.deps.logger.warn(`detector: reading the app's containers failed (attribution uses what it already knows): ${(e as Error).message}`);
     }
     return this.rmNodes.read();
   }
 
-  /** Every source in order (the YARN sources first teach where containers ran); a failing source is reported, not fatal. */
-  private async pollSources(nodes: { hosts: Set<string> } | undefined): Promise<{ failures: Failure[]; health: HealthObservation[]; healthRead: boolean }> {
-    const out = { failures: [] as Failure[], health: [] as HealthObservation[], healthRead: false };
-    for (const source of this.deps.sources) {
-      const st = this.sourceStatus.get(source.name)!;
-      try {
-        const r = await source.poll(this.sourceContext(source.name, st, nodes));
-        st.lastPollAt = this.deps.clock.now();
-        delete st.lastError;
-        st.failures += r.failures.length;
-        st.unattributed += r.unattributed ?? 0;
-        out.failures.push(...r.failures);
-        if (r.health) {
-          out.health.push(...r.health);
-          out.healthRead = true;
-        }
-        if (r.cursor !== undefined) this.state.cursors[source.name] = r.cursor;
-      } catch (e) {
-        st.lastError = (e as Error)?.message ?? String(e);
-        this.deps.metrics?.sourceErrors.inc({ source: source.name });
-        this.deps.logger.warn(`detector source ${source.name} failed: ${st.lastError}`);
-      }
-    }
-    return out;
-  }
-
-  private sourceContext(name: string, st: SourceStatus, nodes: { hosts: Set<string> } | undefined): SourceContext {
-    const { clock, logger, metrics } = this.deps;
-    return {
-      now: clock.now(),
-      logger,
-      hostOfContainer: (id) => this.containers.get(id),
-      isKnownHost: (h) => nodes?.hosts.has(h) ?? false,
-      noteContainer: (id, h) => this.remember(id, h),
-      cursor: this.state.cursors[name],
-      missed: (n, why) => {
-        st.missed += n;
-        metrics?.missed.inc({ source: name }, n);
-        logger.warn(`detector: ${why}`);
-      },
-    };
-  }
-
   /** Failures become incidents (one per host and restart); health reports are kept as evidence. */
-  private foldIn(polled: { failures: Failure[]; health: HealthObservation[]; healthRead: boolean }, now: number): void {
+  private foldIn(polled: Polled, now: number): void {
     const ing = ingest(this.state, polled.failures, now, this.deps.settings.windowMs);
     for (const inc of ing.newIncidents) this.deps.metrics?.incidents.inc({ source: inc.sources[0] });
     // An RM that knows no nodes (failing over) reports no unhealthy or decommissioning node either:
@@ -282,7 +283,7 @@ export class Detector {
     }
     const { unblockedByOperator } = observeBlocks(this.state, (id) => {
       const it = byId.get(id);
-      return it ? { end: it.endTimestamp, updatedBy: it.updated.by } : undefined;
+      return it ? { end: it.endTimestamp, updatedBy: it.updated.by, forJob: appliesTo(it, appId) } : undefined;
     }, now);
     for (const h of unblockedByOperator) this.deps.logger.info(`detector: an operator lifted the automatic block of ${h}; its incidents so far will not block it again`);
     const blocked = new Map<string, EffectiveBlock>();
@@ -341,16 +342,23 @@ export class Detector {
     // allowMerge only to join another job's block of the host: a block an operator made for this
     // job meanwhile is theirs, answered as a conflict and left as it is.
     const spec: BlockSpec = { id: b.host, kind: 'node', node: b.host, action: b.action, end: { type: 'after', ms: b.durationMs }, cause: b.cause, scope: appId, allowMerge: b.join, source: b.capped ? SOURCE_FAILURES : SOURCE_DECOMMISSIONING };
+    // Its reservation (reservation.ts) is given up at once when the block is not made.
+    const abandon = (): void => {
+      const lb = this.state.hosts[b.host]?.lastBlock;
+      if (lb?.pending && lb.start === now) abandonReservation(lb);
+    };
     let o: AddResult;
     try {
       o = await this.deps.addItem(spec, DETECTOR_PRINCIPAL);
     } catch (e) {
+      abandon();
       logger.warn(`detector: blocking ${b.host} failed: ${(e as Error).message}`);
       const hr = report.hosts.find((x) => x.host === b.host);
       if (hr) hr.why += ` — the block failed: ${(e as Error).message}`;
       return;
     }
     if (o.outcome === 'conflict') {
+      abandon();
       if (b.join && itemStamp !== undefined) {
         // Refused as the item is (it names the most applications a scope holds): trying again every
         // pass was a refused write and an audit record per pass, for nothing, until it changes.
@@ -380,14 +388,5 @@ export class Detector {
       else logger.info(`detector: ${sup.host} not blocked (${sup.reason})`);
     }
     this.state.lastDecisions = nowDecisions;
-  }
-
-  private remember(id: string, host: string): void {
-    this.containers.delete(id);
-    this.containers.set(id, host);
-    if (this.containers.size > REMEMBERED_CONTAINERS) {
-      const oldest = this.containers.keys().next().value;
-      if (oldest !== undefined) this.containers.delete(oldest);
-    }
   }
 }

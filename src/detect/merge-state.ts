@@ -31,6 +31,9 @@ export function mergeStates(mine: DetectorState, theirs: DetectorState): Detecto
     cursors: mergeCursors(mine.cursors, theirs.cursors),
     lastDecisions: { ...mine.lastDecisions },
   };
+  // Who runs the detector is what the store says: a lease changes hands only by its own
+  // compare-and-set (leadership.ts), never by a merge bringing back one a sidecar remembers.
+  if (theirs.runner) out.runner = { ...theirs.runner };
   const touchedAt = maxDefined(mine.touchedAt, theirs.touchedAt);
   if (touchedAt !== undefined) out.touchedAt = touchedAt;
   for (const [k, at] of Object.entries(mine.seen)) out.seen[k] = out.seen[k] === undefined ? at : Math.min(out.seen[k], at);
@@ -91,6 +94,14 @@ function laterBlock(a: AutoBlock | undefined, b: AutoBlock | undefined): AutoBlo
   } else {
     delete out.endedAt;
     delete out.endedBy;
+  }
+  // A reservation is confirmed once either side saw its item, and abandoned once either gave it up.
+  if (!(a.pending && b.pending)) delete out.pending;
+  if (a.abandoned || b.abandoned) {
+    delete out.pending;
+    out.abandoned = true;
+    out.end = out.start;
+    out.ownEnd = out.start;
   }
   const took = a.takenOverAt !== undefined && (b.takenOverAt === undefined || a.takenOverAt <= b.takenOverAt) ? a : b.takenOverAt !== undefined ? b : undefined;
   if (took) {

@@ -1,5 +1,5 @@
 /** The detector's Prometheus metrics, on the sidecar's registry. */
-import { Counter, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import { SuppressReason } from './decide';
 
 export interface DetectorMetrics {
@@ -13,6 +13,8 @@ export interface DetectorMetrics {
   missed: Counter<'source'>;
   /** Source polls that failed. */
   sourceErrors: Counter<'source'>;
+  /** 1 while this sidecar runs its job's detector, 0 while another sidecar of the job does (leadership.ts). */
+  runner?: Gauge;
 }
 
 export function createDetectorMetrics(registry?: Registry): DetectorMetrics {
@@ -23,6 +25,7 @@ export function createDetectorMetrics(registry?: Registry): DetectorMetrics {
     suppressed: new Counter({ name: 'blocklist_detector_suppressed_total', help: 'Hosts that reached the threshold but were not blocked, by reason (job-fault, cap, operator-unblock)', labelNames: ['reason'], registers }),
     missed: new Counter({ name: 'blocklist_detector_missed_total', help: 'Observations dropped by a watched system before the detector read them (Flink exception history overflow, proxy ring overflow)', labelNames: ['source'], registers }),
     sourceErrors: new Counter({ name: 'blocklist_detector_source_errors_total', help: 'Detector source polls that failed', labelNames: ['source'], registers }),
+    runner: new Gauge({ name: 'blocklist_detector_runner', help: "1 while this sidecar runs its job's detector, 0 while another sidecar of the job holds the detector's lease and this one stands by", registers }),
   };
 }
 

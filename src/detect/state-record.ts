@@ -41,6 +41,8 @@ export class StateRecord {
   private savedText: string | undefined;
   /** When this detector next looks for the records of jobs that are gone. */
   private nextCollectAt: number | undefined;
+  /** The stored text whose cursors a standby last took (followStoredCursors). */
+  private followedText: string | undefined;
 
   constructor(
     private readonly store: RecordStore,
@@ -133,6 +135,57 @@ export class StateRecord {
     } catch (e) {
       logger.warn(`detector: saving its state failed (kept in memory, retried next pass): ${(e as Error).message}`);
     }
+  }
+
+  /** Whether sidecars can share the record safely: the store has records and compare-and-set. */
+  get shared(): boolean {
+    return this.key() !== undefined && typeof this.store.readRecord === 'function' && typeof this.store.replaceRecord === 'function';
+  }
+
+  /**
+   * Applies `change` and writes the state at once, by compare-and-set against the text this
+   * sidecar last read or wrote: the fence of a reservation (reservation.ts) or a lease claim
+   * (leadership.ts). 'won': the record holds the change. 'lost': another sidecar wrote meanwhile;
+   * the change is undone and that record merged in, so the caller decides again from both.
+   * 'unshared': a store without compare-and-set (one sidecar only): the change is kept, save()
+   * writes it. A store failure throws, the change undone (if it was applied all the same, the
+   * next save merges it back, and a reservation in it is abandoned in time: reservation.ts).
+   */
+  async commit(change: (s: DetectorState) => void): Promise<'won' | 'lost' | 'unshared'> {
+    const { store } = this;
+    const key = this.key();
+    const { replaceRecord: replace, readRecord: read } = store;
+    if (!key || !replace || !read) {
+      change(this.state);
+      return 'unshared';
+    }
+    const before = structuredClone(this.state);
+    change(this.state);
+    const text = encodeState(this.state);
+    try {
+      if (await replace.call(store, key, this.savedText, text)) {
+        this.savedText = text;
+        return 'won';
+      }
+      const cur = await read.call(store, key);
+      this.state = before;
+      this.adopt(cur);
+      return 'lost';
+    } catch (e) {
+      this.state = before;
+      throw e;
+    }
+  }
+
+  /**
+   * A sidecar that does not run the detector (leadership.ts) keeps the runner's place in the
+   * sources, so that when it takes over it reads on from there rather than from where it last
+   * read itself (failures already counted are known by their keys either way; this saves reading them again).
+   */
+  followStoredCursors(): void {
+    if (this.savedText === undefined || this.followedText === this.savedText) return;
+    this.followedText = this.savedText;
+    this.state.cursors = decodeState(this.savedText).state.cursors;
   }
 
   /**

@@ -29,6 +29,16 @@ export interface AutoBlock {
    */
   takenOverAt?: number;
   takenOverBy?: string;
+  /**
+   * Reserved, its item perhaps not in the store yet: the detector writes the block into the record
+   * (compare-and-set) before it adds the item, so another sidecar of the job counts it against the
+   * cap at once (reservation.ts). Cleared once the item is seen; abandoned if it never comes.
+   */
+  pending?: true;
+  /** A reservation that came to nothing (refused, failed, or its sidecar stopped first): no block. */
+  abandoned?: true;
+  /** The host's block before this reservation: the backoff's memory if the reservation is abandoned. */
+  before?: AutoBlock;
 }
 
 export interface HostState {
@@ -65,6 +75,18 @@ export interface DetectorState {
    * wrote for a week belongs to a job that is gone, and any detector may remove it.
    */
   touchedAt?: number;
+  /**
+   * Which sidecar of the job runs the detector, and until when its lease lasts (leadership.ts):
+   * the others only read the record until it lapses.
+   */
+  runner?: DetectorRunner;
+}
+
+/** The sidecar that holds the job's detector lease. */
+export interface DetectorRunner {
+  member: string;
+  /** The lease's end, on the clock of the sidecar that wrote it. */
+  until: number;
 }
 
 export function emptyState(): DetectorState {
@@ -103,6 +125,7 @@ export function decodeState(text: string | undefined): { state: DetectorState; p
   if (isObj(raw.health)) for (const [h, v] of Object.entries(raw.health)) if (isObj(v) && typeof v.state === 'string') s.health[h] = v as unknown as HealthObservation;
   if (isObj(raw.cursors)) s.cursors = raw.cursors as Record<string, JsonValue>;
   if (typeof raw.touchedAt === 'number') s.touchedAt = raw.touchedAt;
+  if (isObj(raw.runner) && typeof raw.runner.member === 'string' && typeof raw.runner.until === 'number') s.runner = { member: raw.runner.member, until: raw.runner.until };
   if (isObj(raw.lastDecisions)) for (const [h, v] of Object.entries(raw.lastDecisions)) if (typeof v === 'string') s.lastDecisions[h] = v;
   return { state: s };
 }

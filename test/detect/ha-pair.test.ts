@@ -1,8 +1,9 @@
 /**
  * Two sidecars of one job (an HA pair, or the old and the new one while a restart overlaps) on one
- * real ZooKeeper store, beside one simulated YARN and Flink: both run the detector, and both keep
- * the job's one detector state record. What one of them learns must reach the other: here, that an
- * operator lifted the automatic block of a host. With a read-once, overwrite-always record, the
+ * real ZooKeeper store, beside one simulated YARN and Flink: one runs the detector at a time (the
+ * other stands by, leadership.ts), and both keep the job's one detector state record. What one of
+ * them learns must reach the other when it takes over: here, that an operator lifted the automatic
+ * block of a host. With a read-once, overwrite-always record, the
  * second sidecar never saw the first one's block, counted the same failures, and blocked the host
  * the operator had just unblocked — and its write erased the first one's record of the unblock.
  */
@@ -72,15 +73,20 @@ describe('detector: two sidecars of one job on one ZooKeeper store (HA pair)', f
     assert.equal((await http.delete(`${a.url}/blocklist/nodes/${victim}`)).status, 200);
     assert.equal((await a.detector!.pass())!.hosts.find((h) => h.host === victim)!.decision, 'operator-unblock');
 
-    // B reads the same failures from the same JobManager: it must not block the host again.
+    // A's detector stops (its sidecar goes; it gives up the job's detector lease, which it held:
+    // B stood by until now). B takes over and reads the same failures from the same JobManager:
+    // it must not block the host again.
+    assert.equal(b.detector!.view().runner.role, 'standby');
+    await a.detector!.stop();
     const rb = (await b.detector!.pass())!.hosts.find((h) => h.host === victim)!;
     assert.equal(rb.decision, 'operator-unblock', rb.why);
     assert.equal(await b.store.get(victim), undefined, 'the host the operator unblocked stays unblocked');
 
     const rec = decodeState(await b.store.readRecord!(`detector.${sim!.cluster.applicationId}`)).state;
     assert.equal(rec.hosts[victim]?.lastBlock?.endedBy, 'operator', "the record still says an operator lifted A's block");
-    // And A, on its next pass, still says so too.
-    assert.equal((await a.detector!.pass())!.hosts.find((h) => h.host === victim)!.decision, 'operator-unblock');
+    assert.equal(b.detector!.view().runner.role, 'runner');
+    // And B, on its next pass, still says so too.
+    assert.equal((await b.detector!.pass())!.hosts.find((h) => h.host === victim)!.decision, 'operator-unblock');
   });
 
   /** Two handles of one store (two sidecars): only a writer that saw the current text replaces it. */

@@ -14,6 +14,7 @@ import { DetectorState, decodeState, emptyState, encodeState } from '../../src/d
 import { ingest } from '../../src/detect/incidents';
 import { recordBlock } from '../../src/detect/auto-blocks';
 import { DetectorSource } from '../../src/detect/source';
+import { leaseMsFor } from '../../src/detect/leadership';
 import { Failure } from '../../src/detect/types';
 import { newItem } from '../../src/model/merge';
 import { MemoryBackend, MemoryStore } from '../../src/store/memory-store';
@@ -71,7 +72,9 @@ describe('detector: two sidecars of one job share its state record', () => {
     assert.equal(again.block?.level, 1);
     assert.equal((await stored(new MemoryStore({ backend }))).hosts.n3.lastBlock?.level, 1);
 
-    // Sidecar B, which has been running all along, has its own news to write (a failure on n7).
+    // A's sidecar stops (giving up the detector's lease); sidecar B, which has stood by all along
+    // reading the record, takes over and has its own news to write (a failure on n7).
+    await a.stop();
     job.fail('n7', clock.now());
     clock.advance(1000);
     const seenByB = await b.pass();
@@ -81,7 +84,8 @@ describe('detector: two sidecars of one job share its state record', () => {
     assert.equal(rec.hosts.n3?.lastBlock?.level, 1, 'the level A raised is still in the record after B wrote');
     assert.equal(rec.incidents.filter((i) => i.host === 'n7').length, 1, "B's own news is in it too");
 
-    // A third sidecar (a restart) starts from the record: when n3 is blocked again soon, it is ×4.
+    // A third sidecar (B restarted) starts from the record: when n3 is blocked again soon, it is ×4.
+    await b.stop();
     const c = sidecar(new MemoryStore({ backend, clock }), clock, job);
     clock.advance(2 * H);
     await c.pass();
@@ -164,10 +168,13 @@ describe('detector: a block added, the sidecar stopped before its state was writ
     const clock = new FakeClock(T0);
     const backend = new MemoryBackend();
     const job = new SharedJob();
-    // The state write fails (the store hiccups), then the sidecar is stopped.
+    // The block is reserved in the record (reservation.ts), then the state write after the block
+    // fails (the store hiccups), then the sidecar is stopped without giving up its lease.
     const failing = new MemoryStore({ backend, clock });
-    failing.replaceRecord = async () => {
-      throw new Error('store unreachable');
+    const replace = failing.replaceRecord.bind(failing);
+    failing.replaceRecord = async (k, e, v) => {
+      if (v.includes('"n3"') && !v.includes('"pending":true')) throw new Error('store unreachable');
+      return replace(k, e, v);
     };
     const first = tenNodeSidecar(failing, clock, job);
     await first.pass();
@@ -180,7 +187,8 @@ describe('detector: a block added, the sidecar stopped before its state was writ
     const store = new MemoryStore({ backend, clock });
     const again = tenNodeSidecar(store, clock, job);
     for (let i = 0; i < 3; i++) job.fail('n5', clock.now() + i * 1000);
-    clock.advance(MIN);
+    // The stopped sidecar's lease lapses (leadership.ts: 2 min here); the new one takes over.
+    clock.advance(3 * MIN);
     const r = await again.pass();
     assert.equal(hostOf(r, 'n5').decision, 'cap', `n3's block holds the one slot: ${hostOf(r, 'n5').why}`);
     assert.equal(hostOf(r, 'n3').lastBlock?.level, 0);
@@ -260,11 +268,15 @@ describe('detector: two sidecars of one job in a quiet period', () => {
       await b.pass();
     }
     const settled = writes;
-    for (let i = 0; i < 10; i++) {
+    const quietMs = 5 * MIN; // within the window: no incident ages out meanwhile
+    for (let t = 0; t < quietMs; t += 10_000) {
       clock.advance(10_000);
       await a.pass();
       await b.pass();
     }
-    assert.equal(writes, settled, 'a quiet pair writes nothing');
+    // Only the runner's lease renewals (leadership.ts): one write per half lease, never a merge.
+    assert.ok(writes - settled <= Math.ceil(quietMs / (leaseMsFor(10_000) / 2)), `a quiet pair writes only lease renewals: ${writes - settled} writes in 5 min`);
+    assert.ok(writes - settled >= 1, 'the lease is renewed');
+    assert.deepEqual([a.view().runner.role, b.view().runner.role].sort(), ['runner', 'standby']);
   });
 });

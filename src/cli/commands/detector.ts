@@ -41,6 +41,10 @@ export function detectorText(v: DetectorView, now: number, p: Paint, all: boolea
   const lines: string[] = [];
   lines.push(`${p.bold('mode')} ${v.mode === 'enforce' ? p.red(v.mode) : p.yellow(v.mode)}   application ${v.applicationId ?? '(not resolved yet)'}   last pass ${v.lastPassAt ? relative(v.lastPassAt, now) : 'never'}${v.persistent ? '' : p.yellow('   state NOT persisted (the store keeps no records)')}`);
   lines.push(`rule: ${s.failuresPerHost} incidents in ${minutes(s.windowMs)} block a host for ${minutes(s.blockDurationMs)} (doubling to ${minutes(s.maxBlockDurationMs)}); the same failure on ≥ ${s.jobFaultHosts} hosts blames none; at most ${s.maxBlockedFraction} of RUNNING nodes`);
+  // Which sidecar of the job runs the detector (an older sidecar's answer has no runner).
+  const run = v.runner as DetectorView['runner'] | undefined;
+  if (run?.role === 'standby') lines.push(p.yellow(`standing by: ${run.holder?.member ?? 'another sidecar'} runs this job's detector${run.holder ? ` (lease until ${new Date(run.holder.until).toISOString()})` : ''}`));
+  else if (run?.role === 'runner') lines.push(`runs this job's detector as ${run.member}${run.holder ? ` (lease until ${new Date(run.holder.until).toISOString()})` : ''}`);
   if (v.lastError) lines.push(p.red(`last pass failed: ${v.lastError}`));
   for (const src of v.sources) {
     const state = src.lastError ? p.red(`failing: ${src.lastError}`) : src.lastPollAt ? `read ${relative(src.lastPollAt, now)}` : 'not read yet';

@@ -1,0 +1,65 @@
+/**
+ * Reserving a cap slot before the block is written, pure. Two sidecars of one job (an HA pair, or
+ * the old and the new one while a restart overlaps) share the detector's state record; each
+ * decided from the record as it read it, so when their passes coincided each saw the cap with one
+ * slot free and each took it — the pair held one block per extra sidecar over the cap. Now a
+ * detector writes the blocks it is about to make into the record first, by compare-and-set against
+ * the text it decided from (state-record.ts#commit), and adds the items only once that write won.
+ * A sidecar whose write lost reads the record again — with the other's reservation in it — and
+ * decides again. So whatever the timing, the blocks in force are at most the cap.
+ *
+ * A reservation is an AutoBlock marked `pending` until its item is seen in the store. One whose
+ * item never comes (the store refused it, the write failed, or the sidecar stopped in between)
+ * is abandoned: by the sidecar itself at once, or by any sidecar of the job after RESERVATION_MS.
+ * Until then it holds its slot — a sidecar dying mid-pass costs a slot for two minutes at most,
+ * never a block over the cap.
+ */
+import { AutoBlock, DetectorState } from './state';
+
+/**
+ * How long a reservation without its item holds its cap slot. Adding an item is one store write
+ * (bounded by the store's operation timeout: seconds); two minutes leave room for a slow store and
+ * for the sidecars' clocks being apart by up to 30 s.
+ */
+export const RESERVATION_MS = 120_000;
+
+/** What a reservation needs of a planned block (decide.ts's PlannedBlock). */
+export interface Reserved {
+  host: string;
+  itemId: string;
+  end: number;
+  level: number;
+}
+
+/** Writes the block about to be made into the state, pending; the host's previous block is kept beside it. */
+export function reserveBlock(state: DetectorState, planned: Reserved, now: number): void {
+  const hs = state.hosts[planned.host] ?? (state.hosts[planned.host] = {});
+  const prev = hs.lastBlock ? backoffMemory(hs.lastBlock) : undefined;
+  const b: AutoBlock = { itemId: planned.itemId, start: now, end: planned.end, ownEnd: planned.end, level: planned.level, mode: 'enforce', pending: true };
+  if (prev) {
+    // One block back is all the backoff reads: reservations do not nest.
+    b.before = { ...prev };
+    delete b.before.before;
+  }
+  hs.lastBlock = b;
+}
+
+/** The reservation came to nothing: no block, no slot, and the backoff remembers the block before it. */
+export function abandonReservation(b: AutoBlock): void {
+  delete b.pending;
+  b.abandoned = true;
+  b.end = b.start;
+  b.ownEnd = b.start;
+  b.endedAt = b.start;
+  b.endedBy = 'expiry';
+}
+
+/** Whether a pending reservation without its item still holds its slot at `now`. */
+export function reservationLive(b: AutoBlock, now: number): boolean {
+  return b.pending === true && b.endedAt === undefined && now < b.start + RESERVATION_MS;
+}
+
+/** The block the backoff measures: an abandoned reservation's is the one before it. */
+export function backoffMemory(b: AutoBlock): AutoBlock | undefined {
+  return b.abandoned ? b.before : b;
+}
