@@ -55,6 +55,8 @@ export interface DetectorDeps {
   applicationId: () => string | undefined;
   /** This sidecar's name in the job's detector lease (leadership.ts); unique per process. */
   member?: string;
+  /** Whether this sidecar is the cluster's elected sweeper of gone jobs' records (absent: every detector sweeps). */
+  sweepsRecords?: () => boolean;
 }
 
 /** What GET /detector answers. */
@@ -94,7 +96,7 @@ export class Detector {
 
   constructor(private readonly deps: DetectorDeps) {
     this.sources = new SourcePoller(deps);
-    this.record = new StateRecord(deps.store, deps.clock, deps.logger, () => this.stateKey);
+    this.record = new StateRecord(deps.store, deps.clock, deps.logger, () => this.stateKey, deps.sweepsRecords);
     this.rmNodes = new RmNodes(deps);
     const member = deps.member ?? `detector-${randomBytes(6).toString('hex')}`;
     this.lease = new DetectorLease(this.record, member, deps.clock, deps.logger, leaseMsFor(deps.settings.pollIntervalMs));
@@ -192,7 +194,7 @@ export class Detector {
     this.deps.metrics?.runner?.set(runs ? 1 : 0);
     if (!runs) {
       // Another sidecar of the job runs it: no source, YARN or store read beyond the record.
-      this.record.followStoredCursors();
+      this.record.followStored();
       this.lastPassAt = clock.now();
       this.lastError = null;
       return this.report;

@@ -6,6 +6,7 @@
  */
 import { Clock } from '../core/clock';
 import { Logger } from '../core/logger';
+import { SweepSchedule } from '../core/sweep-schedule';
 import { BlocklistStore } from '../store/store';
 import { DetectorState, decodeState, emptyState, encodeState } from './state';
 import { mergeStates } from './merge-state';
@@ -17,8 +18,6 @@ const DAY_MS = 24 * 3_600_000;
 const TOUCH_EVERY_MS = DAY_MS;
 /** A record no detector wrote for this long belongs to a job that is gone. */
 const FORGET_AFTER_MS = 7 * DAY_MS;
-/** How often a detector looks for such records (first at an offset spread by application id). */
-const COLLECT_EVERY_MS = DAY_MS;
 /** Records removed in one look at most (the rest next time), so a backlog never makes a long pass. */
 const COLLECT_MAX = 1_000;
 const RECORD_PREFIX = 'detector.';
@@ -39,9 +38,9 @@ export class StateRecord {
    * what the compare-and-set expects to find (another writer's change is merged, not overwritten).
    */
   private savedText: string | undefined;
-  /** When this detector next looks for the records of jobs that are gone. */
-  private nextCollectAt: number | undefined;
-  /** The stored text whose cursors a standby last took (followStoredCursors). */
+  /** When this detector looks for the records of jobs that are gone (core/sweep-schedule.ts). */
+  private readonly sweeps: SweepSchedule;
+  /** The stored text a standby last took as its state (followStored). */
   private followedText: string | undefined;
 
   constructor(
@@ -50,7 +49,11 @@ export class StateRecord {
     private readonly logger: Logger,
     /** The record's key; undefined until the application is known. */
     private readonly key: () => string | undefined,
-  ) {}
+    /** Whether this sidecar is the cluster's elected sweeper now; absent: every detector sweeps. */
+    sweeper?: () => boolean,
+  ) {
+    this.sweeps = new SweepSchedule(sweeper ? { sweeper } : {});
+  }
 
   /**
    * The state record, at the start of every pass. Two sidecars of one job (an HA pair, a restart
@@ -178,14 +181,15 @@ export class StateRecord {
   }
 
   /**
-   * A sidecar that does not run the detector (leadership.ts) keeps the runner's place in the
-   * sources, so that when it takes over it reads on from there rather than from where it last
-   * read itself (failures already counted are known by their keys either way; this saves reading them again).
+   * A sidecar that does not run the detector (leadership.ts) holds the record as stored: it has
+   * nothing of its own to add, and merging every pass (a merge keeps both sides' facts) made a
+   * standby keep every incident the runner ever pruned, for as long as it stood by. When it takes
+   * over it goes on from the runner's state, its place in the sources included.
    */
-  followStoredCursors(): void {
+  followStored(): void {
     if (this.savedText === undefined || this.followedText === this.savedText) return;
     this.followedText = this.savedText;
-    this.state.cursors = decodeState(this.savedText).state.cursors;
+    this.state = decodeState(this.savedText).state;
   }
 
   /**
@@ -194,20 +198,14 @@ export class StateRecord {
    * cluster that runs a thousand jobs a day the records grew without end — on ZooKeeper, in every
    * server's memory. A running job's detector writes its record at least daily (touchedAt); one
    * nobody wrote for FORGET_AFTER_MS is removed, by a compare-and-set delete, so a job that writes
-   * it meanwhile keeps it. Records of an older format (no touchedAt) are left alone. Best effort.
+   * it meanwhile keeps it. Records of an older format (no touchedAt) are left alone. Once a day per
+   * cluster when a sweeper is elected (core/sweep-schedule.ts), else per detector. Best effort.
    */
   async collectGone(appId: string, now: number): Promise<void> {
     const { store, logger } = this;
     const { recordKeys, removeRecord, readRecord } = store;
     if (!recordKeys || !removeRecord || !readRecord) return;
-    if (this.nextCollectAt === undefined) {
-      // Spread over the day: a thousand sidecars started together do not all look at once.
-      let h = 0;
-      for (const c of appId) h = (h * 31 + c.charCodeAt(0)) >>> 0;
-      this.nextCollectAt = now + (h % COLLECT_EVERY_MS);
-    }
-    if (now < this.nextCollectAt) return;
-    this.nextCollectAt = now + COLLECT_EVERY_MS;
+    if (!this.sweeps.due(appId, now)) return;
     const own = this.key();
     let removed = 0;
     try {

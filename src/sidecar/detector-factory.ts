@@ -3,6 +3,8 @@
  * its automatic blocks take into the store — the same as a REST block (the store's add with merge
  * rules, an audit record, a sync kick), with principal `detector`.
  */
+import { randomBytes } from 'node:crypto';
+import * as os from 'node:os';
 import { LoadedConfig } from '../config/config';
 import { Clock } from '../core/clock';
 import { Logger } from '../core/logger';
@@ -78,6 +80,9 @@ export function createDetector(deps: DetectorFactoryDeps): Detector | undefined 
     clusterMetrics: () => yarn.rm.clusterMetrics(),
     sources,
     applicationId: () => sync.view().applicationId,
+    // The sidecar the cluster-state election chose looks for gone jobs' records, once per cluster.
+    ...(sync.sweepsRecords ? { sweepsRecords: () => sync.sweepsRecords?.() ?? true } : {}),
+    member: `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
     async addItem(spec, principal) {
       const a = await service.put(spec, { name: principal, from: 'detector' }, false);
       if (a.status === 201) return { outcome: 'created' };

@@ -58,6 +58,11 @@ export interface SyncHandle extends SyncFacade {
   readonly yarn?: { rm: ResourceManagerReader; proxy: AmrmProxy };
   /** The cluster-state election and readings (ZooKeeper store with yarn.cluster-state.shared), when running. */
   clusterState?(): SharedClusterStats;
+  /**
+   * With the cluster-state election: whether this sidecar is the one elected, which alone looks
+   * for gone jobs' records (core/sweep-schedule.ts). Absent: every sidecar looks.
+   */
+  sweepsRecords?(): boolean;
   /** One expiry pass now (POST /blocklist/expire, `blocklist expire`), besides the cron schedule. */
   expireNow(): Promise<ExpiryOutcome>;
   start(): Promise<void>;
@@ -142,6 +147,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     settings: syncSettingsFromConfig(v),
     metrics,
     ...(applicationId !== undefined ? { applicationId } : {}),
+    ...(share ? { sweepsRecords: () => share.isLeader() } : {}),
   });
   metrics.countFromStore({ store: deps.store, clock: deps.clock, applicationId: () => engine.view().applicationId ?? applicationId, enabled: true, knownHosts: () => knownNodes(engine.view().nodes?.list) });
   return {
@@ -150,7 +156,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     // The engine's reader: with a shared cluster state the node counts and node list come from
     // ZooKeeper, so the detector (which reads through this too) is not one more RM reader per job.
     yarn: { rm: share?.reader ?? yarn.rm, proxy: yarn.proxy },
-    ...(share ? { clusterState: () => share.stats() } : {}),
+    ...(share ? { clusterState: () => share.stats(), sweepsRecords: () => share.isLeader() } : {}),
     async expireNow() {
       const out = await expiry.runOnce();
       if (out.outcome === 'removed' && out.items.length) engine.kick('expired items deleted');
@@ -206,6 +212,7 @@ async function openSharedClusterState(deps: SyncDeps, rm: ResourceManagerReader,
   return {
     reader: share.reader,
     stats: () => share.stats(),
+    isLeader: () => share.election.isLeader,
     start: () => share.start(),
     // Leaves the election (deletes the member znode) on the shared session; the sidecar closes it later.
     stop: () => share.stop(),
@@ -215,6 +222,7 @@ async function openSharedClusterState(deps: SyncDeps, rm: ResourceManagerReader,
 interface SharedClusterStateHandle {
   reader: ResourceManagerReader;
   stats(): SharedClusterStats;
+  isLeader(): boolean;
   start(): void;
   stop(): Promise<void>;
 }

@@ -56,6 +56,8 @@ export interface ControllerDeps {
   /** From config or CONTAINER_ID; otherwise the proxy's attempt names it. */
   applicationId?: string;
   settings: ControllerSettings;
+  /** Whether this sidecar is the cluster's elected sweeper of gone jobs' records (absent: every sidecar sweeps). */
+  sweepsRecords?: () => boolean;
 }
 
 export type PassOutcome =
@@ -125,7 +127,7 @@ export class Controller {
       containers: new ContainersWatcher({ proxy }, intervals),
     };
     this.executor = new Executor({ proxy, metrics, logger, owner: this.owner });
-    this.starts = new StartsRecord({ store, logger });
+    this.starts = new StartsRecord({ store, logger, ...(deps.sweepsRecords ? { sweeper: deps.sweepsRecords } : {}) });
     this.rules = {
       maxBlockedFraction: settings.maxBlockedFraction,
       evacuationTimeoutMs: settings.evacuationTimeoutMs,

@@ -67,6 +67,8 @@ export interface SyncEngineDeps {
   metrics?: Metrics;
   /** From config or CONTAINER_ID; otherwise taken from the proxy's attempt. */
   applicationId?: string;
+  /** Whether this sidecar is the cluster's elected sweeper of gone jobs' records (absent: every sidecar sweeps). */
+  sweepsRecords?: () => boolean;
 }
 
 /** Passes in a row (each queued behind the previous one) before the engine paces them (see paceDelay()). */
@@ -130,6 +132,7 @@ export class SyncEngine implements SyncFacade {
       metrics: this.metrics,
       settings: s,
       ...(deps.applicationId !== undefined ? { applicationId: deps.applicationId } : {}),
+      ...(deps.sweepsRecords ? { sweepsRecords: deps.sweepsRecords } : {}),
     });
     this.deadlines = new DeadlineTimer(deps.clock, (keys) => this.kick(`deadline ${keys.join(',')}`));
     this.backoff = new Backoff({ initialMs: s.initialBackoffMs, maxMs: s.maxBackoffMs, jitter: s.backoffJitter ?? 0 });

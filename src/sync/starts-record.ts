@@ -8,6 +8,7 @@
  * A store without named records (a test double) keeps the starts in memory only.
  */
 import { Logger } from '../core/logger';
+import { SweepSchedule } from '../core/sweep-schedule';
 import { BlockedItem } from '../model/item';
 import { BlocklistStore } from '../store/store';
 import { JobStart, JobStarts, STARTS_RECORD_PREFIX, decodeStarts, encodeStarts, helpsNobody, liveBlocks, nextStarts, sameStarts, startsRecordKey, unionStarts } from './evacuation-starts';
@@ -15,9 +16,6 @@ import { message } from './cache';
 
 export type StartsWrite = { result: 'unchanged' } | { result: 'recorded'; count: number } | { result: 'failed'; error: string };
 
-const DAY_MS = 24 * 3_600_000;
-/** How often a sidecar looks for the records of jobs that are gone. */
-export const COLLECT_EVERY_MS = DAY_MS;
 /** Most records one look removes (the rest wait for the next day, or another sidecar). */
 const COLLECT_MAX = 1_000;
 const EMPTY_TEXT = encodeStarts(new Map());
@@ -30,13 +28,22 @@ export class StartsRecord {
   private savedText: string | undefined;
   /** The items the starts were last kept against (a new snapshot may have dropped a block). */
   private keptAgainst: readonly BlockedItem[] | undefined;
-  /** When this sidecar next looks for the records of jobs that are gone. */
-  private nextCollectAt: number | undefined;
+  /** When this sidecar looks for the records of jobs that are gone (core/sweep-schedule.ts). */
+  private readonly sweeps: SweepSchedule;
   /** `starts` encoded (the record's text), computed once per value. */
   private cachedFor: Map<string, JobStart> | undefined;
   private cachedText = '';
 
-  constructor(private readonly deps: { store: Pick<BlocklistStore, 'readRecord' | 'writeRecord' | 'replaceRecord' | 'recordKeys' | 'removeRecord'>; logger: Logger }) {}
+  constructor(
+    private readonly deps: {
+      store: Pick<BlocklistStore, 'readRecord' | 'writeRecord' | 'replaceRecord' | 'recordKeys' | 'removeRecord'>;
+      logger: Logger;
+      /** Whether this sidecar is the cluster's elected sweeper now; absent: every sidecar sweeps. */
+      sweeper?: () => boolean;
+    },
+  ) {
+    this.sweeps = new SweepSchedule(deps.sweeper ? { sweeper: deps.sweeper } : {});
+  }
 
   /** This job's starts as last read or recorded. */
   get value(): JobStarts {
@@ -107,20 +114,14 @@ export class StartsRecord {
    * sidecar that its stop is its job's last), and a cluster that runs a thousand jobs a day would
    * keep them all — on ZooKeeper, in every server's memory. A record is removed once every start
    * in it names a block that is gone (evacuation-starts.ts helpsNobody), by a compare-and-set
-   * delete. Once a day per sidecar, spread over the day by the application id; best effort.
+   * delete. Once a day per cluster when a sweeper is elected (the others only remove their own
+   * record when it empties, in record()), else once a day per sidecar; best effort.
    */
   async collect(items: readonly BlockedItem[], now: number): Promise<number> {
     const { recordKeys, readRecord, removeRecord } = this.deps.store;
     const own = this.loadedFor;
     if (own === undefined || !recordKeys || !readRecord || !removeRecord) return 0;
-    if (this.nextCollectAt === undefined) {
-      // A thousand sidecars started together do not all look at once.
-      let h = 0;
-      for (const c of own) h = (h * 31 + c.charCodeAt(0)) >>> 0;
-      this.nextCollectAt = now + (h % COLLECT_EVERY_MS);
-    }
-    if (now < this.nextCollectAt) return 0;
-    this.nextCollectAt = now + COLLECT_EVERY_MS;
+    if (!this.sweeps.due(own, now)) return 0;
     const live = liveBlocks(items);
     const ownKey = startsRecordKey(own);
     let removed = 0;

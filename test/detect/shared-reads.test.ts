@@ -63,6 +63,8 @@ describe("detector: a follower's RM reads come from the shared cluster state", f
   it("the follower's detector reads neither the cluster metrics, nor the node list, nor node health from its RM", async () => {
     const follower = sidecars[1];
     await waitFor('sidecar 2 follows', () => follower.sync.clusterState?.().role === 'follower');
+    // The elected sidecar alone looks for gone jobs' records (core/sweep-schedule.ts).
+    assert.deepEqual(sidecars.map((s) => s.sync.sweepsRecords?.()), [true, false]);
     await follower.detector!.pass(); // the pass start() began: its first reads (node list included) count too
     const before: Record<string, number> = {};
     const passes = 5;
