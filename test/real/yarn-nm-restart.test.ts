@@ -62,6 +62,8 @@ describe('real YARN: a NodeManager restart with recovery replaces the AMRMProxy 
   let ringBefore: CompletedPage;
   let killedBefore: string;
   let killedAway: string;
+  /** Failed before the NodeManager stopped, in the old ring, never read by the detector. */
+  let killedUnread: string;
   let failuresBefore: number;
   /** The workers running when the NodeManager stops: allocated through the old instance. */
   let preRestart: AppState['workers'];
@@ -92,6 +94,11 @@ describe('real YARN: a NodeManager restart with recovery replaces the AMRMProxy 
       return r.killed && r.containerId ? r.containerId : undefined;
     });
     return k;
+  };
+  /** Workers to kill, best first: one that ran when the suite began (its process surely runs), off the AM's host (its NodeManager reports at once). */
+  const byPreference = (ws: AppState['workers']): AppState['workers'] => {
+    const rank = (w: AppState['workers'][number]): number => (original.some((o) => o.containerId === w.containerId) ? 0 : 2) + (w.host !== amHost ? 0 : 1);
+    return [...ws].sort((a, b) => rank(a) - rank(b));
   };
   /** Every container id the detector holds an incident for (shadow mode: it only reports). */
   const incidents = async (): Promise<string[]> => {
@@ -145,7 +152,7 @@ describe('real YARN: a NodeManager restart with recovery replaces the AMRMProxy 
   it('before the restart: a block is on the RM scheduler\'s blacklist and a failed worker is read once', async () => {
     await block(x);
     await waitForApp(y, 'main', `${x} on the scheduler's blacklist`, (s) => s.schedulerBlacklist.includes(x));
-    killedBefore = await killWorker(main.workers.find((w) => w.host !== amHost) ?? main.workers[0]);
+    killedBefore = await killWorker(byPreference(main.workers)[0]);
     ringBefore = await until('the killed worker in the completed ring', 20_000, async () => {
       const p = await proxyGet<CompletedPage>('/completed-containers?after=0');
       return p.containers.some((c) => c.containerId === killedBefore) ? p : undefined;
@@ -158,6 +165,13 @@ describe('real YARN: a NodeManager restart with recovery replaces the AMRMProxy 
   it('while the NodeManager is down: the proxy refuses, the sidecar says so, a new block is stored and waits', async () => {
     failuresBefore = await failedPasses();
     preRestart = (await appState(y, 'main')).workers;
+    // A worker fails and its end reaches the old instance's ring, but the detector makes no pass
+    // before the NodeManager goes: the entry must come back in the new instance's ring.
+    const first = byPreference(preRestart)[0];
+    killedUnread = await killWorker(first);
+    await until('the unread failure in the old ring', 20_000, async () =>
+      (await proxyGet<CompletedPage>('/completed-containers?after=0')).containers.some((c) => c.containerId === killedUnread) ? true : undefined,
+    );
     stoppedAt = Date.now();
     await control(y, 'POST', `/nodes/${amHost}/stop`);
     stopped = amHost;
@@ -173,9 +187,7 @@ describe('real YARN: a NodeManager restart with recovery replaces the AMRMProxy 
     // completion for the attempt until the AM's next allocate, which goes through the new instance.
     // One of the workers that ran before this suite began (its process surely runs), not on the
     // AM's host if there is one: a NodeManager that stays up reports its end at once.
-    const settled = preRestart.filter((w) => original.some((o) => o.containerId === w.containerId));
-    const away = settled.find((w) => w.host !== amHost) ?? settled[0] ?? preRestart[0];
-    killedAway = await killWorker(away);
+    killedAway = await killWorker(byPreference(preRestart.filter((w) => w.containerId !== killedUnread))[0]);
     const st = await until('the sidecar to report the proxy unreachable', 20_000, async () => {
       const s = await status();
       return s.lastError !== undefined && (await failedPasses()) > failuresBefore ? s : undefined;
@@ -206,14 +218,11 @@ describe('real YARN: a NodeManager restart with recovery replaces the AMRMProxy 
     assert.equal((await proxyGet<{ registered: boolean }>('/attempt')).registered, true, 'the AM registered once, before the restart');
   });
 
-  it("after recovery: failures of containers allocated before the restart come from the new epoch's ring, each read once", async () => {
+  it("after recovery: the new epoch's ring holds the old ring's entries first, then failures of containers allocated before the restart; the detector counts each once", async () => {
     const now = (await appState(y, 'main')).workers;
     // Still running, allocated before the restart: the old instance's live table placed it, the
-    // new one knows it only from the stored state. An original worker first (its process runs).
-    const left = preRestart
-      .filter((w) => w.containerId !== killedAway && now.some((n) => n.containerId === w.containerId))
-      .sort((a, b) => Number(original.some((o) => o.containerId === b.containerId)) - Number(original.some((o) => o.containerId === a.containerId)));
-    const victim = left.find((w) => w.host !== amHost) ?? left[0];
+    // new one knows it only from the stored state.
+    const victim = byPreference(preRestart.filter((w) => w.containerId !== killedAway && w.containerId !== killedUnread && now.some((n) => n.containerId === w.containerId)))[0];
     assert.ok(victim, `a worker allocated before the restart still runs: ${JSON.stringify(now)}`);
     const killedAfter = await killWorker(victim);
     const page = await until('both failures in the new ring', 30_000, async () => {
@@ -227,8 +236,14 @@ describe('real YARN: a NodeManager restart with recovery replaces the AMRMProxy 
       assert.equal(c[0].exitStatus, 137);
       assert.ok(y.nodes.some((n) => c[0].nodeId.startsWith(`${n}:`)), `${id} is placed on its node: ${c[0].nodeId}`);
     }
-    assert.ok(!page.containers.some((c) => c.containerId === killedBefore), "the old instance's entries are not in the new ring");
+    // The old instance's entries come first in the new ring, renumbered: the one the detector had
+    // read comes again (keyed by container, not counted twice), the unread one is not lost.
+    for (const id of [killedBefore, killedUnread]) {
+      const c = page.containers.filter((e) => e.containerId === id);
+      assert.equal(c.length, 1, `${id} of the old ring once in the new one`);
+      assert.ok(c[0].seq < page.containers.find((e) => e.containerId === killedAfter)!.seq, 'before the new entries');
+    }
     const ids = await incidents();
-    for (const id of [killedBefore, killedAway, killedAfter]) assert.equal(ids.filter((i) => i === id).length, 1, `${id} counted once by the detector`);
+    for (const id of [killedBefore, killedUnread, killedAway, killedAfter]) assert.equal(ids.filter((i) => i === id).length, 1, `${id} counted once by the detector`);
   });
 });

@@ -258,9 +258,52 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
         finished.add(new ProxyState.Finished(s.getContainerId().toString(), s.getExitStatus(), s.getDiagnostics()));
       }
     }
-    state.afterAllocate(out, allocated, finished, System.currentTimeMillis());
+    ProxyState.RingChange ring = state.afterAllocate(out, allocated, finished, System.currentTimeMillis());
     store();
+    storeRing(ring);
     return resp;
+  }
+
+  /** Entries of the completed ring in the state store: one key each, so a completion is one small write. */
+  public static final String NMSS_RING_PREFIX = "blocklist-interceptor.completed.";
+  /** Diagnostics kept per stored entry: the reader needs the exit status; the text only for a human. */
+  static final int STORED_DIAGNOSTICS = 1000;
+
+  private void storeRing(ProxyState.RingChange change) {
+    if (change.added().isEmpty() && change.dropped().isEmpty()) return;
+    NMStateStoreService nmss = getNMStateStore();
+    if (nmss == null || !nmss.canRecover()) return;
+    ApplicationAttemptId attempt = getApplicationContext().getApplicationAttemptId();
+    try {
+      for (ProxyState.Completed c : change.added()) {
+        String d = c.diagnostics().length() > STORED_DIAGNOSTICS ? c.diagnostics().substring(0, STORED_DIAGNOSTICS) : c.diagnostics();
+        List<Object> row = List.of(c.seq(), c.containerId(), c.nodeId(), (long) c.exitStatus(), d, c.finishedAt());
+        nmss.storeAMRMProxyAppContextEntry(attempt, NMSS_RING_PREFIX + c.containerId(), Json.write(row).getBytes(StandardCharsets.UTF_8));
+      }
+      for (ProxyState.Completed c : change.dropped()) nmss.removeAMRMProxyAppContextEntry(attempt, NMSS_RING_PREFIX + c.containerId());
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("blocklist AMRM proxy: cannot store completed containers of {} (a NodeManager restart would lose them): {}", attempt, e.toString());
+    }
+  }
+
+  /** The stored ring entries among the recovered ones; unreadable ones are skipped (and counted in the log). */
+  static List<ProxyState.Completed> storedRing(Map<String, byte[]> recovered, List<String> unreadable) {
+    List<ProxyState.Completed> out = new ArrayList<>();
+    for (Map.Entry<String, byte[]> e : recovered.entrySet()) {
+      if (!e.getKey().startsWith(NMSS_RING_PREFIX)) continue;
+      try {
+        if (!(Json.parse(new String(e.getValue(), StandardCharsets.UTF_8)) instanceof List<?> r) || r.size() != 6
+            || !(r.get(0) instanceof Long seq) || !(r.get(1) instanceof String id) || !(r.get(2) instanceof String node)
+            || !(r.get(3) instanceof Long exit) || !(r.get(4) instanceof String diag) || !(r.get(5) instanceof Long at)) {
+          unreadable.add(e.getKey());
+          continue;
+        }
+        out.add(new ProxyState.Completed(seq, id, node, exit.intValue(), diag, at));
+      } catch (Json.BadJson ex) {
+        unreadable.add(e.getKey());
+      }
+    }
+    return out;
   }
 
   /**
@@ -292,33 +335,47 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
    * A NodeManager restart with recovery: AMRMProxyService#recover builds a new pipeline for each
    * running attempt (init, then this) with the entries stored for it. The AM, its containers and
    * the RM's blacklist lived on; this instance takes back the owners, what the RM holds and the
-   * live containers. Its completed ring is new, under a new epoch (readers start it from 1).
+   * live containers, and the old ring's entries at the start of its own, under its new epoch
+   * (readers start it from 1; they key entries by container, so one read before is not counted twice).
    */
   @Override
   public void recover(Map<String, byte[]> recoveredDataMap) {
     super.recover(recoveredDataMap);
     String attempt = getApplicationContext().getApplicationAttemptId().toString();
     byte[] record = recoveredDataMap == null ? null : recoveredDataMap.get(NMSS_KEY);
-    if (state == null || record == null) {
-      LOG.info("blocklist AMRM proxy for {}: no stored state to recover", attempt);
-      return;
-    }
+    if (state == null || recoveredDataMap == null) return;
     String why;
     try {
-      why = state.restore(Json.parse(new String(record, StandardCharsets.UTF_8)));
+      why = record == null ? "none stored" : state.restore(Json.parse(new String(record, StandardCharsets.UTF_8)));
     } catch (Json.BadJson e) {
       why = e.getMessage();
     }
     if (why != null) {
       LOG.warn("blocklist AMRM proxy for {}: stored state not recovered ({}); starting empty", attempt, why);
-      return;
+    } else {
+      synchronized (storeLock) {
+        storedChanges = -1;
+      }
+      store();
     }
-    synchronized (storeLock) {
-      storedChanges = -1;
+    List<String> unreadable = new ArrayList<>();
+    List<ProxyState.Completed> old = storedRing(recoveredDataMap, unreadable);
+    List<ProxyState.Completed> left = state.restoreRing(old);
+    // The stored entries keep their keys (by container): the ones left out and unreadable go.
+    NMStateStoreService nmss = getNMStateStore();
+    if (nmss != null && nmss.canRecover()) {
+      List<String> gone = new ArrayList<>(unreadable);
+      for (ProxyState.Completed c : left) gone.add(NMSS_RING_PREFIX + c.containerId());
+      for (String k : gone) {
+        try {
+          nmss.removeAMRMProxyAppContextEntry(getApplicationContext().getApplicationAttemptId(), k);
+        } catch (IOException e) {
+          LOG.warn("blocklist AMRM proxy for {}: cannot remove {}: {}", attempt, k, e.toString());
+        }
+      }
     }
-    store();
-    LOG.info("blocklist AMRM proxy for {}: recovered {} live container(s) and the blacklist {}",
-        attempt, state.containers().size(), state.blacklistView());
+    LOG.info("blocklist AMRM proxy for {}: recovered {} live container(s), {} completed ({} unreadable) and the blacklist {}",
+        attempt, state.containers().size(), old.size() - left.size(), unreadable.size(), state.blacklistView());
   }
 
   /**

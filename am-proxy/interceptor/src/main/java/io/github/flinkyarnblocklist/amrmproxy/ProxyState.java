@@ -304,11 +304,18 @@ public final class ProxyState {
     return new Outgoing(add, rem, rel, union, passed);
   }
 
-  public synchronized void afterAllocate(Outgoing o, List<Live> allocated, List<Finished> finished,
+  /** What an allocate did to the completed ring: entries added, and older ones that fell out. */
+  public record RingChange(List<Completed> added, List<Completed> dropped) {
+    static final RingChange NONE = new RingChange(List.of(), List.of());
+  }
+
+  public synchronized RingChange afterAllocate(Outgoing o, List<Live> allocated, List<Finished> finished,
       long now) {
     if (!sent.equals(o.union) || !allocated.isEmpty() || !finished.isEmpty()) durableChanges++;
     sent = o.union;
     for (Live c : allocated) live.put(c.containerId(), c);
+    List<Completed> added = new ArrayList<>();
+    List<Completed> dropped = new ArrayList<>();
     for (Finished f : finished) {
       Live c = live.remove(f.containerId());
       String node = c != null ? c.nodeId() : releasedNodes.remove(f.containerId());
@@ -318,12 +325,43 @@ public final class ProxyState {
       // entry without a node is of no use to a reader that attributes failures to nodes.
       if (node == null) continue;
       seq++;
-      ring.addLast(new Completed(seq, f.containerId(), node, f.exitStatus(),
-          f.diagnostics() == null ? "" : f.diagnostics(), now));
-      while (ring.size() > ringSize) ring.removeFirst();
+      Completed e = new Completed(seq, f.containerId(), node, f.exitStatus(),
+          f.diagnostics() == null ? "" : f.diagnostics(), now);
+      ring.addLast(e);
+      added.add(e);
+      while (ring.size() > ringSize) dropped.add(ring.removeFirst());
     }
     // Bounded like the ring: a release whose completion never comes must not pin memory forever.
     while (releasedNodes.size() > ringSize) releasedNodes.remove(releasedNodes.keySet().iterator().next());
+    if (added.isEmpty()) return RingChange.NONE;
+    added.removeAll(dropped);
+    return new RingChange(added, dropped);
+  }
+
+  /**
+   * Puts the entries of the ring this one replaces (a NodeManager restart) at its start, oldest
+   * first (by the time they were received), numbered from 1 under this state's new epoch; at most
+   * the ring's size, the newest kept. Readers see a new epoch and read from the start: entries
+   * they had read already come again (a reader keys them by container), and entries received by
+   * the old instance that no reader had read yet are not lost. Returns the entries left out.
+   */
+  public synchronized List<Completed> restoreRing(Collection<Completed> old) {
+    List<Completed> sorted = new ArrayList<>(old);
+    sorted.sort(java.util.Comparator.comparingLong(Completed::finishedAt).thenComparingLong(Completed::seq));
+    List<Completed> left = new ArrayList<>();
+    while (sorted.size() + ring.size() > ringSize && !sorted.isEmpty()) left.add(sorted.remove(0));
+    ArrayDeque<Completed> renumbered = new ArrayDeque<>();
+    long n = 0;
+    for (Completed c : sorted) {
+      renumbered.addLast(new Completed(++n, c.containerId(), c.nodeId(), c.exitStatus(), c.diagnostics(), c.finishedAt()));
+    }
+    for (Completed c : ring) {
+      renumbered.addLast(new Completed(++n, c.containerId(), c.nodeId(), c.exitStatus(), c.diagnostics(), c.finishedAt()));
+    }
+    ring.clear();
+    ring.addAll(renumbered);
+    seq = n;
+    return left;
   }
 
   /**
@@ -353,8 +391,8 @@ public final class ProxyState {
    * while the AM, its containers and the RM's blacklist for the attempt live on. The AM does not
    * register again nor send its blacklist again (AMRMClient sends deltas), so the owners, what the
    * RM holds, and the live containers (the nodes their completions are attributed to) come from
-   * here. The completed ring and its epoch do not: a new instance numbers a new ring, and readers
-   * see the new epoch and read it from the start.
+   * here. The completed ring is stored entry by entry instead (it changes by one entry at a time;
+   * {@link #restoreRing}); the epoch is not stored: a new instance draws its own.
    */
   public synchronized Map<String, Object> durable() {
     Map<String, Object> m = new LinkedHashMap<>();

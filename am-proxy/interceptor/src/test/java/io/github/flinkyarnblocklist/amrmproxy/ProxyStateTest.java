@@ -294,4 +294,49 @@ class ProxyStateTest {
       assertFalse(fresh.registered(), bad);
     }
   }
+  @Test
+  void theOldRingComesFirstInTheNewOneRenumberedUnderTheNewEpochAndBounded() {
+    ProxyState old = new ProxyState(8);
+    for (int i = 0; i < 4; i++) allocateAndFinish(old, String.format("container_1652313600000_0001_01_%06d", i + 2), 137, 10L + i);
+    @SuppressWarnings("unchecked")
+    List<Map<String, Object>> was = (List<Map<String, Object>>) old.completedAfter(0).get("containers");
+    List<ProxyState.Completed> stored = new java.util.ArrayList<>();
+    for (Map<String, Object> m : was) {
+      stored.add(new ProxyState.Completed((Long) m.get("seq"), (String) m.get("containerId"), (String) m.get("nodeId"),
+          (Integer) m.get("exitStatus"), (String) m.get("diagnostics"), (Long) m.get("finishedAt")));
+    }
+    java.util.Collections.reverse(stored);
+    ProxyState next = new ProxyState(3);
+    List<ProxyState.Completed> left = next.restoreRing(stored);
+    assertEquals(List.of("container_1652313600000_0001_01_000002"), left.stream().map(ProxyState.Completed::containerId).toList(), "the oldest beyond the size");
+    Map<String, Object> page = next.completedAfter(0);
+    assertEquals(3L, page.get("next"));
+    assertNotEquals(old.completedAfter(0).get("epoch"), page.get("epoch"));
+    @SuppressWarnings("unchecked")
+    List<Map<String, Object>> now = (List<Map<String, Object>>) page.get("containers");
+    assertEquals(List.of(1L, 2L, 3L), now.stream().map(m -> m.get("seq")).toList());
+    assertEquals(List.of("container_1652313600000_0001_01_000003", "container_1652313600000_0001_01_000004",
+        "container_1652313600000_0001_01_000005"), now.stream().map(m -> m.get("containerId")).toList(), "oldest first");
+    // New completions follow, and the ring stays bounded: the one falling out is reported.
+    ProxyState.Outgoing o = next.beforeAllocate(List.of(), List.of(), List.of());
+    next.afterAllocate(o, List.of(new ProxyState.Live(C1, "n1:8041", "n1:8042", "RUNNING")), List.of(), 20L);
+    o = next.beforeAllocate(List.of(), List.of(), List.of());
+    ProxyState.RingChange change = next.afterAllocate(o, List.of(), List.of(new ProxyState.Finished(C1, 1, "x")), 21L);
+    assertEquals(List.of(C1), change.added().stream().map(ProxyState.Completed::containerId).toList());
+    assertEquals(4L, change.added().get(0).seq());
+    assertEquals(List.of("container_1652313600000_0001_01_000003"), change.dropped().stream().map(ProxyState.Completed::containerId).toList());
+  }
+
+  @Test
+  void storedRingEntriesAreReadBackAndUnreadableOnesAreNamed() {
+    Map<String, byte[]> stored = new java.util.LinkedHashMap<>();
+    stored.put("user", "u".getBytes());
+    stored.put(BlocklistRequestInterceptor.NMSS_RING_PREFIX + C1,
+        Json.write(List.of(3L, C1, "n1:8041", 137L, "killed", 5L)).getBytes());
+    stored.put(BlocklistRequestInterceptor.NMSS_RING_PREFIX + C2, "[1,\"x\"]".getBytes());
+    List<String> bad = new java.util.ArrayList<>();
+    List<ProxyState.Completed> read = BlocklistRequestInterceptor.storedRing(stored, bad);
+    assertEquals(List.of(new ProxyState.Completed(3L, C1, "n1:8041", 137, "killed", 5L)), read);
+    assertEquals(List.of(BlocklistRequestInterceptor.NMSS_RING_PREFIX + C2), bad);
+  }
 }
