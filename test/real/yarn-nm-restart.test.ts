@@ -111,7 +111,7 @@ describe('real YARN: a NodeManager restart with recovery replaces the AMRMProxy 
     this.timeout(200_000);
     requireRealYarn(this);
     y = await realYarn();
-    main = await waitForApp(y, 'main', 'main registered through its proxy with three workers', (s) => s.registered && s.proxy?.appAttemptId === s.appAttemptId && s.liveWorkers === 3, 90_000);
+    main = await waitForApp(y, 'main', 'main registered through its proxy with three workers', (s) => s.registered && s.proxy?.appAttemptId === s.appAttemptId && s.liveWorkers === 3 && s.workers.every((w) => w.running), 90_000);
     amHost = main.proxy!.nodeHost;
     original = main.workers;
     const others = y.nodes.filter((n) => n !== amHost);
@@ -159,12 +159,14 @@ describe('real YARN: a NodeManager restart with recovery replaces the AMRMProxy 
     });
     assert.equal((await incidents()).filter((id) => id === killedBefore).length, 1);
     // The replacement runs before the NodeManager goes (three workers for the kills below).
-    main = await waitForApp(y, 'main', 'the replacement worker', (s) => s.liveWorkers === 3 && !s.workers.some((w) => w.containerId === killedBefore), 30_000);
+    // Launched, not only allocated: a container the AM has not started when its NodeManager stops
+    // may not outlive the restart, and the kills below need processes.
+    main = await waitForApp(y, 'main', 'the replacement worker running', (s) => s.liveWorkers === 3 && s.workers.every((w) => w.running) && !s.workers.some((w) => w.containerId === killedBefore), 30_000);
   });
 
   it('while the NodeManager is down: the proxy refuses, the sidecar says so, a new block is stored and waits', async () => {
     failuresBefore = await failedPasses();
-    preRestart = (await appState(y, 'main')).workers;
+    preRestart = main.workers;
     // A worker fails and its end reaches the old instance's ring, but the detector makes no pass
     // before the NodeManager goes: the entry must come back in the new instance's ring.
     const first = byPreference(preRestart)[0];
@@ -222,7 +224,7 @@ describe('real YARN: a NodeManager restart with recovery replaces the AMRMProxy 
     const now = (await appState(y, 'main')).workers;
     // Still running, allocated before the restart: the old instance's live table placed it, the
     // new one knows it only from the stored state.
-    const victim = byPreference(preRestart.filter((w) => w.containerId !== killedAway && w.containerId !== killedUnread && now.some((n) => n.containerId === w.containerId)))[0];
+    const victim = byPreference(preRestart.filter((w) => w.containerId !== killedAway && w.containerId !== killedUnread && now.some((n) => n.containerId === w.containerId && n.running)))[0];
     assert.ok(victim, `a worker allocated before the restart still runs: ${JSON.stringify(now)}`);
     const killedAfter = await killWorker(victim);
     const page = await until('both failures in the new ring', 30_000, async () => {

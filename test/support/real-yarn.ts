@@ -36,7 +36,8 @@ export interface AppState {
   registered: boolean;
   schedulerBlacklist: string[];
   liveWorkers: number;
-  workers: { containerId: string; host: string }[];
+  /** `running`: the NodeManager launched it and its process is alive (allocated is not yet launched). */
+  workers: { containerId: string; host: string; running: boolean }[];
   proxy: { address: string; secretFile: string; applicationId: string; appAttemptId: string; handoffFile: string; nodeHost: string } | null;
 }
 

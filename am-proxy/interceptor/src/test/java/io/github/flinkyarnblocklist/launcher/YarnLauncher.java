@@ -312,6 +312,10 @@ public final class YarnLauncher {
           Map<String, Object> w = new LinkedHashMap<>();
           w.put("containerId", c.getContainerId().toString());
           w.put("host", c.getAllocatedNode().getHost());
+          // Its process runs (the NodeManager wrote its pid and the process is alive): allocated
+          // is not yet launched, and a kill needs the process.
+          w.put("running", workerPid(id, c.getAllocatedNode().getHost(), c.getContainerId().toString())
+              .flatMap(ProcessHandle::of).map(ProcessHandle::isAlive).orElse(false));
           workersAt.add(w);
         }
       });
@@ -397,6 +401,18 @@ public final class YarnLauncher {
     return out;
   }
 
+  /** The pid the host's NodeManager wrote for the container, if it has launched it. */
+  private java.util.Optional<Long> workerPid(ApplicationId app, String host, String containerId) {
+    int nm = java.util.Arrays.asList(HOSTS).indexOf(host);
+    Path pidFile = work.resolve("nm" + (nm + 1)).resolve("local").resolve("nmPrivate").resolve(app.toString())
+        .resolve(containerId).resolve(containerId + ".pid");
+    try {
+      return java.util.Optional.of(Long.parseLong(Files.readString(pidFile).trim()));
+    } catch (IOException | NumberFormatException e) {
+      return java.util.Optional.empty();
+    }
+  }
+
   /**
    * Kills one worker container's process on the host with SIGKILL, as a failing machine would:
    * the NodeManager reports it completed with exit code 137, which YARN counts toward node
@@ -410,10 +426,9 @@ public final class YarnLauncher {
       if (c.isAMContainer() || !c.getAllocatedNode().getHost().equals(host)) continue;
       String id = c.getContainerId().toString();
       if (only != null && !only.equals(id)) continue;
-      int nm = java.util.Arrays.asList(HOSTS).indexOf(host);
-      Path pidFile = work.resolve("nm" + (nm + 1)).resolve("local").resolve("nmPrivate").resolve(app.toString()).resolve(id).resolve(id + ".pid");
-      if (!Files.isRegularFile(pidFile)) continue;
-      long pid = Long.parseLong(Files.readString(pidFile).trim());
+      java.util.Optional<Long> found = workerPid(app, host, id);
+      if (found.isEmpty()) continue;
+      long pid = found.get();
       boolean killed = ProcessHandle.of(pid).map(ProcessHandle::destroyForcibly).orElse(false);
       Map<String, Object> out = new LinkedHashMap<>();
       out.put("containerId", id);
