@@ -55,8 +55,6 @@ export interface DetectorDeps {
   applicationId: () => string | undefined;
   /** This sidecar's name in the job's detector lease (leadership.ts); unique per process. */
   member?: string;
-  /** Whether this sidecar is the cluster's elected sweeper of gone jobs' records (absent: every detector sweeps). */
-  sweepsRecords?: () => boolean;
 }
 
 /** What GET /detector answers. */
@@ -96,7 +94,7 @@ export class Detector {
 
   constructor(private readonly deps: DetectorDeps) {
     this.sources = new SourcePoller(deps);
-    this.record = new StateRecord(deps.store, deps.clock, deps.logger, () => this.stateKey, deps.sweepsRecords);
+    this.record = new StateRecord(deps.store, deps.clock, deps.logger, () => this.stateKey);
     this.rmNodes = new RmNodes(deps);
     const member = deps.member ?? `detector-${randomBytes(6).toString('hex')}`;
     this.lease = new DetectorLease(this.record, member, deps.clock, deps.logger, leaseMsFor(deps.settings.pollIntervalMs));
@@ -213,7 +211,6 @@ export class Detector {
     this.lastPassAt = now;
     this.lastError = null;
     await this.record.save();
-    await this.record.collectGone(appId, clock.now());
     return report;
   }
 

@@ -1,12 +1,11 @@
 /**
  * The detector's state and its record in the store (`detector.<application id>`): read at the
  * start of every pass and merged with what another sidecar of the job wrote, written back by
- * compare-and-set when it changed (at least daily), and the records of jobs that are gone removed.
+ * compare-and-set when it changed (at least daily); gone-states.ts removes those of jobs that are gone.
  * The detector (detector.ts) decides; this keeps what it decides from and about, shared safely.
  */
 import { Clock } from '../core/clock';
 import { Logger } from '../core/logger';
-import { SweepSchedule } from '../core/sweep-schedule';
 import { BlocklistStore } from '../store/store';
 import { DetectorState, decodeState, emptyState, encodeState } from './state';
 import { mergeStates } from './merge-state';
@@ -16,11 +15,8 @@ const SAVE_ROUNDS = 5;
 const DAY_MS = 24 * 3_600_000;
 /** A quiet job's detector still writes its record this often (DetectorState.touchedAt). */
 const TOUCH_EVERY_MS = DAY_MS;
-/** A record no detector wrote for this long belongs to a job that is gone. */
-const FORGET_AFTER_MS = 7 * DAY_MS;
-/** Records removed in one look at most (the rest next time), so a backlog never makes a long pass. */
-const COLLECT_MAX = 1_000;
-const RECORD_PREFIX = 'detector.';
+/** The records' keys: the prefix, then the application id. */
+export const RECORD_PREFIX = 'detector.';
 
 /** The record's key for an application. */
 export function stateKeyOf(applicationId: string): string {
@@ -38,8 +34,6 @@ export class StateRecord {
    * what the compare-and-set expects to find (another writer's change is merged, not overwritten).
    */
   private savedText: string | undefined;
-  /** When this detector looks for the records of jobs that are gone (core/sweep-schedule.ts). */
-  private readonly sweeps: SweepSchedule;
   /** The stored text a standby last took as its state (followStored). */
   private followedText: string | undefined;
 
@@ -49,11 +43,7 @@ export class StateRecord {
     private readonly logger: Logger,
     /** The record's key; undefined until the application is known. */
     private readonly key: () => string | undefined,
-    /** Whether this sidecar is the cluster's elected sweeper now; absent: every detector sweeps. */
-    sweeper?: () => boolean,
-  ) {
-    this.sweeps = new SweepSchedule(sweeper ? { sweeper } : {});
-  }
+  ) {}
 
   /**
    * The state record, at the start of every pass. Two sidecars of one job (an HA pair, a restart
@@ -190,37 +180,5 @@ export class StateRecord {
     if (this.savedText === undefined || this.followedText === this.savedText) return;
     this.followedText = this.savedText;
     this.state = decodeState(this.savedText).state;
-  }
-
-  /**
-   * Removes the state records of jobs that are gone. Every job's detector leaves a record behind
-   * when its application ends (nothing tells a sidecar that this stop is its job's last), so on a
-   * cluster that runs a thousand jobs a day the records grew without end — on ZooKeeper, in every
-   * server's memory. A running job's detector writes its record at least daily (touchedAt); one
-   * nobody wrote for FORGET_AFTER_MS is removed, by a compare-and-set delete, so a job that writes
-   * it meanwhile keeps it. Records of an older format (no touchedAt) are left alone. Once a day per
-   * cluster when a sweeper is elected (core/sweep-schedule.ts), else per detector. Best effort.
-   */
-  async collectGone(appId: string, now: number): Promise<void> {
-    const { store, logger } = this;
-    const { recordKeys, removeRecord, readRecord } = store;
-    if (!recordKeys || !removeRecord || !readRecord) return;
-    if (!this.sweeps.due(appId, now)) return;
-    const own = this.key();
-    let removed = 0;
-    try {
-      for (const key of await recordKeys.call(store, RECORD_PREFIX)) {
-        if (key === own) continue;
-        const text = await readRecord.call(store, key);
-        if (text === undefined) continue;
-        const { state, problem } = decodeState(text);
-        if (problem || state.touchedAt === undefined || now - state.touchedAt < FORGET_AFTER_MS) continue;
-        if (await removeRecord.call(store, key, text)) removed++;
-        if (removed >= COLLECT_MAX) break;
-      }
-    } catch (e) {
-      logger.warn(`detector: looking for the records of jobs that are gone failed (tried again in a day): ${(e as Error).message}`);
-    }
-    if (removed > 0) logger.info(`detector: removed the state records of ${removed} job(s) no detector wrote for ${FORGET_AFTER_MS / DAY_MS} days`);
   }
 }

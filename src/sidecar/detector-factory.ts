@@ -80,8 +80,6 @@ export function createDetector(deps: DetectorFactoryDeps): Detector | undefined 
     clusterMetrics: () => yarn.rm.clusterMetrics(),
     sources,
     applicationId: () => sync.view().applicationId,
-    // The sidecar the cluster-state election chose looks for gone jobs' records, once per cluster.
-    ...(sync.sweepsRecords ? { sweepsRecords: () => sync.sweepsRecords?.() ?? true } : {}),
     member: `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
     async addItem(spec, principal) {
       const a = await service.put(spec, { name: principal, from: 'detector' }, false);

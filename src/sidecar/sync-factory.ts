@@ -28,6 +28,7 @@ import * as os from 'node:os';
 import type { ZkSession } from '../store/zookeeper/session';
 import type { SharedClusterStats } from './shared-cluster-state';
 import { knownNodes } from '../sync/known-hosts';
+import { GoneStates } from '../detect/gone-states';
 
 export interface SyncDeps {
   config: LoadedConfig;
@@ -138,6 +139,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     }),
   };
   const share = await openSharedClusterState(deps, yarn.rm, applicationId);
+  const goneStates = new GoneStates({ store: deps.store, logger: deps.logger, ...(share ? { sweeper: () => share.isLeader() } : {}) });
   const engine = new SyncEngine({
     store: deps.store,
     rm: share?.reader ?? yarn.rm,
@@ -148,6 +150,9 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     metrics,
     ...(applicationId !== undefined ? { applicationId } : {}),
     ...(share ? { sweepsRecords: () => share.isLeader() } : {}),
+    // The detector's state records of gone jobs: looked for here, not by the detector, so the
+    // elected sidecar looks whether or not it runs a detector (or stands by for its job's).
+    sweepAlso: (app, now) => goneStates.collect(app, now),
   });
   metrics.countFromStore({ store: deps.store, clock: deps.clock, applicationId: () => engine.view().applicationId ?? applicationId, enabled: true, knownHosts: () => knownNodes(engine.view().nodes?.list) });
   return {

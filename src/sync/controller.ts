@@ -58,6 +58,11 @@ export interface ControllerDeps {
   settings: ControllerSettings;
   /** Whether this sidecar is the cluster's elected sweeper of gone jobs' records (absent: every sidecar sweeps). */
   sweepsRecords?: () => boolean;
+  /**
+   * Other families of per-job records whose gone jobs' records this sidecar looks for, next to the
+   * evacuation starts (the detector's state: detect/gone-states.ts); each keeps its own schedule.
+   */
+  sweepAlso?: (applicationId: string, now: number) => Promise<unknown>;
 }
 
 export type PassOutcome =
@@ -253,7 +258,10 @@ export class Controller {
   private async recordStarts(items: readonly BlockedItem[], d: Decision): Promise<void> {
     const out = await this.starts.record(items, d.starts);
     if (out.result === 'failed') this.deps.logger.warn(`${out.error}; kept in memory and written after the next pass`);
-    await this.starts.collect(items, this.deps.clock.now());
+    const now = this.deps.clock.now();
+    await this.starts.collect(items, now);
+    const app = this.watch.attempt.applicationId;
+    if (app !== undefined && this.deps.sweepAlso) await this.deps.sweepAlso(app, now);
   }
 
   /** Releases one batch, then re-evaluates so the view shows what was just released. */

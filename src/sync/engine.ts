@@ -69,6 +69,8 @@ export interface SyncEngineDeps {
   applicationId?: string;
   /** Whether this sidecar is the cluster's elected sweeper of gone jobs' records (absent: every sidecar sweeps). */
   sweepsRecords?: () => boolean;
+  /** Other record families' clean-up of gone jobs' records, run beside the evacuation starts'. */
+  sweepAlso?: (applicationId: string, now: number) => Promise<unknown>;
 }
 
 /** Passes in a row (each queued behind the previous one) before the engine paces them (see paceDelay()). */
@@ -133,6 +135,7 @@ export class SyncEngine implements SyncFacade {
       settings: s,
       ...(deps.applicationId !== undefined ? { applicationId: deps.applicationId } : {}),
       ...(deps.sweepsRecords ? { sweepsRecords: deps.sweepsRecords } : {}),
+      ...(deps.sweepAlso ? { sweepAlso: deps.sweepAlso } : {}),
     });
     this.deadlines = new DeadlineTimer(deps.clock, (keys) => this.kick(`deadline ${keys.join(',')}`));
     this.backoff = new Backoff({ initialMs: s.initialBackoffMs, maxMs: s.maxBackoffMs, jitter: s.backoffJitter ?? 0 });

@@ -8,6 +8,8 @@ import { strict as assert } from 'node:assert';
 import { FakeClock } from '../../src/core/clock';
 import { Detector } from '../../src/detect/detector';
 import { unitDetector } from './unit-detector';
+import { GoneStates } from '../../src/detect/gone-states';
+import { silentLogger } from '../../src/core/logger';
 import { decodeState } from '../../src/detect/state';
 import { Failure } from '../../src/detect/types';
 import { newItem } from '../../src/model/merge';
@@ -53,6 +55,8 @@ describe('detector state records of jobs that are gone', () => {
     const detectorOf = (app: string): Detector => unitDetector({ clock, store: new MemoryStore({ backend, clock }), nodeList: nodes, applicationId: app });
     const app = (n: number): string => `application_1652313600000_${String(n).padStart(4, '0')}`;
     const store = new MemoryStore({ backend });
+    // The clean-up runs in the sync engine of any sidecar (here, one that runs no detector).
+    const gone = new GoneStates({ store: new MemoryStore({ backend, clock }), logger: silentLogger });
     // Ten jobs ran and finished: each left its record.
     for (let i = 1; i <= 10; i++) await detectorOf(app(i)).pass();
     // One running, quiet job; one whose sidecar is down for three days and comes back.
@@ -62,6 +66,7 @@ describe('detector state records of jobs that are gone', () => {
     for (let day = 1; day <= 9; day++) {
       clock.advance(DAY);
       await running.pass();
+      await gone.collect(app(300), clock.now());
       if (day === 3) await detectorOf(app(200)).pass();
     }
     const keys = (await store.recordKeys('detector.')).sort();

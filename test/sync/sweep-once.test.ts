@@ -12,7 +12,8 @@ import { strict as assert } from 'node:assert';
 import { FakeClock } from '../../src/core/clock';
 import { silentLogger } from '../../src/core/logger';
 import { FIRST_LOOK_AFTER_ELECTION_MS } from '../../src/core/sweep-schedule';
-import { StateRecord, stateKeyOf } from '../../src/detect/state-record';
+import { stateKeyOf } from '../../src/detect/state-record';
+import { GoneStates } from '../../src/detect/gone-states';
 import { emptyState, encodeState } from '../../src/detect/state';
 import { newItem } from '../../src/model/merge';
 import { BlockedItem, EVACUATE } from '../../src/model/item';
@@ -35,7 +36,7 @@ interface Member {
   store: ZookeeperStore;
   election: ZkLeaderElection;
   starts: StartsRecord;
-  state: StateRecord;
+  states: GoneStates;
   /** Other jobs' records this sidecar read. */
   reads: number;
 }
@@ -68,7 +69,7 @@ describe('records of gone jobs: looked for once per cluster, by the elected side
       const session = new ZkSession(zookeeperSessionOptions(settings, silentLogger));
       const store = await ZookeeperStore.open({ ...settings, session });
       const election = new ZkLeaderElection({ session, path: `${base}/cluster-state/election`, member: `s${i}`, operationTimeoutMs: settings.operationTimeoutMs });
-      const m: Member = { name: `s${i}`, session, store, election, reads: 0, starts: undefined as unknown as StartsRecord, state: undefined as unknown as StateRecord };
+      const m: Member = { name: `s${i}`, session, store, election, reads: 0, starts: undefined as unknown as StartsRecord, states: undefined as unknown as GoneStates };
       const own = new Set([startsRecordKey(app(i)), stateKeyOf(app(i))]);
       // The store as the records see it, counting reads of other jobs' records.
       const counted = {
@@ -82,7 +83,7 @@ describe('records of gone jobs: looked for once per cluster, by the elected side
         removeRecord: (k: string, e: string) => store.removeRecord(k, e),
       };
       m.starts = new StartsRecord({ store: counted, logger: silentLogger, sweeper: () => election.isLeader });
-      m.state = new StateRecord(counted, clock, silentLogger, () => stateKeyOf(app(i)), () => election.isLeader);
+      m.states = new GoneStates({ store: counted, logger: silentLogger, sweeper: () => election.isLeader });
       members.push(m);
       election.start();
       // Joined in order: the first is elected.
@@ -107,7 +108,7 @@ describe('records of gone jobs: looked for once per cluster, by the elected side
     const look = async (ms: Member[]): Promise<void> => {
       for (const m of ms) {
         await m.starts.collect(items, clock.now());
-        await m.state.collectGone(app(members.indexOf(m)), clock.now());
+        await m.states.collect(app(members.indexOf(m)), clock.now());
       }
     };
     // A day and a bit: every sidecar has passed its moment of the day.
