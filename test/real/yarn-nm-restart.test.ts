@@ -54,7 +54,7 @@ describe('real YARN: a NodeManager restart with recovery replaces the AMRMProxy 
   let main: AppState;
   let sidecar: TestSidecar | undefined;
   let secretFile: string;
-  /** The AM's host (its NodeManager is the one restarted), and the two others. */
+  /** The AM's host (its NodeManager is the one restarted), and the two others (blocked in turn). */
   let amHost: string;
   let x: string;
   let z: string;
@@ -115,8 +115,8 @@ describe('real YARN: a NodeManager restart with recovery replaces the AMRMProxy 
     amHost = main.proxy!.nodeHost;
     original = main.workers;
     const others = y.nodes.filter((n) => n !== amHost);
-    // x: a host with a worker if there is one (its failures are the ones killed below).
-    x = others.find((h) => main.workers.some((w) => w.host === h)) ?? others[0];
+    // x is blocked before the restart, z while the proxy is away; replacements then go to the AM's host.
+    x = others[0];
     z = others.find((h) => h !== x)!;
     const dir = tempDir('blocklist-real-nm-restart-');
     secretFile = path.join(dir, 'amrm-proxy.secret');
