@@ -205,12 +205,17 @@ export function DetectorPanel({ detector, now }) {
   const sources = Array.isArray(detector.sources) ? detector.sources : [];
   const cap = report?.cap;
   const jobFaults = Array.isArray(report?.jobFaults) ? report.jobFaults : [];
+  // Which sidecar of the job runs the detector (one per job; the others stand by).
+  const runner = detector.runner && typeof detector.runner === 'object' ? detector.runner : undefined;
   return html`
     <section class="panel wide" id="detector">
       <h2>Detector <span class=${`badge m-${detector.mode}`} data-mode=${detector.mode}>${detector.mode}</span></h2>
       ${shadowMode ? html`<p class="muted">Shadow mode: decisions are shown, nothing is blocked.</p>` : null}
       <dl class="facts">
         <dt>last pass</dt><dd>${detector.lastPassAt ? html`<${When} at=${detector.lastPassAt} now=${now} />` : 'not yet'}</dd>
+        ${runner?.role === 'runner' || runner?.role === 'standby'
+          ? html`<dt>runs on</dt><dd data-runner=${runner.role}>${runner.role === 'runner' ? 'this sidecar' : html`another sidecar of the job: ${runner.holder?.member ?? '?'} <span class="muted">(this one stands by)</span>`}${Number.isFinite(runner.holder?.until) ? html` <span class="abs">lease until ${absolute(runner.holder.until)}</span>` : null}</dd>`
+          : null}
         ${detector.lastError ? html`<dt>last error</dt><dd class="error-text">${detector.lastError}</dd>` : null}
         ${cap ? html`<dt>automatic blocks</dt><dd>${cap.inUse} of at most ${cap.max}${cap.runningNodes !== null && cap.runningNodes !== undefined ? ` (${cap.runningNodes} RUNNING nodes)` : ''}</dd>` : null}
         ${sources.length

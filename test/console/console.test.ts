@@ -365,6 +365,8 @@ describe('console: in a browser', function () {
     }
     const page = await open(VIEWER_TOKEN);
     await page.waitForSelector('#detector [data-mode="shadow"]', WAIT);
+    // One sidecar of the job runs the detector: this one (no other sidecar shares its store).
+    await page.waitForSelector('#detector [data-runner="runner"]', WAIT);
     const row = `#detector tr[data-host="${victim}"]`;
     // 'would-block' in the pass that decides, 'shadow-blocked' while the would-be block runs.
     await page.waitForSelector(`${row}:is([data-decision="would-block"], [data-decision="shadow-blocked"])`, WAIT);
