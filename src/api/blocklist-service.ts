@@ -153,11 +153,17 @@ export class BlocklistService {
 
   /** `cause`: the request's own, kept on a merge's line (the merged cause is bounded and may summarise it). */
   private recordAdd(o: AddOutcome, cause: string, caller: Caller, dryRun: boolean): void {
+    if (this.d.audit.takes?.() === false) return this.kickAfter(o, dryRun);
     const base = { op: 'block' as const, who: caller.name, from: caller.from, dryRun };
     if (o.outcome === 'created') this.d.audit.record({ ...base, id: o.item.id, outcome: 'created', after: o.item });
     else if (o.outcome === 'merged') this.d.audit.record({ ...base, id: o.item.id, outcome: 'merged', before: o.previous, after: o.item, cause });
     else if (o.outcome === 'unchanged') this.d.audit.record({ ...base, id: o.item.id, outcome: 'unchanged', cause });
     else this.d.audit.record({ ...base, id: o.existing.id, outcome: 'conflict', before: o.existing, detail: `${o.conflict.code}: ${o.conflict.message}` });
+    this.kickAfter(o, dryRun);
+  }
+
+  /** A change the store took wakes the engine. */
+  private kickAfter(o: AddOutcome, dryRun: boolean): void {
     if (!dryRun && (o.outcome === 'created' || o.outcome === 'merged')) this.d.sync.kick(`${o.outcome} ${o.item.id}`);
   }
 

@@ -27,12 +27,14 @@ type AuditLine = {
 export function createAuditSink(logger: Logger, file?: string, now: () => number = Date.now): AuditSink {
   if (file) fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const fd = file ? fs.openSync(file, 'a') : undefined;
+  // The line is built for the logger and the file: with neither taking it (a level above info
+  // and no audit file) a write would pay for a timestamp, two item copies and a message for nothing.
+  const logged = (): boolean => logger.isLevelEnabled?.('info') !== false;
   return {
+    takes: () => fd !== undefined || logged(),
     record(r) {
-      // The line is built for the logger and the file: with neither taking it (a level above info
-      // and no audit file) a write would pay for a timestamp, two item copies and a message for nothing.
-      const logged = logger.isLevelEnabled?.('info') !== false;
-      if (!logged && fd === undefined) return;
+      const toLog = logged();
+      if (!toLog && fd === undefined) return;
       const line: AuditLine = { audit: true, at: new Date(now()).toISOString(), op: r.op, id: r.id, who: r.who, from: r.from, outcome: r.outcome };
       if (r.before) line.before = toWire(r.before);
       if (r.after) line.after = toWire(r.after);
@@ -40,7 +42,7 @@ export function createAuditSink(logger: Logger, file?: string, now: () => number
       if (r.cause !== undefined) line.cause = r.cause;
       if (r.dryRun) line.dryRun = true;
       const what = r.after ? ` (${r.after.action}, cause "${r.after.cause}", ends ${line.after?.endTimestamp})` : '';
-      if (logged)
+      if (toLog)
         logger.info(`audit${r.dryRun ? ' (dry run)' : ''}: ${r.op} ${r.id} → ${r.outcome} by ${r.who} from ${r.from}${what}${r.detail ? `: ${r.detail}` : ''}`, line);
       if (fd !== undefined) fs.writeSync(fd, JSON.stringify(line) + '\n');
     },

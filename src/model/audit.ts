@@ -22,6 +22,11 @@ export interface AuditRecord {
 
 export interface AuditSink {
   record(r: AuditRecord): void;
+  /**
+   * Whether a record would go anywhere now (absent: assume it does). A caller on a hot path (a PUT
+   * per request) skips building records nobody takes.
+   */
+  takes?(): boolean;
 }
 
 /** Keeps records in memory (tests). */

@@ -203,7 +203,7 @@ export class Controller {
       return failed('store', `reading this job's evacuation starts failed: ${message(e)}`);
     }
     const need = this.needs.get(snapshot.items, this.watch.attempt.applicationId, now);
-    const nodes = await this.watch.nodes.refresh(now, need.nodeHosts);
+    const nodes = await this.watch.nodes.refresh(now, need);
     if (!nodes.ok) return failed('nodes', nodes.error);
     const appId = this.watch.attempt.applicationId;
     const bl = await this.watch.blacklist.refresh(now, appId, this.watch.attempt.attemptId);
@@ -212,7 +212,7 @@ export class Controller {
     const view = this.watch.blacklist.cache.value ?? { actual: new Set<string>(), othersHold: new Set<string>(), schedulerOnly: [] };
     return {
       ok: true,
-      observed: { actual: view.actual, othersHold: view.othersHold, schedulerOnly: view.schedulerOnly, nodes: this.watch.nodes.cache.value ?? [], ...(this.watch.nodes.runningNodes !== undefined ? { runningNodes: this.watch.nodes.runningNodes } : {}), ...(need.nodeHosts.length && !this.watch.nodes.listKnown ? { nodesUnknown: true } : {}), containers: containers.ok ? this.watch.containers.cache.value : undefined },
+      observed: { actual: view.actual, othersHold: view.othersHold, schedulerOnly: view.schedulerOnly, nodes: this.watch.nodes.cache.value ?? [], ...(this.watch.nodes.runningNodes !== undefined ? { runningNodes: this.watch.nodes.runningNodes } : {}), ...(need.nodeCount > 0 && !this.watch.nodes.listKnown ? { nodesUnknown: true } : {}), containers: containers.ok ? this.watch.containers.cache.value : undefined },
       desired: { items: snapshot.items, applicationId: appId, rules: this.rules, jobStarts: this.starts.value },
       ...(containers.ok ? {} : { containersError: containers.error }),
     };
@@ -310,7 +310,7 @@ export class Controller {
     const items = this.watch.store.cache.value?.items ?? [];
     const appId = this.watch.attempt.applicationId;
     const need = this.needs.get(items, appId, now);
-    if (this.watch.containers.stale(now, { evacuating: false, itemsInForce: need.any }) || this.watch.nodes.stale(now, need.nodeHosts)) return 'refresh';
+    if (this.watch.containers.stale(now, { evacuating: false, itemsInForce: need.any }) || this.watch.nodes.stale(now, need)) return 'refresh';
     return undefined;
   }
 

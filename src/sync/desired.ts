@@ -6,6 +6,7 @@
 import { BlockedItem } from '../model/item';
 import { appliesTo, isEffective } from '../model/effective';
 import { effectiveOldestFirst } from './age-order';
+import { SortedHosts, isSorted, sortedDifference } from './sorted-hosts';
 import { NodeState } from '../yarn/types';
 
 /** What the cap needs to know about one cluster node. */
@@ -142,46 +143,52 @@ function computePlan(input: DesiredInput): DesiredPlan {
   const capNodes = Math.max(runningNow, input.runningNodesFloor ?? 0);
   const capacity = blockCapacity(input.maxBlockedFraction, capNodes);
 
-  const enforced: BlockedItem[] = [];
+  // Enforced items are the effective ones minus those held back and the task managers, in the same
+  // order. Until the first item that is not enforced the list would be a copy of a prefix of
+  // `effective`, so it is made only then; with none (the common case) the plan shares `effective`
+  // rather than keeping two lists of every item in force (a pass per 100 ms under a stream, and
+  // each list outlives the young generation).
+  let enforced: BlockedItem[] | undefined;
   const deferred: BlockedItem[] = [];
   const taskManagers: BlockedItem[] = [];
   const rackRunning = runningByRack(input.nodes);
   // RUNNING hosts already holding a slot: a node inside a blocked rack is not counted twice.
   const counted = new Set<string>();
   let used = 0;
-  for (const item of effective) {
+  for (let i = 0; i < effective.length; i++) {
+    const item = effective[i];
+    let on: boolean;
     if (item.kind === 'taskmanager') {
       taskManagers.push(item);
-      continue;
-    }
-    if (item.kind === 'node') {
+      on = false;
+    } else if (item.kind === 'node') {
       // One host: it takes a slot when it is RUNNING (or no list says otherwise) and not counted yet.
       const h = item.node;
-      if (!(input.assumeRunning || running.has(h)) || counted.has(h)) enforced.push(item);
+      if (!(input.assumeRunning || running.has(h)) || counted.has(h)) on = true;
       else if (used + 1 <= capacity) {
-        enforced.push(item);
+        on = true;
         used++;
         counted.add(h);
-      } else deferred.push(item);
-      continue;
+      } else on = false;
+      if (!on) deferred.push(item);
+    } else {
+      // A rack takes one slot per RUNNING node it covers, all or none (YARN takes the rack whole).
+      // Without a node list (assumeRunning) every blocked host counts, and a rack at least once.
+      const hosts = rackRunning.get(item.id) ?? (input.assumeRunning ? [item.id] : []);
+      const fresh = hosts.filter((h) => !counted.has(h));
+      if (fresh.length === 0) on = true;
+      else if (used + fresh.length <= capacity) {
+        on = true;
+        used += fresh.length;
+        for (const h of fresh) counted.add(h);
+      } else on = false;
+      if (!on) deferred.push(item);
     }
-    // A rack takes one slot per RUNNING node it covers, all or none (YARN takes the rack whole).
-    // Without a node list (assumeRunning) every blocked host counts, and a rack at least once.
-    const hosts = rackRunning.get(item.id) ?? (input.assumeRunning ? [item.id] : []);
-    const fresh = hosts.filter((h) => !counted.has(h));
-    if (fresh.length === 0) enforced.push(item);
-    else if (used + fresh.length <= capacity) {
-      enforced.push(item);
-      used += fresh.length;
-      for (const h of fresh) counted.add(h);
-    } else deferred.push(item);
+    if (on) enforced?.push(item);
+    else enforced ??= effective.slice(0, i);
   }
   const blacklist = blacklistOf(input, deferred);
-  // Nothing held back and no task manager: every effective item is enforced, in the same order, and
-  // the plan keeps one list rather than two copies of every item in force (a pass per 100 ms under
-  // a stream, and each list outlives the young generation).
-  const all = deferred.length === 0 && taskManagers.length === 0;
-  return { effective, enforced: all ? effective : enforced, deferred, taskManagers, blacklist, runningNodes: runningNow, capacity, capNodes, capUsed: used };
+  return { effective, enforced: enforced ?? effective, deferred, taskManagers, blacklist, runningNodes: runningNow, capacity, capNodes, capUsed: used };
 }
 
 /**
@@ -230,15 +237,18 @@ export function diffBlacklist(desired: Iterable<string>, actual: Iterable<string
 
 let lastDiff: { want: ReadonlySet<string>; have: ReadonlySet<string>; repushAll: boolean; diff: BlacklistDiff } | undefined;
 
-const blacklistSets = new WeakMap<DesiredPlan, ReadonlySet<string>>();
+const blacklistSets = new WeakMap<DesiredPlan, SortedHosts>();
 /** The sets blacklistSet() made: only these are known never to change (a caller's own set may). */
 const planSets = new WeakSet<ReadonlySet<string>>();
 
-/** The plan's blacklist as a set, made once per plan (a plan is never changed). */
-export function blacklistSet(plan: DesiredPlan): ReadonlySet<string> {
+/**
+ * The plan's blacklist as a set, made once per plan (a plan is never changed): the plan's own
+ * sorted list behind a set's interface (sorted-hosts.ts), not a hash set of every host.
+ */
+export function blacklistSet(plan: DesiredPlan): SortedHosts {
   let s = blacklistSets.get(plan);
   if (!s) {
-    s = new Set(plan.blacklist);
+    s = new SortedHosts(plan.blacklist);
     blacklistSets.set(plan, s);
     planSets.add(s);
   }
@@ -246,18 +256,32 @@ export function blacklistSet(plan: DesiredPlan): ReadonlySet<string> {
 }
 
 function diffOf(want: ReadonlySet<string>, have: ReadonlySet<string>, repushAll: boolean, maybeOnYarn: readonly string[]): BlacklistDiff {
-  const additions: string[] = [];
-  for (const h of want) if (repushAll || !have.has(h)) additions.push(h);
-  const removals: string[] = [];
-  for (const h of have) if (!want.has(h)) removals.push(h);
+  let additions: string[];
+  let removals: string[];
+  if (isSorted(want) && isSorted(have)) {
+    // The plan against the belief after the last push (the previous plan): one merge walk.
+    const d = sortedDifference(want.hosts, have.hosts, repushAll);
+    additions = d.onlyA;
+    removals = d.onlyB;
+  } else {
+    additions = [];
+    for (const h of want) if (repushAll || !have.has(h)) additions.push(h);
+    removals = [];
+    for (const h of have) if (!want.has(h)) removals.push(h);
+    additions.sort();
+    removals.sort();
+  }
   const extra = new Set<string>();
   for (const h of maybeOnYarn) if (!want.has(h) && !have.has(h)) extra.add(h);
-  removals.push(...extra);
-  return { additions: additions.sort(), removals: removals.sort() };
+  if (extra.size > 0) {
+    removals.push(...extra);
+    removals.sort();
+  }
+  return { additions, removals };
 }
 
 function asSet(hosts: Iterable<string>): ReadonlySet<string> {
-  return hosts instanceof Set ? (hosts as ReadonlySet<string>) : new Set(hosts);
+  return hosts instanceof Set || hosts instanceof SortedHosts ? (hosts as ReadonlySet<string>) : new Set(hosts);
 }
 
 export function isEmptyDiff(d: BlacklistDiff): boolean {

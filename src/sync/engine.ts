@@ -73,6 +73,9 @@ export interface SyncEngineDeps {
   sweepAlso?: (applicationId: string, now: number) => Promise<unknown>;
 }
 
+/** Kicks named in a failed pass's log line; the rest are counted. */
+const MAX_REASONS = 8;
+
 /** Passes in a row (each queued behind the previous one) before the engine paces them (see paceDelay()). */
 export const PACE_AFTER = 2;
 /** A paced pass waits this many times as long as the previous pass took. */
@@ -110,7 +113,12 @@ export class SyncEngine implements SyncFacade {
   private readonly backoff: Backoff;
   private running: Promise<void> | undefined;
   private dirty = false;
+  /**
+   * Why the next pass runs, for the log line of a failed pass: the first MAX_REASONS kicks and a
+   * count of the rest (a stream of writes kicks once per write: thousands per pass).
+   */
   private readonly reasons = new Set<string>();
+  private moreReasons = 0;
   private stopped = false;
   private started = false;
   private pollInFlight: Promise<void> | undefined;
@@ -177,7 +185,8 @@ export class SyncEngine implements SyncFacade {
   /** Reconcile as soon as possible (a local mutation, a deadline, a poll that saw a change). */
   kick(reason: string): void {
     if (this.stopped) return;
-    this.reasons.add(reason);
+    if (this.reasons.size < MAX_REASONS || this.reasons.has(reason)) this.reasons.add(reason);
+    else this.moreReasons++;
     this.dirty = true;
     this.kicksDuringPass++;
     this.pump();
@@ -236,8 +245,9 @@ export class SyncEngine implements SyncFacade {
       if (this.stopped) break;
       this.dirty = false;
       this.kicksDuringPass = 0;
-      const why = [...this.reasons].join('; ');
+      const why = [...this.reasons].join('; ') + (this.moreReasons > 0 ? ` and ${this.moreReasons} more` : '');
       this.reasons.clear();
+      this.moreReasons = 0;
       let out: PassOutcome;
       // Writes committed and waiting for the disk (SQLite syncs them off the loop) are answered
       // first: a pass holds the loop for milliseconds at 10,000 items, and an answer that came due

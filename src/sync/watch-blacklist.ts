@@ -19,6 +19,7 @@ import { Metrics } from '../metrics/metrics';
 import { AmrmProxy, BlacklistChange, BlacklistVersion, BlacklistView as ProxyBlacklist, BlacklistWrite, ResourceManagerReader } from '../yarn/types';
 import { Cached, READ_OK, ReadOutcome, message } from './cache';
 import { rmAttemptsDue } from './read-policy';
+import { isSorted } from './sorted-hosts';
 
 export interface BlacklistView {
   /** This sidecar's own owner set on the proxy. */
@@ -51,17 +52,32 @@ export interface OwnPush {
  * removals: a host in both ends up removed, YARN's rule), without copying `before` (100,000 hosts).
  */
 export function appliedIs(before: ReadonlySet<string>, change: BlacklistChange, after: ReadonlySet<string>): boolean {
+  // Two sorted sets (the belief was the last plan, `after` is this plan's): a merge walk instead of
+  // a lookup per host, binary searches for the change's few hosts, and no hash set of either.
+  const inBefore = isSorted(before) ? (h: string) => before.includes(h) : (h: string) => before.has(h);
+  const inAfter = isSorted(after) ? (h: string) => after.includes(h) : (h: string) => after.has(h);
   const removed = new Set(change.removals);
-  for (const r of removed) if (after.has(r)) return false;
+  for (const r of removed) if (inAfter(r)) return false;
   let size = 0;
-  for (const h of before) {
-    if (removed.has(h)) continue;
-    if (!after.has(h)) return false;
-    size++;
+  if (isSorted(before) && isSorted(after)) {
+    const a = after.hosts;
+    let j = 0;
+    for (const h of before.hosts) {
+      if (removed.has(h)) continue;
+      while (j < a.length && a[j] < h) j++;
+      if (a[j] !== h) return false;
+      size++;
+    }
+  } else {
+    for (const h of before) {
+      if (removed.has(h)) continue;
+      if (!after.has(h)) return false;
+      size++;
+    }
   }
   for (const a of new Set(change.additions)) {
-    if (removed.has(a) || before.has(a)) continue;
-    if (!after.has(a)) return false;
+    if (removed.has(a) || inBefore(a)) continue;
+    if (!inAfter(a)) return false;
     size++;
   }
   return size === after.size;
@@ -71,6 +87,7 @@ export function appliedIs(before: ReadonlySet<string>, change: BlacklistChange, 
 function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
   if (a === b) return true;
   if (a.size !== b.size) return false;
+  if (isSorted(a) && isSorted(b)) return a.hosts.every((h, i) => h === b.hosts[i]);
   for (const h of a) if (!b.has(h)) return false;
   return true;
 }

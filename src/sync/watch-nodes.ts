@@ -15,7 +15,7 @@ import { Logger } from '../core/logger';
 import { ClusterMetrics, ResourceManagerReader } from '../yarn/types';
 import { NodeView } from './desired';
 import { Cached, READ_OK, ReadOutcome, message } from './cache';
-import { NodeListState, ReadIntervals, countsDue, nodeListDueFor, unseenHosts } from './read-policy';
+import { NeedsNow, NodeListState, ReadIntervals, countsDue, nodeListDueFor, nodeListMayNeedHosts, unseenHosts } from './read-policy';
 
 export class NodesWatcher {
   /** The policy lives in read-policy.ts; the cache only holds the value and its age. */
@@ -42,17 +42,20 @@ export class NodesWatcher {
   }
 
   /** Whether a poll tick should ask for a pass to refresh either cache. */
-  stale(now: number, neededHosts: readonly string[]): boolean {
-    return countsDue(this.counts.readAt, now, neededHosts.length > 0, this.intervals).due || this.listDue(neededHosts, now).due;
+  stale(now: number, need: Pick<NeedsNow, 'nodeCount' | 'nodeHosts'>): boolean {
+    return countsDue(this.counts.readAt, now, need.nodeCount > 0, this.intervals).due || this.listDue(need, now).due;
   }
 
   /**
-   * The node list's read decision. Which needed hosts are unseen is kept for the same needs array
-   * and the same list: the poll asks every tick, and with 100,000 node items the scan is tens of
-   * milliseconds of event loop (callers pass the array NeedsMemo keeps while nothing changed).
+   * The node list's read decision. The needed hosts are listed, and the unseen ones found, only
+   * when the decision can depend on them (nodeListMayNeedHosts); which are unseen is kept for the
+   * same needs array and the same list: the poll asks every tick, and with 100,000 node items the
+   * scan is tens of milliseconds of event loop (NeedsMemo keeps the array while nothing changed).
    */
-  private listDue(neededHosts: readonly string[], now: number): ReturnType<typeof nodeListDueFor> {
+  private listDue(need: Pick<NeedsNow, 'nodeCount' | 'nodeHosts'>, now: number): ReturnType<typeof nodeListDueFor> {
     const s: NodeListState = { readAt: this.cache.readAt, hosts: this.hosts, missing: this.missing };
+    if (need.nodeCount === 0 || !nodeListMayNeedHosts(s.readAt, now, this.intervals)) return { due: false, unseen: [] };
+    const neededHosts = need.nodeHosts();
     const m = this.unseen;
     const u = m && m.needed === neededHosts && m.hosts === this.hosts && m.missing === this.missing ? m.u : unseenHosts(s, neededHosts);
     this.unseen = { needed: neededHosts, hosts: this.hosts, missing: this.missing, u };
@@ -61,10 +64,10 @@ export class NodesWatcher {
 
   private unseen: { needed: readonly string[]; hosts: ReadonlySet<string>; missing: ReadonlySet<string>; u: ReturnType<typeof unseenHosts> } | undefined;
 
-  /** `neededHosts`: hosts of the node items in force now (empty: nothing needs the list). */
-  async refresh(now: number, neededHosts: readonly string[]): Promise<ReadOutcome> {
-    const inForce = neededHosts.length > 0;
-    const list = this.listDue(neededHosts, now);
+  /** `need`: the node items in force now and their hosts (none: nothing needs the list). */
+  async refresh(now: number, need: Pick<NeedsNow, 'nodeCount' | 'nodeHosts'>): Promise<ReadOutcome> {
+    const inForce = need.nodeCount > 0;
+    const list = this.listDue(need, now);
     if (list.due) {
       try {
         const read = await this.deps.rm.nodes(undefined, list.unseen.length ? { hosts: list.unseen } : undefined);
@@ -74,7 +77,7 @@ export class NodesWatcher {
           now,
         );
         this.hosts = new Set(read.map((n) => n.host));
-        this.missing = new Set(neededHosts.filter((h) => !this.hosts.has(h)));
+        this.missing = new Set(need.nodeHosts().filter((h) => !this.hosts.has(h)));
       } catch (e) {
         const readAt = this.cache.readAt;
         if (readAt !== undefined) this.deps.logger.warn(`reading the cluster's nodes failed, using the list from ${new Date(readAt).toISOString()}: ${message(e)}`);

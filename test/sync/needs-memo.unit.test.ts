@@ -1,20 +1,25 @@
 /** NeedsMemo: the poll's "what do the items in force need read" kept per snapshot, exact at every instant. */
 import { strict as assert } from 'node:assert';
-import { NeedsMemo, needs } from '../../src/sync/read-policy';
+import { NeedsMemo, NeedsNow, needs } from '../../src/sync/read-policy';
 import { blacklistSet, diffBlacklist, planDesired } from '../../src/sync/desired';
 import { APP, nodeItem } from './items';
 
 const T = 1_652_313_600_000;
+/** A memo's answer with its hosts listed, as needs() gives them. */
+const listed = (n: NeedsNow) => ({ nodeHosts: [...n.nodeHosts()], any: n.any });
 
 describe('read policies: NeedsMemo', () => {
   it('answers as needs() does at every instant: before, at and after an item ends (inclusive expiry)', () => {
     const items = [nodeItem('a', { end: T + 1_000 }), nodeItem('b', { end: T + 5_000 }), nodeItem('c', { scope: 'application_1652313600000_0099' })];
     const memo = new NeedsMemo();
     for (const now of [T, T + 999, T + 1_000, T + 1_001, T + 4_999, T + 5_000, T + 9_000]) {
-      assert.deepEqual(memo.get(items, APP, now), needs(items, APP, now), `at +${now - T}`);
+      const m = memo.get(items, APP, now);
+      assert.deepEqual(listed(m), needs(items, APP, now), `at +${now - T}`);
+      assert.equal(m.nodeCount, m.nodeHosts().length);
+      assert.equal(m.nodeHosts(), m.nodeHosts(), 'listed once, then kept');
     }
-    assert.deepEqual(memo.get(items, APP, T + 1_000).nodeHosts, ['b']);
-    assert.deepEqual(memo.get(items, APP, T + 5_000), { nodeHosts: [], any: false });
+    assert.deepEqual(memo.get(items, APP, T + 1_000).nodeHosts(), ['b']);
+    assert.deepEqual(listed(memo.get(items, APP, T + 5_000)), { nodeHosts: [], any: false });
   });
 
   it('keeps one answer (the same array) while the snapshot and the instant allow, and computes again when either moves', () => {
@@ -29,7 +34,7 @@ describe('read policies: NeedsMemo', () => {
     assert.notEqual(memo.get(items, 'application_1652313600000_0002', T), again);
     const atT = memo.get(items, APP, T + 500);
     assert.notEqual(memo.get(items, APP, T + 100), atT, 'a clock that went back is not trusted to the old answer');
-    assert.deepEqual(memo.get(items, APP, T + 1_000).nodeHosts, ['b']);
+    assert.deepEqual(memo.get(items, APP, T + 1_000).nodeHosts(), ['b']);
   });
 });
 
