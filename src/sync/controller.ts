@@ -15,7 +15,7 @@ import { Metrics } from '../metrics/metrics';
 import { BlacklistDiff, DesiredPlan, blacklistSet } from './desired';
 import { EvacuationDecision, EvacuationStatus, isTaskManager, withCountdown } from './evacuation';
 import { DEFAULT_CAP_NODE_COUNT_MEMORY_MS, Memory, afterNewAttempt, afterPush, afterRelease, emptyMemory, pruneReleased } from './memory';
-import { Decision, Desired, Observed, Rules, SyncEvent, anyEvacuation, evacuating, planEvacuations, reconcile } from './reconcile';
+import { Decision, Desired, Observed, Rules, SyncEvent, evacuating, planEvacuations, reconcile } from './reconcile';
 import { Executor, PushOutcome } from './executor';
 import { StartsRecord } from './starts-record';
 import { message } from './cache';
@@ -208,7 +208,7 @@ export class Controller {
     const appId = this.watch.attempt.applicationId;
     const bl = await this.watch.blacklist.refresh(now, appId, this.watch.attempt.attemptId);
     if (!bl.ok) return failed('blacklist-read', bl.error);
-    const containers = await this.watch.containers.refresh(now, { evacuating: anyEvacuation(snapshot.items, appId, now), itemsInForce: need.any });
+    const containers = await this.watch.containers.refresh(now, { evacuating: need.evacuating, itemsInForce: need.any });
     const view = this.watch.blacklist.cache.value ?? { actual: new Set<string>(), othersHold: new Set<string>(), schedulerOnly: [] };
     return {
       ok: true,

@@ -36,7 +36,8 @@ export class Executor {
       stop();
     }
     metrics.pushes.inc({ result: 'success' });
-    logger.info(`blacklist updated: additions [${diff.additions.join(', ')}] removals [${diff.removals.join(', ')}]`);
+    // Under a stream of writes a push carries hundreds of hosts: the line is built only when logged.
+    if (logger.isLevelEnabled?.('info') !== false) logger.info(`blacklist updated: additions [${diff.additions.join(', ')}] removals [${diff.removals.join(', ')}]`);
     return { stage: 'push', result: 'pushed', diff, write };
   }
 

@@ -14,7 +14,7 @@
  *    evacuation is in progress, every yarn.refresh-interval while any node or task manager item is in
  *    force (GET /blocklist shows their task managers), never when nothing is blocked.
  */
-import { BlockedItem } from '../model/item';
+import { BlockedItem, EVACUATE } from '../model/item';
 import { appliesTo, isEffective } from '../model/effective';
 
 export type ReadReason = 'first' | 'unseen-host' | 'refresh' | 'evacuating' | 'idle-refresh';
@@ -119,6 +119,8 @@ export interface NeedsNow {
   any: boolean;
   /** Node and rack items in force. */
   nodeCount: number;
+  /** Any EVACUATE item in force (the pass then needs the app's containers every time). */
+  evacuating: boolean;
   /**
    * Their hosts (a rack's path), in the snapshot's order; made on the first call and kept. Only a
    * node-list decision that can depend on them asks (nodeListMayNeedHosts): under a stream of
@@ -135,6 +137,7 @@ function needsUntil(items: Iterable<BlockedItem>, applicationId: string | undefi
   // path is never a host on the list, so it reads like an unseen host — once, then each interval.
   const onList = (i: BlockedItem) => i.kind === 'node' || i.kind === 'rack';
   let any = false;
+  let evacuating = false;
   let nodeCount = 0;
   let until = Infinity;
   for (const i of items) {
@@ -142,6 +145,7 @@ function needsUntil(items: Iterable<BlockedItem>, applicationId: string | undefi
     any = true;
     if (i.endTimestamp < until) until = i.endTimestamp;
     if (onList(i)) nodeCount++;
+    if (i.action === EVACUATE) evacuating = true;
   }
   let hosts: string[] | undefined;
   const nodeHosts = (): readonly string[] => {
@@ -151,7 +155,7 @@ function needsUntil(items: Iterable<BlockedItem>, applicationId: string | undefi
     for (const i of items) if (onList(i) && inForce(i)) hosts.push(i.node);
     return hosts;
   };
-  return { value: { any, nodeCount, nodeHosts }, until };
+  return { value: { any, nodeCount, evacuating, nodeHosts }, until };
 }
 
 /**

@@ -6,7 +6,7 @@
  * (test/sync/reconcile.unit.test.ts).
  */
 import { BlockedItem, EVACUATE } from '../model/item';
-import { appliesTo, isEffective, nextExpiry } from '../model/effective';
+import { appliesTo, nextExpiry } from '../model/effective';
 import { BlacklistDiff, DesiredPlan, NodeView, blacklistSet, diffBlacklist, hostsByRack, isEmptyDiff, planDesired, runningByRack } from './desired';
 import { EvacuationDecision, EvacuationPhase, evaluateEvacuation } from './evacuation';
 import { JobStart, JobStarts, freshStart, mayEvacuate, startOf } from './evacuation-starts';
@@ -168,11 +168,6 @@ export function evacuationStarts(
     if (mayEvacuate(item, applicationId)) starts.set(item.id, { since: at, created: item.created.at });
   }
   return { starts, since };
-}
-
-/** Whether any item in scope asks for evacuation now (the pass then demands this pass's containers). */
-export function anyEvacuation(items: readonly BlockedItem[], applicationId: string | undefined, now: number): boolean {
-  return items.some((i) => i.action === EVACUATE && appliesTo(i, applicationId) && isEffective(i, now));
 }
 
 /** One decision per evacuating item, over the containers as last read; `since`: when each started for this job (absent: now). */

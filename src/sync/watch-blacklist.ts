@@ -20,6 +20,7 @@ import { AmrmProxy, BlacklistChange, BlacklistVersion, BlacklistView as ProxyBla
 import { Cached, READ_OK, ReadOutcome, message } from './cache';
 import { rmAttemptsDue } from './read-policy';
 import { isSorted } from './sorted-hosts';
+import { diffLeadsFrom } from './desired';
 
 export interface BlacklistView {
   /** This sidecar's own owner set on the proxy. */
@@ -52,6 +53,8 @@ export interface OwnPush {
  * removals: a host in both ends up removed, YARN's rule), without copying `before` (100,000 hosts).
  */
 export function appliedIs(before: ReadonlySet<string>, change: BlacklistChange, after: ReadonlySet<string>): boolean {
+  // The usual case under a stream of writes: the change is the diff computed between these very sets.
+  if (diffLeadsFrom(change, before, after)) return true;
   // Two sorted sets (the belief was the last plan, `after` is this plan's): a merge walk instead of
   // a lookup per host, binary searches for the change's few hosts, and no hash set of either.
   const inBefore = isSorted(before) ? (h: string) => before.includes(h) : (h: string) => before.has(h);

@@ -3,10 +3,11 @@
  * to be buried in the pass is an input or an output here.
  */
 import { strict as assert } from 'node:assert';
-import { EVACUATE } from '../../src/model/item';
+import { BlockedItem, EVACUATE } from '../../src/model/item';
 import { AppContainer } from '../../src/yarn/types';
 import { NodeView } from '../../src/sync/desired';
-import { Desired, Observed, Rules, reconcile, releaseBatch, planEvacuations, anyEvacuation } from '../../src/sync/reconcile';
+import { Desired, Observed, Rules, reconcile, releaseBatch, planEvacuations } from '../../src/sync/reconcile';
+import { NeedsMemo } from '../../src/sync/read-policy';
 import { Memory, afterNewAttempt, afterPush, afterRelease, emptyMemory, pruneReleased, rememberRunning, seedHighWater } from '../../src/sync/memory';
 import { indexContainers } from '../../src/sync/watch-containers';
 import { ownSet } from '../../src/sync/watch-blacklist';
@@ -215,6 +216,7 @@ describe('sync/reconcile: evacuations and releases', () => {
   });
 
   it('any EVACUATE item in scope makes the pass demand this pass\'s containers', () => {
+    const anyEvacuation = (items: BlockedItem[], app: string, now: number) => new NeedsMemo().get(items, app, now).evacuating;
     assert.equal(anyEvacuation([nodeItem('h1')], APP, T0), false);
     assert.equal(anyEvacuation([evac('h1')], APP, T0), true);
     assert.equal(anyEvacuation([nodeItem('h1', { action: EVACUATE, end: T0 })], APP, T0), false, 'expired');

@@ -89,6 +89,19 @@ describe('sync/sorted-hosts: the plan hosts as a sorted set', () => {
     }
   });
 
+  it('a diff computed between two plan sets is known to lead from one to the other; any other change or target is checked host by host', () => {
+    const planOf = (hosts: string[]) => planDesired({ items: hosts.map((h) => nodeItem(h)), applicationId: APP, now: T, nodes: [], maxBlockedFraction: 1, assumeRunning: true, runningNodes: 10 });
+    const before = blacklistSet(planOf(['a', 'b']));
+    const after = blacklistSet(planOf(['b', 'c']));
+    const other = blacklistSet(planOf(['b', 'd']));
+    const d = diffBlacklist(after, before);
+    assert.deepEqual(d, { additions: ['c'], removals: ['a'] });
+    assert.equal(appliedIs(before, d, after), true);
+    assert.equal(appliedIs(before, { ...d }, after), true, 'the same change made elsewhere: checked, and right');
+    assert.equal(appliedIs(before, d, other), false, 'another result than the one it was computed towards');
+    assert.equal(appliedIs(other, d, after), false, 'applied to another set than the one it was computed from');
+  });
+
   it("a plan's blacklist set is its own sorted list (no copy), and a plan with nothing held back shares one list for effective and enforced", () => {
     const plan = planDesired({ items: [nodeItem('b'), nodeItem('a'), nodeItem('c')], applicationId: APP, now: T, nodes: [], maxBlockedFraction: 1, assumeRunning: true, runningNodes: 10 });
     const set = blacklistSet(plan);
