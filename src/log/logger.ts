@@ -31,10 +31,22 @@ export function createLogger(opts: LogOptions = {}): Logger {
     opts.format === 'json'
       ? winston.format.combine(winston.format.timestamp(), winston.format.json())
       : winston.format.combine(winston.format.timestamp(), text);
-  return winston.createLogger({
+  const logger = winston.createLogger({
     level: opts.level ?? 'info',
     silent: opts.silent ?? false,
     format,
     transports: [new winston.transports.Console({ stderrLevels: opts.stderr ? ['error', 'warn', 'info', 'debug', 'verbose', 'silly'] : ['error'] })],
   });
+  // winston answers isLevelEnabled by walking a fresh copy of its transports on every call, and
+  // hot paths ask per request (is the audit line or a push's line logged?): the answer is kept
+  // while the logger's level is the same (its transports are fixed above).
+  const ask = logger.isLevelEnabled.bind(logger);
+  let known: { level: string; answers: Map<string, boolean> } | undefined;
+  logger.isLevelEnabled = (level: string): boolean => {
+    if (known?.level !== logger.level) known = { level: logger.level, answers: new Map() };
+    let answer = known.answers.get(level);
+    if (answer === undefined) known.answers.set(level, (answer = ask(level)));
+    return answer;
+  };
+  return logger;
 }
