@@ -193,14 +193,22 @@ function computePlan(input: DesiredInput): DesiredPlan {
 
 /**
  * The enforced hosts, sorted and unique. Built in the order the items came in (the store lists
- * them by id, and a node's or rack's id is its host), so the sort finds them already in order:
- * O(n) per pass instead of sorting n host names from age order.
+ * them by id, and a node's or rack's id is its host), so they usually come out strictly
+ * increasing already: that is checked on the way (one comparison per host) and then neither sort
+ * nor de-duplication runs; otherwise (a store that lists in another order) both do.
  */
 function blacklistOf(input: DesiredInput, deferred: readonly BlockedItem[]): string[] {
   const held = deferred.length > 0 ? new Set<BlockedItem>(deferred) : undefined;
   const hosts: string[] = [];
+  let increasing = true;
   // The same test as effectiveItems: in scope and not ended.
-  for (const item of input.items) if (item.kind !== 'taskmanager' && appliesTo(item, input.applicationId) && isEffective(item, input.now) && !held?.has(item)) hosts.push(item.node);
+  for (const item of input.items) {
+    if (item.kind === 'taskmanager' || !appliesTo(item, input.applicationId) || !isEffective(item, input.now) || held?.has(item)) continue;
+    const h = item.node;
+    if (increasing && hosts.length > 0 && !(hosts[hosts.length - 1] < h)) increasing = false;
+    hosts.push(h);
+  }
+  if (increasing) return hosts;
   hosts.sort();
   let n = 0;
   for (let i = 0; i < hosts.length; i++) if (i === 0 || hosts[i] !== hosts[i - 1]) hosts[n++] = hosts[i];

@@ -142,7 +142,7 @@ describe('sync/engine: passes coalesce under a stream of writes', () => {
     assert.equal(paceDelay(PACE_AFTER, 8), PACE_FACTOR * 8);
     assert.equal(paceDelay(PACE_AFTER + 5, 8), PACE_FACTOR * 8);
     assert.equal(paceDelay(PACE_AFTER, 10 * MAX_PACE_MS), MAX_PACE_MS, 'a slow pass does not hold the next one back for long');
-    assert.equal(paceDelay(PACE_AFTER, 0.05), 0, 'a pass of microseconds is not worth a timer');
+    assert.equal(paceDelay(PACE_AFTER, 0.9 / PACE_FACTOR), 0, 'a pass of microseconds is not worth a timer');
   });
 
   it('a stream of passes in a row is paced: once two passes each had several writes land, the next waits PACE_FACTOR times as long as the one before took', async () => {
