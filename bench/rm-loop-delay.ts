@@ -55,8 +55,12 @@ export async function measureLoopDelay(nodes: number, reads: number): Promise<Lo
   }
 }
 
-/** The two rows of the RM footprint section. */
-export async function loopDelayRows(nodes: number, reads = 5): Promise<Row[]> {
+/**
+ * The two rows of the RM footprint section. 15 reads of each kind: the worker's answer is turned
+ * back into nodes on the loop once per read, and with 5 reads those few samples sat at the p99's
+ * edge, so one descheduling of the process in one window moved the figure from 0.22× to 0.58×.
+ */
+export async function loopDelayRows(nodes: number, reads = 15): Promise<Row[]> {
   const loop = await measureLoopDelay(nodes, reads);
   const what = `${nodes.toLocaleString('en')} nodes (${(loop.bytes / 1e6).toFixed(1)} MB; fetched and parsed in a worker)`;
   const baseline = 'the same reads by the same client on the event loop (axios + JSON.parse + validation), alternating';

@@ -145,7 +145,10 @@ describe('sqlite store: the WAL synced off the event loop', function () {
   it('a lone write after a fast sync is synced on the loop (no hand-off to the pool); a write among others is not', async () => {
     const file = path.join(tempDir('walsync'), 'b.db');
     const held = heldSync();
-    const store = new SqliteStore(file, { writeThread: true, walSync: held.sync });
+    // Syncs timed by a clock that stands still: each took 0 ms, however long the loaded machine
+    // let the test take to release it (timed by performance.now, a release after a few turns could
+    // measure more than the 1 ms of a fast sync, and the lone write below then went to the pool).
+    const store = new SqliteStore(file, { writeThread: true, walSync: held.sync, walSyncClock: () => 0 });
     try {
       const first = store.add({ item: item('h0.example'), allowMerge: false });
       await turns(5);
@@ -166,6 +169,29 @@ describe('sqlite store: the WAL synced off the event loop', function () {
       }
       await Promise.all(many);
       assert.equal(idsInFile(file).length, 7);
+    } finally {
+      held.release();
+      await store.close();
+    }
+  });
+
+  it('a lone write after a slow sync goes to the pool too (a slow disk never holds the loop)', async () => {
+    const file = path.join(tempDir('walsync'), 'b.db');
+    const held = heldSync();
+    // Each reading of the clock is 5 ms after the last: every sync measures slow.
+    let t = 0;
+    const store = new SqliteStore(file, { writeThread: true, walSync: held.sync, walSyncClock: () => (t += 5) });
+    try {
+      const first = store.add({ item: item('h0.example'), allowMerge: false });
+      await turns(5);
+      held.release();
+      await first;
+      const second = store.add({ item: item('h1.example'), allowMerge: false });
+      await turns(5);
+      assert.equal(held.calls, 2, 'the lone write waits for a sync in the pool');
+      held.release();
+      assert.equal((await second).outcome, 'created');
+      assert.equal(idsInFile(file).length, 2);
     } finally {
       held.release();
       await store.close();

@@ -49,6 +49,8 @@ export interface SqliteStoreOptions {
   slowCommitMs?: number;
   /** How the WAL is synced in libuv's pool (tests inject a controllable one; default fs.fdatasync). A lone write's sync on the loop (WalSync.inline) is always fs.fdatasyncSync. */
   walSync?: (fd: number) => Promise<void>;
+  /** The clock WalSync times its syncs with, to decide whether a lone write syncs on the loop (tests). */
+  walSyncClock?: () => number;
 }
 
 /**
@@ -148,7 +150,7 @@ export class SqliteStore implements BlocklistStore {
       unavailable(e, `opening ${file}`);
     }
     this.thread = opts.writeThread && !opts.readonly && file !== ':memory:' ? new ThreadWriter({ file: path.resolve(file), busyTimeoutMs }) : undefined;
-    this.route = new WriteRoute(this.db, this.thread, { always: opts.writeThread === 'always', slowCommitMs: opts.slowCommitMs ?? 20, busyTimeoutMs, ...(opts.walSync ? { walSync: opts.walSync } : {}) });
+    this.route = new WriteRoute(this.db, this.thread, { always: opts.writeThread === 'always', slowCommitMs: opts.slowCommitMs ?? 20, busyTimeoutMs, ...(opts.walSync ? { walSync: opts.walSync } : {}), ...(opts.walSyncClock ? { walSyncClock: opts.walSyncClock } : {}) });
     this.stmts = {
       get: this.db.prepare('SELECT data FROM items WHERE id = ?'),
       list: this.db.prepare('SELECT id, data FROM items ORDER BY id'),

@@ -48,6 +48,8 @@ export interface WriteRouteOptions {
   busyTimeoutMs: number;
   /** How the WAL is synced (WalSync's default: fs.fdatasync in libuv's pool). */
   walSync?: (fd: number) => Promise<void>;
+  /** The clock WalSync times its syncs with (tests; default performance.now). */
+  walSyncClock?: () => number;
 }
 
 export class WriteRoute {
@@ -70,7 +72,7 @@ export class WriteRoute {
     if (thread) {
       db.pragma('wal_autocheckpoint = 0');
       db.pragma('synchronous = NORMAL');
-      this.wal = new WalSync(`${path.resolve(db.name)}-wal`, o.walSync);
+      this.wal = new WalSync(`${path.resolve(db.name)}-wal`, o.walSync, o.walSyncClock);
     }
     this.inline = new InlineWriter(db, this.wal);
     this.noWait = thread ? { off: db.prepare('PRAGMA busy_timeout = 0'), on: db.prepare(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(o.busyTimeoutMs))}`) } : undefined;
