@@ -58,7 +58,7 @@ export async function measureLoopDelay(nodes: number, reads: number): Promise<Lo
 /**
  * The two rows of the RM footprint section. 15 reads of each kind: the worker's answer is turned
  * back into nodes on the loop once per read, and with 5 reads those few samples sat at the p99's
- * edge, so one descheduling of the process in one window moved the figure from 0.22× to 0.58×.
+ * edge, and one hiccup in one window could move the figure (0.22-0.23× in two runs, 0.58× in one).
  */
 export async function loopDelayRows(nodes: number, reads = 15): Promise<Row[]> {
   const loop = await measureLoopDelay(nodes, reads);
