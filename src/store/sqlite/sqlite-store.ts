@@ -25,6 +25,7 @@ import { ItemCache } from '../item-cache';
 import { AddsDone, OpOf, WriteOp, WriteResults, SQLITE_SCHEMA_VERSION, Versions, fromWire, openWritable } from './writes';
 import { ThreadWriter } from './writer';
 import { WriteRoute } from './write-route';
+import { CallAnswer, GroupCommit, GroupShape } from './group-commit';
 
 export { SQLITE_SCHEMA_VERSION };
 
@@ -52,25 +53,6 @@ export interface SqliteStoreOptions {
   /** The clock WalSync times its syncs with, to decide whether a lone write syncs on the loop (tests). */
   walSyncClock?: () => number;
 }
-
-/**
- * Group commits in flight at once. On the write thread the next group is posted while one
- * commits, so the thread starts it the moment the first is durable instead of idling until the
- * event loop (busy with a pass for milliseconds, or a burst of requests) takes the answer and posts
- * again: measured with 32 clients, a commit cycle was twice the commit itself. The thread runs them
- * in order and answers in order, so the list cache still takes each group's change in commit order
- * (afterWrite). Here (inline) a commit ends before the next starts; with a WalSync its group then
- * waits for the disk off the loop, and WAL_GROUPS_IN_FLIGHT apply.
- */
-const GROUPS_IN_FLIGHT = 2;
-
-/**
- * Group commits in flight when commits here wait for a WalSync (the sidecar): a group that has
- * committed costs nothing while it waits, and every group committed during a sync shares the
- * next one. With two, the adds that arrived during a sync were committed only after it, and so
- * waited for the sync after next: two or three syncs per request where one or two suffice.
- */
-const WAL_GROUPS_IN_FLIGHT = 8;
 
 /**
  * How long list() waits for the write thread's answers before it reads the rows itself: a group
@@ -132,9 +114,8 @@ export class SqliteStore implements BlocklistStore {
   private listCache: ItemCache | undefined;
   private readonly quarantine: Quarantine;
 
-  private pendingAdds: { reqs: AddRequest[]; resolve: (o: AddOutcome[]) => void; reject: (e: unknown) => void }[] = [];
-  /** Group commits running (at most groupsInFlight): adds that arrive meanwhile form the next group. */
-  private addsInFlight = 0;
+  /** Adds waiting for, or in, a group commit (group-commit.ts). */
+  private readonly adds: GroupCommit<AddRequest[], AddOutcome[]>;
 
   constructor(
     readonly file: string,
@@ -158,6 +139,7 @@ export class SqliteStore implements BlocklistStore {
       readRecord: this.db.prepare('SELECT value FROM records WHERE key = ?'),
       recordKeys: this.db.prepare('SELECT key FROM records'),
     };
+    this.adds = new GroupCommit((groups, shape) => this.commitAdds(groups, shape), { walSync: this.route.wal !== undefined });
   }
 
   async add(req: AddRequest): Promise<AddOutcome> {
@@ -165,66 +147,38 @@ export class SqliteStore implements BlocklistStore {
   }
 
   /**
-   * Group commit: adds that arrive while no commit is running (concurrent API requests in one
-   * event-loop turn), or while one is running, share the next transaction and so one fsync; each
-   * promise resolves only after that commit. A lone add waits for nothing but its own commit. Each
-   * request runs in its own savepoint, so a request that fails on bad stored data (a corrupt row)
-   * is rolled back alone; an I/O failure fails the whole group and acknowledges none of it.
+   * Group commit (group-commit.ts): concurrent adds share one transaction and so one fsync; each
+   * promise resolves only after that commit. Each request runs in its own savepoint, so a request
+   * that fails on bad stored data (a corrupt row) is rolled back alone; an I/O failure fails the
+   * whole group and acknowledges none of it.
    */
   addMany(reqs: AddRequest[]): Promise<AddOutcome[]> {
-    return new Promise((resolve, reject) => {
-      this.pendingAdds.push({ reqs, resolve, reject });
-      if (this.pendingAdds.length === 1 && this.addsInFlight < this.groupsInFlight) setImmediate(() => void this.commitPendingAdds());
-    });
+    return this.adds.add(reqs);
   }
 
-  private async commitPendingAdds(): Promise<void> {
-    if (this.addsInFlight >= this.groupsInFlight || this.pendingAdds.length === 0) return;
-    const group = this.pendingAdds;
-    this.pendingAdds = [];
-    this.addsInFlight++;
+  /** Writes one group of addMany calls; resolves once durable with each call's outcomes or its corrupt row. */
+  private async commitAdds(groups: AddRequest[][], { concurrent, lone }: GroupShape): Promise<CallAnswer<AddOutcome[]>[]> {
+    let results: AddsDone['results'] = [];
     try {
-      let results: AddsDone['results'] = [];
-      try {
-        // The cache takes the change as soon as it is committed (what any reader of the file can
-        // see from then on); the callers hear of it once it is durable.
-        const committed = (done: AddsDone): void => {
-          const mine = done.results.map((r, i) => ('outcomes' in r ? { outcomes: r.outcomes.map((o, j) => own(o, group[i].reqs[j])) } : r));
-          results = mine;
-          this.afterWrite(done.versions, (cache) => {
-            const changed: BlockedItem[] = [];
-            for (const r of mine) {
-              if (!('outcomes' in r)) continue;
-              for (const o of r.outcomes) if (o.outcome === 'created' || o.outcome === 'merged') changed.push(o.item);
-            }
-            cache.upsertAll(changed);
-          });
-        };
-        await this.write({ op: 'adds', groups: group.map((g) => g.reqs) }, group.length > 1, committed, 1);
-      } catch (e) {
-        let failure: unknown = e;
-        try {
-          unavailable(e, 'write');
-        } catch (mapped) {
-          failure = mapped;
-        }
-        for (const g of group) g.reject(failure);
-        return;
-      }
-      group.forEach((g, i) => {
-        const r = results[i];
-        if ('outcomes' in r) g.resolve(r.outcomes);
-        else g.reject(fromWire(r.corrupt));
-      });
-    } finally {
-      this.addsInFlight--;
-      // What arrived during this commit goes now: it has waited one commit already.
-      if (this.pendingAdds.length > 0) void this.commitPendingAdds();
+      // The cache takes the change as soon as it is committed (what any reader of the file can
+      // see from then on); the callers hear of it once it is durable.
+      const committed = (done: AddsDone): void => {
+        const mine = done.results.map((r, i) => ('outcomes' in r ? { outcomes: r.outcomes.map((o, j) => own(o, groups[i][j])) } : r));
+        results = mine;
+        this.afterWrite(done.versions, (cache) => {
+          const changed: BlockedItem[] = [];
+          for (const r of mine) {
+            if (!('outcomes' in r)) continue;
+            for (const o of r.outcomes) if (o.outcome === 'created' || o.outcome === 'merged') changed.push(o.item);
+          }
+          cache.upsertAll(changed);
+        });
+      };
+      await this.route.run({ op: 'adds', groups }, concurrent, committed, lone);
+    } catch (e) {
+      unavailable(e, 'write');
     }
-  }
-
-  private get groupsInFlight(): number {
-    return this.route.wal ? WAL_GROUPS_IN_FLIGHT : GROUPS_IN_FLIGHT;
+    return results.map((r) => ('outcomes' in r ? { kind: 'done', value: r.outcomes } : { kind: 'failed', error: fromWire(r.corrupt) }));
   }
 
   durable(): Promise<void> | undefined {
@@ -237,12 +191,11 @@ export class SqliteStore implements BlocklistStore {
   }
 
   /**
-   * Resolves once durable; `committed` runs as soon as the transaction committed (write-route.ts).
-   * `mine`: group commits this write is part of (the adds' own group counts itself).
+   * One write besides the adds' group commits; resolves once durable; `committed` runs as soon as
+   * the transaction committed (write-route.ts). It is lone while no group commit is in flight.
    */
-  private write<K extends WriteOp['op']>(op: OpOf<K>, concurrent: boolean, committed?: (r: WriteResults[K]) => void, mine = 0): Promise<WriteResults[K]> {
-    const lone = !concurrent && this.addsInFlight === mine && this.pendingAdds.length === 0;
-    return this.route.run<K>(op, concurrent, committed, lone);
+  private write<K extends WriteOp['op']>(op: OpOf<K>, committed?: (r: WriteResults[K]) => void): Promise<WriteResults[K]> {
+    return this.route.run<K>(op, false, committed, this.adds.quiet);
   }
 
   private currentVersion(): number {
@@ -323,7 +276,7 @@ export class SqliteStore implements BlocklistStore {
   async remove(id: string, ifMatch?: string): Promise<BlockedItem | undefined> {
     let removed: WriteResults['remove'];
     try {
-      removed = await this.write({ op: 'remove', id, ...(ifMatch !== undefined ? { ifMatch } : {}) }, false, (r) => {
+      removed = await this.write({ op: 'remove', id, ...(ifMatch !== undefined ? { ifMatch } : {}) }, (r) => {
         if (r && 'versions' in r) this.afterWrite(r.versions, (cache) => cache.delete(id));
       });
     } catch (e) {
@@ -339,7 +292,7 @@ export class SqliteStore implements BlocklistStore {
 
   async removeQuarantined(id: string): Promise<QuarantinedRow | undefined> {
     try {
-      const done = await this.write({ op: 'removeQuarantined', id }, false, (r) => {
+      const done = await this.write({ op: 'removeQuarantined', id }, (r) => {
         if (r) this.afterWrite(r.versions, (cache) => cache.delete(id));
       });
       if (!done) return undefined;
@@ -353,7 +306,7 @@ export class SqliteStore implements BlocklistStore {
   /** Rows past their end; one that cannot be decoded is skipped (quarantined, never expired). */
   async removeExpired(now: number): Promise<BlockedItem[]> {
     try {
-      const done = await this.write({ op: 'removeExpired', now }, false, (r) => this.afterWrite(r.versions, (cache) => cache.deleteAll(r.gone.map((it) => it.id))));
+      const done = await this.write({ op: 'removeExpired', now }, (r) => this.afterWrite(r.versions, (cache) => cache.deleteAll(r.gone.map((it) => it.id))));
       return done.gone;
     } catch (e) {
       unavailable(e, 'write');
@@ -380,7 +333,7 @@ export class SqliteStore implements BlocklistStore {
   async writeRecord(key: string, value: string): Promise<void> {
     checkRecordKey(key);
     try {
-      await this.write({ op: 'writeRecord', key, value }, false);
+      await this.write({ op: 'writeRecord', key, value });
     } catch (e) {
       unavailable(e, `write record '${key}'`);
     }
@@ -397,7 +350,7 @@ export class SqliteStore implements BlocklistStore {
   async removeRecord(key: string, expected: string): Promise<boolean> {
     checkRecordKey(key);
     try {
-      return await this.write({ op: 'removeRecord', key, expected }, false);
+      return await this.write({ op: 'removeRecord', key, expected });
     } catch (e) {
       unavailable(e, `remove record '${key}'`);
     }
@@ -406,7 +359,7 @@ export class SqliteStore implements BlocklistStore {
   async replaceRecord(key: string, expected: string | undefined, value: string): Promise<boolean> {
     checkRecordKey(key);
     try {
-      return await this.write({ op: 'writeRecord', key, value, expected: expected ?? null }, false);
+      return await this.write({ op: 'writeRecord', key, value, expected: expected ?? null });
     } catch (e) {
       unavailable(e, `replace record '${key}'`);
     }
@@ -414,7 +367,7 @@ export class SqliteStore implements BlocklistStore {
 
   async close(): Promise<void> {
     // Adds still waiting for their group commit are written first, as a caller that awaited them expects.
-    while (this.pendingAdds.length > 0 || this.addsInFlight > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    await this.adds.drained();
     await this.thread?.close();
     await this.route.close();
     if (this.db.open) this.db.close();
