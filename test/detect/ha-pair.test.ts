@@ -12,49 +12,31 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import axios from 'axios';
-import { silentLogger } from '../../src/core/logger';
-import { RunningSimulator, startSimulator } from '../../src/sim/server';
-import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
+import { RunningSimulator } from '../../src/sim/server';
+import { Sidecar } from '../../src/sidecar/sidecar';
 import { decodeState } from '../../src/detect/state';
 import { BlocklistStore } from '../../src/store/store';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store';
-import { ZkCluster, requireZookeeper, zkJobConfig } from '../support/zookeeper';
-import { pollUntil } from '../support/wait';
+import { requireZookeeper } from '../support/zookeeper';
+import { DetectorRig } from './rig';
 
 const http = axios.create({ validateStatus: () => true });
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('detector: two sidecars of one job on one ZooKeeper store (HA pair)', function () {
   this.timeout(40_000);
-  let zk: ZkCluster | undefined;
+  const rig = new DetectorRig();
   let sim: RunningSimulator | undefined;
   const sidecars: Sidecar[] = [];
 
   before(async function () {
     requireZookeeper(this);
-    zk = await ZkCluster.start(1);
-    sim = await startSimulator({ port: 0, nodes: 10, containers: 30, seed: 5, tickMs: 0, flinkVersion: '1.19' });
-    for (let i = 0; i < 2; i++) {
-      const config = zkJobConfig(zk.connectString(), `/ha-pair${process.pid}`, sim, {
-        'cluster.resource-blocklist.store.zookeeper.operation-timeout': '3 s',
-        'cluster.resource-blocklist.poll-interval': '200 ms',
-        'cluster.resource-blocklist.detector.mode': 'enforce',
-        'cluster.resource-blocklist.detector.flink.rest-address': sim.url,
-        // Passes are driven by the test; the timer only makes the first.
-        'cluster.resource-blocklist.detector.poll-interval': '1 h',
-      });
-      const s = await startSidecar({ config, logger: silentLogger, env: {} });
-      sidecars.push(s);
-      await pollUntil('first sync', () => s.sync.synced(), 10_000, 20);
-      await s.detector!.pass();
-    }
+    await rig.zookeeper();
+    sim = await rig.simulator({ seed: 5 });
+    for (let i = 0; i < 2; i++) sidecars.push(await rig.zkSidecar(sim, `/ha-pair${process.pid}`));
   });
 
-  after(async () => {
-    for (const s of sidecars.splice(0)) await s.close().catch(() => undefined);
-    await sim?.close().catch(() => undefined);
-    await zk?.stop();
-  });
+  after(() => rig.close());
 
   it("an operator's unblock noticed by one sidecar is respected by the other; the record keeps it", async () => {
     const [a, b] = sidecars;

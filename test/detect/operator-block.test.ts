@@ -8,15 +8,12 @@
  * the operator had just declared healthy.
  */
 import { strict as assert } from 'node:assert';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import axios from 'axios';
 import { Sidecar } from '../../src/sidecar/sidecar';
-import { RunningSimulator, startSimulator } from '../../src/sim/server';
+import { RunningSimulator } from '../../src/sim/server';
 import { HostReport } from '../../src/detect/decide';
-import { tempDir } from '../support/sidecar';
 import { pollUntil } from '../support/wait';
-import { enforcingSidecar } from './support';
+import { DetectorRig } from './rig';
 
 const http = axios.create({ validateStatus: () => true });
 
@@ -25,20 +22,15 @@ const waitFor = (what: string, fn: () => boolean | Promise<boolean>, ms = 10_000
 
 describe('detector beside an operator: failures while the operator blocked a host are not counted after the unblock', function () {
   this.timeout(30_000);
+  const rig = new DetectorRig();
   let sim: RunningSimulator;
-  let dir: string;
   let sc: Sidecar;
 
   before(async () => {
-    dir = tempDir();
-    sim = await startSimulator({ port: 0, nodes: 10, containers: 30, seed: 11, tickMs: 0, flinkVersion: '1.19' });
-    sc = await enforcingSidecar(sim, path.join(dir, 'blocklist.db'));
+    sim = await rig.simulator({ seed: 11 });
+    sc = await rig.sqliteSidecar(sim);
   });
-  after(async () => {
-    await sc?.close();
-    await sim?.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => rig.close());
 
   const decisionOf = async (host: string): Promise<HostReport> => (await sc.detector!.pass())!.hosts.find((h) => h.host === host)!;
 

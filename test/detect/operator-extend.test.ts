@@ -7,33 +7,25 @@
  * operator agreed with the detector about the first.
  */
 import { strict as assert } from 'node:assert';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import axios from 'axios';
 import { Sidecar } from '../../src/sidecar/sidecar';
-import { RunningSimulator, startSimulator } from '../../src/sim/server';
+import { RunningSimulator } from '../../src/sim/server';
 import { HostReport } from '../../src/detect/decide';
-import { tempDir } from '../support/sidecar';
-import { enforcingSidecar } from './support';
+import { DetectorRig } from './rig';
 
 const http = axios.create({ validateStatus: () => true });
 
 describe('detector cap beside an operator who extends an automatic block', function () {
   this.timeout(30_000);
+  const rig = new DetectorRig();
   let sim: RunningSimulator;
-  let dir: string;
   let sc: Sidecar;
 
   before(async () => {
-    dir = tempDir();
-    sim = await startSimulator({ port: 0, nodes: 10, containers: 30, seed: 11, tickMs: 0, flinkVersion: '1.19' });
-    sc = await enforcingSidecar(sim, path.join(dir, 'blocklist.db'));
+    sim = await rig.simulator({ seed: 11 });
+    sc = await rig.sqliteSidecar(sim);
   });
-  after(async () => {
-    await sc?.close();
-    await sim?.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => rig.close());
 
   const decisionOf = async (host: string): Promise<HostReport> => (await sc.detector!.pass())!.hosts.find((h) => h.host === host)!;
   const fail = async (host: string, exception: string): Promise<void> => {

@@ -9,12 +9,12 @@
  */
 import { strict as assert } from 'node:assert';
 import axios from 'axios';
-import { silentLogger } from '../../src/core/logger';
-import { RunningSimulator, startSimulator } from '../../src/sim/server';
-import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
-import { ZkCluster, requireZookeeper, zkJobConfig } from '../support/zookeeper';
+import { RunningSimulator } from '../../src/sim/server';
+import { Sidecar } from '../../src/sidecar/sidecar';
+import { requireZookeeper } from '../support/zookeeper';
 import { pollUntil } from '../support/wait';
 import { DetectorReport, HostReport } from '../../src/detect/decide';
+import { DetectorRig } from './rig';
 
 const http = axios.create({ validateStatus: () => true });
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -24,37 +24,21 @@ const waitFor = (what: string, cond: () => boolean | Promise<boolean>, timeoutMs
 
 describe('detector: two jobs on one ZooKeeper store fail on the same host', function () {
   this.timeout(40_000);
-  let zk: ZkCluster | undefined;
+  const rig = new DetectorRig();
   const sims: RunningSimulator[] = [];
   const sidecars: Sidecar[] = [];
 
   before(async function () {
     requireZookeeper(this);
-    zk = await ZkCluster.start(1);
-    const root = `/two-jobs${process.pid}`;
+    await rig.zookeeper();
     for (const appNumber of [1, 2]) {
-      const sim = await startSimulator({ port: 0, nodes: 10, containers: 30, seed: 11, tickMs: 0, appNumber, flinkVersion: '1.19' });
+      const sim = await rig.simulator({ seed: 11, appNumber });
       sims.push(sim);
-      const config = zkJobConfig(zk!.connectString(), root, sim, {
-        'cluster.resource-blocklist.store.zookeeper.operation-timeout': '3 s',
-        'cluster.resource-blocklist.poll-interval': '200 ms',
-        'cluster.resource-blocklist.detector.mode': 'enforce',
-        'cluster.resource-blocklist.detector.flink.rest-address': sim.url,
-        // Passes are driven by the test; the timer only makes the first.
-        'cluster.resource-blocklist.detector.poll-interval': '1 h',
-      });
-      const s = await startSidecar({ config, logger: silentLogger, env: {} });
-      sidecars.push(s);
-      await waitFor('first sync', () => s.sync.synced());
-      await s.detector!.pass();
+      sidecars.push(await rig.zkSidecar(sim, `/two-jobs${process.pid}`));
     }
   });
 
-  after(async () => {
-    for (const s of sidecars.splice(0)) await s.close().catch(() => undefined);
-    for (const s of sims.splice(0)) await s.close().catch(() => undefined);
-    await zk?.stop();
-  });
+  after(() => rig.close());
 
   it("the second job's automatic block joins the first's item: the host leaves both jobs' blacklists; an operator's unblock ends both", async () => {
     const [appA, appB] = sims.map((s) => s.cluster.applicationId);
