@@ -74,8 +74,9 @@ async function generatorCeiling(concurrency: number, ms: number): Promise<number
   const server = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => {
-      res.writeHead(201, { 'content-type': 'application/json' });
-      res.end('{"outcome":"created"}');
+      const body = '{"outcome":"created"}';
+      res.writeHead(201, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -139,7 +140,7 @@ export async function benchThroughput(s: ThroughputSizes): Promise<SectionResult
         const cpu0 = cpuMs(pid);
         const r = await runLoad({ url, concurrency, durationMs: s.durationMs, mode, mergeHosts, prefix: `t${concurrency}` });
         const cpu1 = cpuMs(pid);
-        if (cpu0 !== undefined && cpu1 !== undefined && r.ok > 0) cpus.push(`${mode} × ${concurrency} ${(((cpu1 - cpu0) * 1000) / r.ok).toFixed(0)} µs`);
+        if (cpu0 !== undefined && cpu1 !== undefined && r.ok > 0) cpus.push(`${mode} × ${concurrency} ${(((cpu1 - cpu0) * 1000) / r.ok).toFixed(0)} µs (the generator's thread ${((r.busyMs * 1000) / r.ok).toFixed(0)} µs)`);
         const rate = (before + (await storeRate(s.durationMs / 2, s.storeInserts))) / 2;
         rates.push(rate);
         if (r.ok === 0) throw new Error(`throughput ${mode}×${concurrency}: no request succeeded (${r.firstError ?? 'no error recorded'})`);
@@ -167,6 +168,6 @@ export async function benchThroughput(s: ThroughputSizes): Promise<SectionResult
     }
   }
 
-  out.notes.push(`Throughput: ${s.durationMs / 1000} s per run, clients in a worker thread (node:http, keep-alive; the same clients against a server that answers at once: ${ceilings.join(', ')}); the store's durable insert rate alone, measured for ${s.durationMs / 2000} s before and after each run: ${rates.map((r) => r.toFixed(0)).join(', ')}/s; rate limit off (rest.rate-limit.max-mutations 0), log level error (an audit line per write at info is the logger's cost on top). The sidecar process's CPU, all threads, per acknowledged request: ${cpus.join(', ')}.`);
+  out.notes.push(`Throughput: ${s.durationMs / 1000} s per run, clients in a worker thread (one keep-alive socket each, lib/raw-http.ts; the same clients against a server that answers at once: ${ceilings.join(', ')}); the store's durable insert rate alone, measured for ${s.durationMs / 2000} s before and after each run: ${rates.map((r) => r.toFixed(0)).join(', ')}/s; rate limit off (rest.rate-limit.max-mutations 0), log level error (an audit line per write at info is the logger's cost on top). The sidecar process's CPU, all threads, per acknowledged request: ${cpus.join(', ')}.`);
   return out;
 }

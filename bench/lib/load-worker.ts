@@ -1,17 +1,19 @@
 /**
  * The load generator of the throughput bench, in a worker thread so the clients' own CPU runs on
  * the other core instead of stealing the sidecar's event loop. `concurrency` clients each send PUTs
- * back to back over keep-alive connections until `durationMs` is up.
+ * back to back, each over its own keep-alive connection, until `durationMs` is up.
  *
- * node:http, not Node's fetch: measured on the 2-core bench VM against a server that answers 201 at
- * once, fetch tops out at about 3,600 requests/s with 32 clients (2,800 with 8) with its thread at
- * 100 % CPU, below the sidecar's own rate, so the bench measured the client; node:http with a
- * keep-alive agent does 18,600/s (28,800 with 8). `ceiling` runs the same clients against such a
- * server so every run states how far the generator itself could go.
+ * The clients are lib/raw-http.ts (one socket each, a request written as one string, the answer
+ * read by its Content-Length): on the 2-core bench VM the generator shares the machine with the
+ * sidecar it measures. Node's fetch topped out at about 3,600 requests/s with 32 clients, below the
+ * sidecar's own rate; node:http with a keep-alive agent did 18,600/s but cost 40-55 µs of CPU per
+ * request, a fifth of the machine at 7,000 PUTs/s; the raw client costs about a quarter of that.
+ * `ceiling` runs the same clients against a server that answers at once, so every run states how
+ * far the generator itself could go.
  */
-import * as http from 'node:http';
 import { parentPort, workerData } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
+import { RawHttpConnection } from './raw-http';
 
 export interface LoadJob {
   url: string;
@@ -24,28 +26,13 @@ export interface LoadJob {
   prefix: string;
 }
 
-/** One PUT over the agent's keep-alive sockets; resolves with the status and the body's text. */
-function put(agent: http.Agent, base: URL, path: string, body: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      { host: base.hostname, port: base.port, method: 'PUT', path, agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 export interface LoadResult {
   ok: number;
   failed: number;
   statuses: Record<string, number>;
   elapsedMs: number;
+  /** How long the generator's thread was busy (event-loop utilisation's active time), ms. */
+  busyMs: number;
   firstError?: string;
 }
 
@@ -55,11 +42,15 @@ async function run(job: LoadJob): Promise<LoadResult> {
   let failed = 0;
   let firstError: string | undefined;
   const base = new URL(job.url);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: job.concurrency });
+  const prefix = base.pathname.replace(/\/$/, '');
+  const elu0 = performance.eventLoopUtilization();
   const t0 = performance.now();
   const end = t0 + job.durationMs;
   const endBase = Date.now() + 3_600_000;
+  const connections: RawHttpConnection[] = [];
   const client = async (k: number): Promise<void> => {
+    const conn = new RawHttpConnection(base.hostname, Number(base.port));
+    connections.push(conn);
     let seq = 0;
     const mine = job.mergeHosts.filter((_, i) => i % job.concurrency === k);
     while (performance.now() < end) {
@@ -75,8 +66,8 @@ async function run(job: LoadJob): Promise<LoadResult> {
         body = { action: 'MARK_BLOCKED', cause: 'bench throughput', endTimestamp: String(endBase + seq), allowMerge: true };
       }
       try {
-        const res = await put(agent, base, `${base.pathname.replace(/\/$/, '')}/blocklist/nodes/${host}`, JSON.stringify(body));
-        const text = res.text;
+        const res = await conn.request('PUT', `${prefix}/blocklist/nodes/${host}`, JSON.stringify(body));
+        const text = res.body;
         statuses[res.status] = (statuses[res.status] ?? 0) + 1;
         const want = job.mode === 'new' ? 201 : 202;
         if (res.status === want) ok++;
@@ -91,14 +82,14 @@ async function run(job: LoadJob): Promise<LoadResult> {
     }
   };
   await Promise.all(Array.from({ length: job.concurrency }, (_, k) => client(k)));
-  agent.destroy();
-  return { ok, failed, statuses, elapsedMs: performance.now() - t0, ...(firstError ? { firstError } : {}) };
+  for (const c of connections) c.close();
+  return { ok, failed, statuses, elapsedMs: performance.now() - t0, busyMs: performance.eventLoopUtilization(elu0).active, ...(firstError ? { firstError } : {}) };
 }
 
 if (parentPort) {
   const port = parentPort;
   run(workerData as LoadJob).then(
     (r) => port.postMessage(r),
-    (e: unknown) => port.postMessage({ ok: 0, failed: 1, statuses: {}, elapsedMs: 0, firstError: String(e) } satisfies LoadResult),
+    (e: unknown) => port.postMessage({ ok: 0, failed: 1, statuses: {}, elapsedMs: 0, busyMs: 0, firstError: String(e) } satisfies LoadResult),
   );
 }
