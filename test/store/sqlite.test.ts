@@ -50,6 +50,31 @@ describe(`sqlite store${writeThread ? ' (writes on a worker thread)' : ''}: grou
     await again.close();
   });
 
+  it('a batch that meets a corrupt row is rolled back whole, a single add beside it lands; the version moves once for the group', async () => {
+    const store = new SqliteStore(file, { writeThread });
+    const raw = new Database(file);
+    raw.prepare('INSERT INTO items(id, end_ts, data) VALUES (?, NULL, ?)').run('bad', '{not json');
+    raw.close();
+    const v0 = await store.version();
+    const results = await Promise.allSettled([
+      store.addMany([
+        { item: item('b1'), allowMerge: false },
+        { item: item('bad'), allowMerge: true },
+      ]),
+      store.add({ item: item('s1'), allowMerge: false }),
+      store.add({ item: item('s2'), allowMerge: false }),
+    ]);
+    assert.deepEqual(results.map((r) => r.status), ['rejected', 'fulfilled', 'fulfilled']);
+    assert.equal(await store.get('b1'), undefined, "the batch's first item went with it");
+    assert.ok(await store.get('s1'));
+    assert.ok(await store.get('s2'));
+    assert.notEqual(await store.version(), v0);
+    const v1 = await store.version();
+    assert.equal((await store.add({ item: item('s1'), allowMerge: false })).outcome, 'conflict');
+    assert.equal(await store.version(), v1, 'a write that changed nothing does not move it');
+    await store.close();
+  });
+
   it('list() stays exact through local writes (kept incrementally) and another process\'s writes (reloaded)', async () => {
     const a = new SqliteStore(file, { writeThread });
     const b = new SqliteStore(file, { writeThread });
