@@ -24,7 +24,7 @@ import { DetectorState } from './state';
 import { StateRecord, stateKeyOf } from './state-record';
 import { NodesSeen, RmNodes } from './rm-nodes';
 import { DetectorLease, RunnerView, leaseMsFor } from './leadership';
-import { abandonReservation, reserveBlock } from './reservation';
+import { abandonReservation, reservationUsable, reserveBlock } from './reservation';
 
 export type { SourceStatus };
 
@@ -346,6 +346,16 @@ export class Detector {
       const lb = this.state.hosts[b.host]?.lastBlock;
       if (lb?.pending && lb.start === now) abandonReservation(lb);
     };
+    const reserved = this.state.hosts[b.host]?.lastBlock;
+    if (b.capped && reserved?.pending && reserved.start === now && !reservationUsable(reserved, this.deps.clock.now())) {
+      // Stalled since the reservation (earlier adds of this pass, a store that stopped answering):
+      // another sidecar of the job may have abandoned it and given its slot away meanwhile.
+      abandon();
+      logger.warn(`detector: not blocking ${b.host}: its reservation is too old to use (${Math.round((this.deps.clock.now() - now) / 1000)} s since it was made); decided again next pass`);
+      const hr = report.hosts.find((x) => x.host === b.host);
+      if (hr) hr.why += ' — not made this pass: its reservation grew too old while the pass stalled';
+      return;
+    }
     let o: AddResult;
     try {
       o = await this.deps.addItem(spec, DETECTOR_PRINCIPAL);

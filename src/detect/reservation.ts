@@ -23,6 +23,17 @@ import { AutoBlock, DetectorState } from './state';
  */
 export const RESERVATION_MS = 120_000;
 
+/**
+ * How long after it was made a reservation may still be used: its item is added only before this.
+ * Another sidecar of the job abandons it once RESERVATION_MS old on its own clock (up to 30 s
+ * ahead of ours) and gives the slot to another block; an item added later than that would be a
+ * block over the cap. Half its life leaves a minute for the add itself (one store write, bounded
+ * by the store's operation timeout) and for the clocks' difference. A sidecar that stalled past it
+ * (a store that stopped answering for a while, a long pause) gives the reservation up instead,
+ * and the next pass decides again.
+ */
+export const RESERVATION_USE_MS = RESERVATION_MS / 2;
+
 /** What a reservation needs of a planned block (decide.ts's PlannedBlock). */
 export interface Reserved {
   host: string;
@@ -62,4 +73,9 @@ export function reservationLive(b: AutoBlock, now: number): boolean {
 /** The block the backoff measures: an abandoned reservation's is the one before it. */
 export function backoffMemory(b: AutoBlock): AutoBlock | undefined {
   return b.abandoned ? b.before : b;
+}
+
+/** Whether the item of a reservation made at `start` may still be added at `now` (RESERVATION_USE_MS). */
+export function reservationUsable(b: AutoBlock, now: number): boolean {
+  return b.pending === true && b.endedAt === undefined && now < b.start + RESERVATION_USE_MS;
 }

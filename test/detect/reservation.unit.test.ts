@@ -14,7 +14,7 @@ import { decodeState, emptyState, encodeState } from '../../src/detect/state';
 import { ingest } from '../../src/detect/incidents';
 import { leaseMsFor } from '../../src/detect/leadership';
 import { MemoryBackend, MemoryStore } from '../../src/store/memory-store';
-import { UNIT_APP, unitDetector } from './unit-detector';
+import { UNIT_APP, storeAdder, unitDetector } from './unit-detector';
 
 const H = 3_600_000;
 const T0 = 1_716_900_000_000;
@@ -88,6 +88,47 @@ describe('detector: a block reserved before its item is written', () => {
     assert.equal(r.hosts.find((h) => h.host === 'n2')?.decision, 'cap');
     assert.deepEqual(r.blocks, []);
     assert.equal(r.cap.inUse, 1);
+  });
+});
+
+describe('detector: a reservation that aged while its sidecar stalled', () => {
+  it('is given up, not used, once half its life is gone: another sidecar of the job may have abandoned it and taken its slot', async () => {
+    // 20 RUNNING nodes x 0.1: two automatic blocks at most. Incidents count for a minute, so the
+    // failures sidecar a saw are out of the window by the time sidecar b passes.
+    const config = { 'cluster.resource-blocklist.detector.window': '60 s' };
+    const clock = new FakeClock(T0);
+    const backend = new MemoryBackend();
+    const storeA = new MemoryStore({ backend, clock });
+    const storeB = new MemoryStore({ backend, clock });
+    const failures = (source: string, hosts: string[]) => ({
+      name: source,
+      poll: async () => ({ failures: hosts.flatMap((host) => [0, 1, 2].map((i) => ({ key: `${source}:${host}:${i}`, source, host, at: clock.now() - 5000 + i, group: `${source}:${host}:${i}`, signature: `sig-${host}`, summary: 'x' }))) }),
+    });
+    const b = unitDetector({ clock, store: storeB, config, member: 'b', sources: [failures('b-src', ['n3', 'n4'])], addItem: storeAdder(storeB, clock) });
+    const addA = storeAdder(storeA, clock);
+    // Sidecar a reserves n1 and n2 at T0 (the cap's two slots). Its first add stalls (a store that
+    // stopped answering) for longer than its lease and the reservations' life: b takes over
+    // meanwhile, abandons both reservations (no item came) and blocks n3 and n4. Then a's store
+    // answers again: the first add failed, the second would go through.
+    const a = unitDetector({
+      clock,
+      store: storeA,
+      config,
+      member: 'a',
+      sources: [failures('a-src', ['n1', 'n2'])],
+      addItem: async (spec, principal) => {
+        if (spec.node !== 'n1') return addA(spec, principal);
+        clock.advance(RESERVATION_MS + 10_000);
+        await b.pass();
+        assert.equal(b.view().runner.role, 'runner', "b took over once a's lease lapsed");
+        throw new Error('operation timed out');
+      },
+    });
+    await a.pass();
+    const auto = (await storeA.list()).filter((i) => i.created.by === 'detector' && i.endTimestamp > clock.now()).map((i) => i.id);
+    assert.deepEqual(auto.sort(), ['n3', 'n4'], 'never more automatic blocks than the cap');
+    assert.equal(a.view().report?.hosts.find((h) => h.host === 'n2')?.decision, 'block');
+    assert.match(a.view().report?.hosts.find((h) => h.host === 'n2')?.why ?? '', /reservation/);
   });
 });
 
