@@ -31,9 +31,12 @@ import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
+import org.apache.hadoop.yarn.server.api.ContainerType;
 import org.apache.hadoop.yarn.api.records.ResourceBlacklistRequest;
 import org.apache.hadoop.yarn.exceptions.ApplicationMasterNotRegisteredException;
 import org.apache.hadoop.yarn.exceptions.YarnException;
+import org.apache.hadoop.yarn.security.ContainerTokenIdentifier;
+import org.apache.hadoop.yarn.server.nodemanager.Context;
 import org.apache.hadoop.yarn.server.nodemanager.amrmproxy.AMRMProxyApplicationContext;
 import org.apache.hadoop.yarn.server.nodemanager.amrmproxy.AbstractRequestInterceptor;
 import org.apache.hadoop.yarn.server.nodemanager.recovery.NMStateStoreService;
@@ -69,7 +72,8 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
     new SecureRandom().nextBytes(PROCESS_KEY);
   }
 
-  private ProxyState state;
+  /** Null when the listener never started or the pipeline retired (then everything passes through). */
+  private volatile ProxyState state;
   private ProxyHttpServer server;
   private String secret;
   private ProxyHttpServer.Binding binding;
@@ -77,6 +81,11 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
   /** The state's change count last stored (guarded by storeLock); -1: nothing stored yet. */
   private long storedChanges = -1;
   private final Object storeLock = new Object();
+  /**
+   * Set (under storeLock) when the pipeline shut down or was found to front an attempt that is no
+   * longer live here: nothing is stored after it, so no entry outlives the removal of the attempt's.
+   */
+  private boolean retired;
 
   /**
    * This interceptor's entry among the attempt's AMRMProxy entries in the NodeManager's state
@@ -87,6 +96,7 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
   @Override
   public void init(AMRMProxyApplicationContext ctx) {
     super.init(ctx);
+    removeEarlierAttempts(ctx.getApplicationAttemptId());
     Configuration conf = ctx.getConf() != null ? ctx.getConf() : getConf();
     state = new ProxyState(conf.getInt(RING_SIZE, DEFAULT_RING_SIZE));
     final String appId = ctx.getApplicationAttemptId().getApplicationId().toString();
@@ -119,7 +129,13 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
       int colon = addr.lastIndexOf(':');
       if (colon < 1) throw new IOException(ADDRESS + " must be host:port, got '" + addr + "'");
       server = ProxyHttpServer.acquire(addr.substring(0, colon), Integer.parseInt(addr.substring(colon + 1)));
-      server.register(secret, binding);
+      if (!server.register(secret, binding)) {
+        // Only a pipeline rebuilt for an earlier attempt gets here; recover() retires it.
+        LOG.info("blocklist AMRM proxy for {} not served: a later attempt of the application is", attemptId);
+        server.release();
+        server = null;
+        return;
+      }
     } catch (IOException | RuntimeException e) {
       // The AM must keep working without the blocklist: it only loses the sidecar's write path.
       LOG.error("blocklist AMRM proxy for {} not served: {}", attemptId, e.toString());
@@ -197,6 +213,7 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
   public RegisterApplicationMasterResponse registerApplicationMaster(
       RegisterApplicationMasterRequest request) throws YarnException, IOException {
     RegisterApplicationMasterResponse resp = getNextInterceptor().registerApplicationMaster(request);
+    ProxyState state = this.state;
     if (state != null) {
       List<ProxyState.Live> previous = new ArrayList<>();
       if (resp.getContainersFromPreviousAttempts() != null) {
@@ -220,6 +237,7 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
 
   @Override
   public AllocateResponse allocate(AllocateRequest request) throws YarnException, IOException {
+    ProxyState state = this.state;
     if (state == null) return getNextInterceptor().allocate(request);
     ResourceBlacklistRequest own = request.getResourceBlacklistRequest();
     List<String> amAdd = own == null || own.getBlacklistAdditions() == null ? List.of() : own.getBlacklistAdditions();
@@ -274,6 +292,13 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
     NMStateStoreService nmss = getNMStateStore();
     if (nmss == null || !nmss.canRecover()) return;
     ApplicationAttemptId attempt = getApplicationContext().getApplicationAttemptId();
+    synchronized (storeLock) {
+      if (retired) return;
+      storeRingEntries(nmss, attempt, change);
+    }
+  }
+
+  private static void storeRingEntries(NMStateStoreService nmss, ApplicationAttemptId attempt, ProxyState.RingChange change) {
     try {
       for (ProxyState.Completed c : change.added()) {
         String d = c.diagnostics().length() > STORED_DIAGNOSTICS ? c.diagnostics().substring(0, STORED_DIAGNOSTICS) : c.diagnostics();
@@ -317,6 +342,7 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
     NMStateStoreService nmss = getNMStateStore();
     if (nmss == null || !nmss.canRecover()) return;
     synchronized (storeLock) {
+      if (retired) return;
       // Read before the record: a change racing in makes the next store() write again.
       long changes = state.durableChanges();
       if (changes == storedChanges) return;
@@ -342,6 +368,13 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
   public void recover(Map<String, byte[]> recoveredDataMap) {
     super.recover(recoveredDataMap);
     String attempt = getApplicationContext().getApplicationAttemptId().toString();
+    String dead = notLiveHere(getApplicationContext().getApplicationAttemptId(), getApplicationContext().getNMContext());
+    if (dead != null) {
+      retire();
+      LOG.info("blocklist AMRM proxy for {}: rebuilt by the NodeManager's recovery but {}: not served, its stored entries removed",
+          attempt, dead);
+      return;
+    }
     byte[] record = recoveredDataMap == null ? null : recoveredDataMap.get(NMSS_KEY);
     if (state == null || recoveredDataMap == null) return;
     String why;
@@ -411,8 +444,21 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
     }
   }
 
+  /**
+   * AMRMProxyService calls this when the application finishes on this NodeManager (stopApplication,
+   * which then removes the attempt's stored entries itself) and when a new attempt's AM starts here
+   * (initializePipeline, which removes the new attempt's entries instead of this one's): either way
+   * this attempt is over, so everything stored under it goes, AMRMProxyService's own user and
+   * token entries with it (they are what makes a NodeManager restart rebuild the pipeline).
+   */
   @Override
   public void shutdown() {
+    retire();
+    super.shutdown();
+  }
+
+  /** Stops serving, deletes the hand-off, stores nothing more and removes the attempt's stored entries. */
+  private void retire() {
     stopServing();
     synchronized (this) {
       for (Path p : handoffFiles) {
@@ -424,7 +470,70 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
       }
       handoffFiles.clear();
     }
-    super.shutdown();
+    AMRMProxyApplicationContext ctx = getApplicationContext();
+    if (ctx == null) return;
+    synchronized (storeLock) {
+      retired = true;
+      state = null;
+      NMStateStoreService nmss = getNMStateStore();
+      if (nmss == null || !nmss.canRecover()) return;
+      try {
+        nmss.removeAMRMProxyAppContext(ctx.getApplicationAttemptId());
+      } catch (IOException | RuntimeException e) {
+        LOG.warn("blocklist AMRM proxy: cannot remove the stored entries of {}: {}", ctx.getApplicationAttemptId(), e.toString());
+      }
+    }
+  }
+
+  /**
+   * Removes what earlier attempts of the application stored on this NodeManager. When a new
+   * attempt's AM starts here, AMRMProxyService#initializePipeline shuts the previous pipeline down
+   * but removes the state-store entries of the new attempt, not of the previous one; and a
+   * pipeline that no longer exists (an attempt whose pipeline a recovery rebuilt and replaced) is
+   * never shut down at all. Left behind, an earlier attempt's entries are rebuilt into a pipeline
+   * on every NodeManager restart, in an order (a HashMap's) that can put it in place of the live
+   * attempt's. The RM never runs an earlier attempt again, so none of them is needed. One prefix
+   * removal (a LevelDB seek) per earlier attempt number.
+   */
+  private void removeEarlierAttempts(ApplicationAttemptId current) {
+    NMStateStoreService nmss = getNMStateStore();
+    if (nmss == null || !nmss.canRecover()) return;
+    for (int n = 1; n < current.getAttemptId(); n++) {
+      ApplicationAttemptId earlier = ApplicationAttemptId.newInstance(current.getApplicationId(), n);
+      try {
+        nmss.removeAMRMProxyAppContext(earlier);
+      } catch (IOException | RuntimeException e) {
+        LOG.warn("blocklist AMRM proxy for {}: cannot remove the stored entries of {}: {}", current, earlier, e.toString());
+      }
+    }
+  }
+
+  /**
+   * Why a pipeline AMRMProxyService#recover rebuilt fronts no live attempt, or null when it may.
+   * The NodeManager recovers its containers before the AMRMProxy (ContainerManagerImpl#recover),
+   * and keeps a container in its context until the RM has heard of its end. So a later attempt's
+   * container here means this attempt was superseded (the RM allocates for the current attempt
+   * only), and no AM container of this attempt here means its AM is gone: nothing can call this
+   * pipeline again. With no NodeManager context to look at (none recovered) it is taken as live.
+   */
+  static String notLiveHere(ApplicationAttemptId attempt, Context nm) {
+    if (nm == null || nm.getContainers() == null) return null;
+    boolean amHere = false;
+    for (org.apache.hadoop.yarn.server.nodemanager.containermanager.container.Container c : nm.getContainers().values()) {
+      ContainerId id = c.getContainerId();
+      if (id == null || !id.getApplicationAttemptId().getApplicationId().equals(attempt.getApplicationId())) continue;
+      if (id.getApplicationAttemptId().getAttemptId() > attempt.getAttemptId()) {
+        return "a later attempt (" + id.getApplicationAttemptId() + ") has containers here";
+      }
+      if (id.getApplicationAttemptId().equals(attempt) && isAmContainer(c)) amHere = true;
+    }
+    return amHere ? null : "its AM container is no longer on this NodeManager";
+  }
+
+  private static boolean isAmContainer(org.apache.hadoop.yarn.server.nodemanager.containermanager.container.Container c) {
+    ContainerTokenIdentifier t = c.getContainerTokenIdentifier();
+    if (t != null && t.getContainerType() != null) return t.getContainerType() == ContainerType.APPLICATION_MASTER;
+    return (c.getContainerId().getContainerId() & ContainerId.CONTAINER_ID_BITMASK) == 1;
   }
 
   /** For tests and diagnostics in the same JVM. */

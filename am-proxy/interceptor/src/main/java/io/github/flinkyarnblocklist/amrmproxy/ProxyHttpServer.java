@@ -98,8 +98,29 @@ public final class ProxyHttpServer {
     return "http://" + a.getAddress().getHostAddress() + ":" + a.getPort();
   }
 
-  public synchronized void register(String secret, Binding b) {
-    bySecretHash.put(hash(secret), b);
+  /**
+   * Makes the secret select this binding, unless it already selects a later attempt of the
+   * application: a pipeline AMRMProxyService#recover rebuilds for an earlier attempt (whose
+   * entries outlived it in the NodeManager's state store) must not take the secret from the live
+   * one. Returns whether the secret now selects this binding.
+   */
+  public synchronized boolean register(String secret, Binding b) {
+    String h = hash(secret);
+    Binding current = bySecretHash.get(h);
+    if (current != null && current != b && attemptNumber(current) > attemptNumber(b)) return false;
+    bySecretHash.put(h, b);
+    return true;
+  }
+
+  /** The attempt's number (the id's last field); -1 when unreadable, so any readable one wins. */
+  static int attemptNumber(Binding b) {
+    String id = b.appAttemptId();
+    int u = id == null ? -1 : id.lastIndexOf('_');
+    try {
+      return u < 0 ? -1 : Integer.parseInt(id.substring(u + 1));
+    } catch (NumberFormatException e) {
+      return -1;
+    }
   }
 
   /** Removes the entry only if it is still this binding (a newer attempt may have replaced it). */

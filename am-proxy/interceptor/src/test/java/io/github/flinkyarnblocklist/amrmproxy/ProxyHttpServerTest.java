@@ -138,4 +138,24 @@ class ProxyHttpServerTest {
     assertEquals(false, ProxyHttpServer.prefersMinimal(java.util.List.of("return=representation")));
     assertEquals(false, ProxyHttpServer.prefersMinimal(null));
   }
+
+  @Test
+  void aBindingOfAnEarlierAttemptDoesNotTakeTheSecretFromALaterOne() throws Exception {
+    ProxyState older = new ProxyState(16);
+    ProxyHttpServer.Binding first = new ProxyHttpServer.Binding() {
+      public String applicationId() { return "application_1_0001"; }
+      public String appAttemptId() { return "appattempt_1_0001_000001"; }
+      public ProxyState state() { return older; }
+    };
+    ProxyHttpServer.Binding third = new ProxyHttpServer.Binding() {
+      public String applicationId() { return "application_1_0001"; }
+      public String appAttemptId() { return "appattempt_1_0001_000003"; }
+      public ProxyState state() { return a; }
+    };
+    assertTrue(server.register(secretA, third), "a later attempt replaces the earlier one");
+    assertEquals(false, server.register(secretA, first), "a pipeline rebuilt for an earlier attempt does not");
+    assertTrue(call("GET", "/amrm/v1/attempt", secretA, null).body().contains("appattempt_1_0001_000003"));
+    server.unregister(secretA, first);
+    assertTrue(call("GET", "/amrm/v1/attempt", secretA, null).body().contains("appattempt_1_0001_000003"), "its unregister leaves the later one");
+  }
 }
