@@ -511,23 +511,40 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
   /**
    * Why a pipeline AMRMProxyService#recover rebuilt fronts no live attempt, or null when it may.
    * The NodeManager recovers its containers before the AMRMProxy (ContainerManagerImpl#recover),
-   * and keeps a container in its context until the RM has heard of its end. So a later attempt's
-   * container here means this attempt was superseded (the RM allocates for the current attempt
-   * only), and no AM container of this attempt here means its AM is gone: nothing can call this
-   * pipeline again. With no NodeManager context to look at (none recovered) it is taken as live.
+   * and keeps a container in its context and its state store until the RM has heard of its end.
+   * So a later attempt's container here means this attempt was superseded (the RM allocates for the
+   * current attempt only); no AM container of this attempt here, or one the state store records as
+   * completed or killed, means its AM is gone: nothing calls this pipeline again. With no
+   * NodeManager context to look at (none recovered) it is taken as live.
    */
   static String notLiveHere(ApplicationAttemptId attempt, Context nm) {
     if (nm == null || nm.getContainers() == null) return null;
-    boolean amHere = false;
+    List<ContainerId> ams = new ArrayList<>();
     for (org.apache.hadoop.yarn.server.nodemanager.containermanager.container.Container c : nm.getContainers().values()) {
       ContainerId id = c.getContainerId();
       if (id == null || !id.getApplicationAttemptId().getApplicationId().equals(attempt.getApplicationId())) continue;
       if (id.getApplicationAttemptId().getAttemptId() > attempt.getAttemptId()) {
         return "a later attempt (" + id.getApplicationAttemptId() + ") has containers here";
       }
-      if (id.getApplicationAttemptId().equals(attempt) && isAmContainer(c)) amHere = true;
+      if (id.getApplicationAttemptId().equals(attempt) && isAmContainer(c)) ams.add(id);
     }
-    return amHere ? null : "its AM container is no longer on this NodeManager";
+    if (ams.isEmpty()) return "its AM container is no longer on this NodeManager";
+    NMStateStoreService nmss = nm.getNMStateStore();
+    if (nmss == null || !nmss.canRecover()) return null;
+    int ended = 0;
+    try (org.apache.hadoop.yarn.server.nodemanager.recovery.RecoveryIterator<NMStateStoreService.RecoveredContainerState> it = nmss.getContainerStateIterator()) {
+      while (it.hasNext()) {
+        NMStateStoreService.RecoveredContainerState rcs = it.next();
+        if (ams.contains(rcs.getContainerId())
+            && (rcs.getStatus() == NMStateStoreService.RecoveredContainerStatus.COMPLETED || rcs.getKilled())) {
+          ended++;
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("blocklist AMRM proxy for {}: cannot read the NodeManager's container states ({}); taken as live", attempt, e.toString());
+      return null;
+    }
+    return ended == ams.size() ? "its AM container " + ams.get(0) + " has ended (completed or killed in the state store)" : null;
   }
 
   private static boolean isAmContainer(org.apache.hadoop.yarn.server.nodemanager.containermanager.container.Container c) {

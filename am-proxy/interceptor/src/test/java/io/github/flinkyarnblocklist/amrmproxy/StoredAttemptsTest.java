@@ -210,6 +210,31 @@ class StoredAttemptsTest {
   }
 
   @Test
+  void aRecoveredPipelineOfAnAttemptWhoseAmEndedJustBeforeTheRestartNeitherServesNorKeepsItsEntries() throws Exception {
+    ApplicationAttemptId old = attempt(APP, 1);
+    storeAsAmrmProxyService(old);
+    BlocklistRequestInterceptor before = pipeline(old);
+    assertEquals(200, call("POST", "/amrm/v1/blacklist", "{\"blacklistAdditions\":[\"nm9\"]}").statusCode());
+    before.stopServing();
+    // The RM failed the attempt and the NodeManager stopped its AM container, then restarted before
+    // the RM acknowledged the end: the container is back in the context, completed in the store.
+    amContainerRuns(old, 1);
+    ContainerId am = ContainerId.newContainerId(old, 1);
+    org.apache.hadoop.yarn.api.records.Token token = org.apache.hadoop.yarn.server.utils.BuilderUtils.newContainerToken(
+        am, 0, "localhost", 8041, "flink", Resource.newInstance(256, 1), 0L, 0, new byte[0], 0L);
+    store.storeContainer(am, 0, 0L, org.apache.hadoop.yarn.api.protocolrecords.StartContainerRequest.newInstance(
+        org.apache.hadoop.yarn.api.records.ContainerLaunchContext.newInstance(null, null, null, null, null, null), token));
+    store.storeContainerLaunched(am);
+    assertNull(BlocklistRequestInterceptor.notLiveHere(old, nm), "a launched AM container is live");
+    store.storeContainerCompleted(am, 143);
+
+    BlocklistRequestInterceptor after = recovered(old);
+    assertNull(after.proxyState(), "no state held");
+    assertEquals(401, call("GET", "/amrm/v1/attempt", null).statusCode(), "not served");
+    assertFalse(stored().containsKey(old.toString()), "its entries are removed");
+  }
+
+  @Test
   void aRecoveredPipelineOfASupersededAttemptLeavesTheSecretToTheLiveOne() throws Exception {
     ApplicationAttemptId old = attempt(APP, 1);
     ApplicationAttemptId live = attempt(APP, 2);

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.stream.Stream;
 import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
@@ -221,6 +222,16 @@ public final class YarnLauncher {
     out.put("stopped", host);
     out.put("interceptorsEnded", ended);
     return out;
+  }
+
+  /** What the running NodeManager's state store holds for the AMRMProxy: each attempt's entry keys, sorted. */
+  synchronized Map<String, Object> amrmProxyStore(String host) throws Exception {
+    int i = java.util.Arrays.asList(HOSTS).indexOf(host);
+    if (i < 0 || nms[i] == null) throw new IllegalArgumentException("no running NodeManager on " + host);
+    Map<String, Object> attempts = new TreeMap<>();
+    nms[i].getNMContext().getNMStateStore().loadAMRMProxyState().getAppContexts()
+        .forEach((a, entries) -> attempts.put(a.toString(), new ArrayList<>(new TreeSet<>(entries.keySet()))));
+    return Map.of("host", host, "attempts", attempts);
   }
 
   /** Starts the host's NodeManager again with its state store: the AMRMProxy recovers its pipelines. */
@@ -494,6 +505,11 @@ public final class YarnLauncher {
     // /nodes/<host>/stop, /nodes/<host>/start: a NodeManager restart with recovery.
     if (p.length == 4 && p[1].equals("nodes") && method.equals("POST") && (p[3].equals("stop") || p[3].equals("start"))) {
       reply(ex, 200, p[3].equals("stop") ? stopNodeManager(p[2]) : startNodeManager(p[2]));
+      return;
+    }
+    // /nodes/<host>/amrmproxy-store: the AMRMProxy entries in the NodeManager's state store, by attempt.
+    if (p.length == 4 && p[1].equals("nodes") && p[3].equals("amrmproxy-store") && method.equals("GET")) {
+      reply(ex, 200, amrmProxyStore(p[2]));
       return;
     }
     if (path.equals("/nodes") && method.equals("GET")) {

@@ -1,0 +1,185 @@
+/**
+ * What the NodeManagers' state stores hold for the AMRMProxy across a new attempt and a NodeManager
+ * restart, on the real YARN of test/support/real-yarn.ts (work-preserving recovery, LevelDB store).
+ *
+ * Hadoop's AMRMProxyService never removes a superseded attempt's entries on the NodeManager where a
+ * new attempt's AM starts (initializePipeline removes the new attempt's instead), and keeps the
+ * previous AM's pipeline (and entries) on its own NodeManager until the application finishes there;
+ * its recover() rebuilds a pipeline from whatever it finds. The interceptor removes earlier attempts'
+ * entries when a new attempt starts on its NodeManager, its own when its pipeline shuts down, and a
+ * pipeline rebuilt for an attempt that no longer runs there neither serves nor keeps anything.
+ *
+ * Asserted: a new attempt that starts on a NodeManager holding an earlier attempt's entries leaves
+ * only the live attempt's there; after restarts of the NodeManagers holding earlier attempts'
+ * entries, no NodeManager holds any but the live attempt's, the proxy (one listener for the three
+ * NodeManagers of this JVM) still answers for the live attempt, and the sidecar still sees its
+ * blacklist on the RM and a worker's failure.
+ */
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { AppState, RealYarn, control, realYarn, requireRealYarn, waitForApp } from '../support/real-yarn';
+import { TestSidecar, http, startTestSidecar, tempDir } from '../support/sidecar';
+
+interface Store {
+  host: string;
+  attempts: Record<string, string[]>;
+}
+
+const STATE_KEY = 'blocklist-interceptor.state';
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last = e;
+    }
+    await sleep(150);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `; last error: ${String(last)}` : ''}`);
+}
+
+describe("real YARN: a superseded attempt's AMRMProxy entries do not outlive it in the NodeManagers' state stores", function () {
+  this.timeout(120_000);
+  let y: RealYarn;
+  let sidecar: TestSidecar | undefined;
+  let secretFile: string;
+  let previous: AppState;
+  let live: AppState;
+  let blocked: string | undefined;
+  let stopped: string | undefined;
+  /** Earlier attempts stored on the NodeManager where the live attempt's AM started. */
+  let sameNode: string[] = [];
+
+  /** main's attempts stored on the host, with their keys. */
+  const mainStored = async (host: string): Promise<Record<string, string[]>> => {
+    const s = await control<Store>(y, 'GET', `/nodes/${host}/amrmproxy-store`);
+    const app = y.applications.main.replace(/^application_/, 'appattempt_');
+    return Object.fromEntries(Object.entries(s.attempts).filter(([a]) => a.startsWith(`${app}_`)));
+  };
+  const proxyGet = async <T>(route: string): Promise<T> => {
+    const r = await http(live.proxy!.address, 'GET', `/amrm/v1${route}`, undefined, { authorization: `Bearer ${fs.readFileSync(secretFile, 'utf8').trim()}` });
+    if (r.status !== 200) throw new Error(`GET ${route}: ${r.status} ${r.text}`);
+    return r.body as T;
+  };
+
+  before(async function () {
+    this.timeout(150_000);
+    requireRealYarn(this);
+    y = await realYarn();
+    previous = await waitForApp(y, 'main', 'main registered through its proxy with three running workers', (s) => s.registered && s.proxy?.appAttemptId === s.appAttemptId && s.liveWorkers === 3 && s.workers.every((w) => w.running), 90_000);
+    const dir = tempDir('blocklist-real-stored-attempts-');
+    // The secret is the application's (derived from its id), the same for every attempt.
+    secretFile = path.join(dir, 'amrm-proxy.secret');
+    fs.copyFileSync(previous.proxy!.secretFile, secretFile);
+    sidecar = await startTestSidecar({
+      dir,
+      define: {
+        'yarn.resourcemanager.webapp.address': y.rmWebapp,
+        'cluster.resource-blocklist.amrm-proxy.address': previous.proxy!.address,
+        'cluster.resource-blocklist.amrm-proxy.secret-file': secretFile,
+        'yarn.application.id': y.applications.main,
+        'cluster.resource-blocklist.poll-interval': '200 ms',
+        'cluster.resource-blocklist.max-blocked-fraction': '0.7',
+        'cluster.resource-blocklist.detector.mode': 'shadow',
+        'cluster.resource-blocklist.detector.failures-per-host': '10',
+        'cluster.resource-blocklist.detector.poll-interval': '1 h',
+      },
+    });
+  });
+
+  after(async function () {
+    this.timeout(60_000);
+    if (stopped) await control(y, 'POST', `/nodes/${stopped}/start`);
+    if (sidecar) {
+      if (blocked) {
+        await http(sidecar.url, 'DELETE', `/blocklist/nodes/${blocked}`);
+        await waitForApp(y, 'main', 'the block lifted and three workers', (s) => s.schedulerBlacklist.join() === y.amOwnHost && s.liveWorkers === 3, 45_000).catch(() => undefined);
+      }
+      await sidecar.close();
+    }
+  });
+
+  /** main's stored attempts on every running NodeManager. */
+  const everywhere = async (): Promise<Record<string, Record<string, string[]>>> =>
+    Object.fromEntries(await Promise.all(y.nodes.map(async (h) => [h, await mainStored(h)] as const)));
+
+  it("new attempts until one starts on a NodeManager holding an earlier attempt's entries: it then holds only the live attempt's", async () => {
+    blocked = y.nodes.find((n) => n !== previous.proxy!.nodeHost && n !== y.amOwnHost) ?? y.nodes.find((n) => n !== previous.proxy!.nodeHost)!;
+    const put = await http(sidecar!.url, 'PUT', `/blocklist/nodes/${blocked}`, { action: 'MARK_BLOCKED', cause: 'stored-attempts test' });
+    assert.equal(put.status, 201, put.text);
+    await waitForApp(y, 'main', `${blocked} on the scheduler's blacklist`, (s) => s.schedulerBlacklist.includes(blocked!));
+    live = previous;
+    // Hadoop keeps each earlier AM's pipeline and entries on its NodeManager until the application
+    // finishes there, so after at most three new attempts on three NodeManagers one starts where an
+    // earlier one is stored (AMRMProxyService#initializePipeline then replaces the pipeline).
+    for (let i = 0; i < 4; i++) {
+      const before = await everywhere();
+      assert.ok(live.appAttemptId! in before[live.proxy!.nodeHost], "the running attempt is stored on its AM's NodeManager");
+      const failed = live.appAttemptId;
+      await control(y, 'POST', '/apps/main/fail-attempt');
+      live = await waitForApp(y, 'main', 'a new attempt registered through its proxy', (s) => s.appAttemptId !== failed && s.registered && s.proxy?.appAttemptId === s.appAttemptId, 60_000);
+      const host = live.proxy!.nodeHost;
+      // The sidecar follows the new attempt and pushes its blacklist again (stored under the attempt).
+      await waitForApp(y, 'main', `${blocked} on the new attempt's blacklist`, (s) => s.schedulerBlacklist.includes(blocked!), 30_000);
+      const now = await until('the re-push stored under the live attempt', 10_000, async () => {
+        const s = await mainStored(host);
+        return s[live.appAttemptId!]?.includes(STATE_KEY) ? s : undefined;
+      });
+      assert.deepEqual(Object.keys(now), [live.appAttemptId], `only the live attempt's entries on ${host} (before it: ${JSON.stringify(Object.keys(before[host]))})`);
+      assert.deepEqual(now[live.appAttemptId!].filter((k) => !k.startsWith('blocklist-interceptor.completed.')), ['amrmtoken', STATE_KEY, 'user']);
+      sameNode = Object.keys(before[host]).filter((a) => a !== live.appAttemptId);
+      if (sameNode.length > 0) break;
+    }
+    assert.ok(sameNode.length > 0, 'a new attempt started where an earlier one was stored');
+    // Elsewhere Hadoop keeps them: the previous AM's NodeManager holds the previous attempt's.
+    const after = await everywhere();
+    assert.ok(Object.entries(after).some(([h, s]) => h !== live.proxy!.nodeHost && Object.keys(s).length > 0), `earlier attempts stay stored on the other NodeManagers: ${JSON.stringify(after)}`);
+  });
+
+  it("NodeManager restarts: no dead attempt's entries are kept anywhere, the proxy answers for the live attempt, the sidecar sees its blacklist and a failure", async () => {
+    const stale = Object.entries(await everywhere()).filter(([h, s]) => h !== live.proxy!.nodeHost && Object.keys(s).length > 0).map(([h]) => h);
+    const t0 = Date.now();
+    for (const h of stale) {
+      await control(y, 'POST', `/nodes/${h}/stop`);
+      stopped = h;
+      await control(y, 'POST', `/nodes/${h}/start`);
+      stopped = undefined;
+    }
+    const restartMs = Date.now() - t0;
+    // AMRMProxyService#recover runs inside the NodeManager's start: the stores are settled now.
+    const all = await everywhere();
+    assert.deepEqual(
+      Object.fromEntries(Object.entries(all).map(([h, s]) => [h, Object.keys(s)])),
+      Object.fromEntries(y.nodes.map((h) => [h, h === live.proxy!.nodeHost ? [live.appAttemptId] : []])),
+      'only the live attempt is stored, on its AM\'s NodeManager',
+    );
+    const att = await until('the proxy to answer', 20_000, () => proxyGet<{ appAttemptId: string }>('/attempt'));
+    assert.equal(att.appAttemptId, live.appAttemptId, 'the secret still selects the live attempt, not a pipeline rebuilt for a dead one');
+    const view = await proxyGet<{ owners: Record<string, string[]> }>('/blacklist');
+    assert.deepEqual(view.owners, { am: [y.amOwnHost], blocklist: [blocked] });
+    const back = await waitForApp(y, 'main', "the block on the live attempt's blacklist, a running worker", (s) => s.appAttemptId === live.appAttemptId && s.schedulerBlacklist.includes(blocked!) && s.workers.some((w) => w.running), 30_000);
+
+    const victim = back.workers.find((w) => w.running)!;
+    const killed = await until(`a worker on ${victim.host} to kill`, 10_000, async () => {
+      const r = await control<{ containerId: string | null; killed: boolean }>(y, 'POST', `/apps/main/kill-worker?host=${victim.host}&container=${victim.containerId}`);
+      return r.killed && r.containerId ? r.containerId : undefined;
+    });
+    await until("the failure in the live attempt's completed ring", 20_000, async () => {
+      const p = await proxyGet<{ containers: { containerId: string }[] }>('/completed-containers?after=0');
+      return p.containers.some((c) => c.containerId === killed) ? true : undefined;
+    });
+    const report = await sidecar!.detector!.pass();
+    assert.ok(report, 'the detector made a pass');
+    const ids = report.hosts.flatMap((h) => h.incidents.flatMap((i) => i.containerIds));
+    assert.equal(ids.filter((i) => i === killed).length, 1, `${killed} counted once by the detector`);
+    const st = (await http(sidecar!.url, 'GET', '/status')).body as { blacklist: { desired: string[] } };
+    assert.deepEqual(st.blacklist.desired, [blocked]);
+    console.log(`      (live ${live.appAttemptId} on ${live.proxy!.nodeHost}, replaced ${sameNode.join()} there; restarted ${stale.join(', ')} in ${restartMs} ms)`);
+  });
+});
