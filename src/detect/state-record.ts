@@ -161,6 +161,14 @@ export class StateRecord {
         return 'won';
       }
       const cur = await read.call(store, key);
+      if (cur === text) {
+        // Ours, applied although its answer was lost (ZooKeeper answers the retry of a set that
+        // was applied with BAD_VERSION). Taken for lost, the change was undone and merged back
+        // from the store as another sidecar's: a reservation then read as one being made
+        // elsewhere, and its host went unblocked until it was abandoned two minutes later.
+        this.savedText = text;
+        return 'won';
+      }
       this.state = before;
       this.adopt(cur);
       return 'lost';

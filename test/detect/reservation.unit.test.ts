@@ -132,6 +132,31 @@ describe('detector: a reservation that aged while its sidecar stalled', () => {
   });
 });
 
+describe('detector: a reservation whose answer was lost', () => {
+  it("is its own once the re-read finds its text (ZooKeeper answers a retried set that was applied with BAD_VERSION): the block is made at once, not taken for another sidecar's", async () => {
+    const clock = new FakeClock(T0);
+    const store = new MemoryStore({ clock });
+    const added: string[] = [];
+    const source = { name: 'test', poll: async () => ({ failures: [0, 1, 2].map((i) => ({ key: `k${i}`, source: 'test', host: 'n3', at: clock.now() - 5000 + i, group: `g${i}`, signature: 's', summary: 'x' })) }) };
+    const d = unitDetector({ clock, store, sources: [source], addItem: async (spec) => (added.push(spec.id), { outcome: 'created' }) });
+    // The reservation's write is applied, but its reply is lost: the store's retry answers false.
+    const replace = store.replaceRecord.bind(store);
+    let lostOnce = false;
+    store.replaceRecord = async (k, e, v) => {
+      const ok = await replace(k, e, v);
+      if (ok && !lostOnce && v.includes('"pending":true')) {
+        lostOnce = true;
+        return false;
+      }
+      return ok;
+    };
+    await d.pass();
+    assert.ok(lostOnce, 'the reservation was written, its answer lost');
+    assert.deepEqual(added, ['n3'], 'blocked in this pass');
+    assert.equal(d.view().report?.hosts.find((h) => h.host === 'n3')?.decision, 'block');
+  });
+});
+
 describe("detector: the job's detector lease", () => {
   it('one sidecar runs, the other stands by; a clean stop hands over at the next pass; a crash after the lease lapses', async () => {
     const clock = new FakeClock(T0);
