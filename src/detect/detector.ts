@@ -24,7 +24,7 @@ import { DetectorState } from './state';
 import { StateRecord, stateKeyOf } from './state-record';
 import { NodesSeen, RmNodes } from './rm-nodes';
 import { DetectorLease, RunnerView, leaseMsFor } from './leadership';
-import { abandonReservation, reservationUsable, reserveBlock } from './reservation';
+import { abandonOwnLeftovers, abandonReservation, reservationUsable, reserveBlock } from './reservation';
 
 export type { SourceStatus };
 
@@ -80,6 +80,8 @@ export class Detector {
   private readonly record: StateRecord;
   /** Whether this sidecar runs the job's detector or stands by (leadership.ts). */
   private readonly lease: DetectorLease;
+  /** This sidecar's name in the job's detector lease and on its reservations. */
+  private readonly member: string;
   private report: DetectorReport | null = null;
   private lastPassAt: number | null = null;
   private lastError: string | null = null;
@@ -96,8 +98,8 @@ export class Detector {
     this.sources = new SourcePoller(deps);
     this.record = new StateRecord(deps.store, deps.clock, deps.logger, () => this.stateKey);
     this.rmNodes = new RmNodes(deps);
-    const member = deps.member ?? `detector-${randomBytes(6).toString('hex')}`;
-    this.lease = new DetectorLease(this.record, member, deps.clock, deps.logger, leaseMsFor(deps.settings.pollIntervalMs));
+    this.member = deps.member ?? `detector-${randomBytes(6).toString('hex')}`;
+    this.lease = new DetectorLease(this.record, this.member, deps.clock, deps.logger, leaseMsFor(deps.settings.pollIntervalMs));
   }
 
   get stateKey(): string | undefined {
@@ -231,7 +233,7 @@ export class Detector {
       if (capped.length === 0) return { report, itemStamps };
       const out = await this.record.commit((s) => {
         for (const b of capped) {
-          if (settings.mode === 'enforce') reserveBlock(s, b, now);
+          if (settings.mode === 'enforce') reserveBlock(s, b, now, this.member);
           else recordBlock(s, b, 'shadow', now);
         }
       });
@@ -280,6 +282,10 @@ export class Detector {
       }
       for (const h of adoptOrphans(this.state, ours, this.deps.settings)) this.deps.logger.info(`detector: ${h} carries an automatic block its state did not record (a sidecar stopped before writing it); counted as its own`);
     }
+    abandonOwnLeftovers(this.state, this.member, (id) => {
+      const it = byId.get(id);
+      return it !== undefined && appliesTo(it, appId) && isEffective(it, now);
+    });
     const { unblockedByOperator } = observeBlocks(this.state, (id) => {
       const it = byId.get(id);
       return it ? { end: it.endTimestamp, updatedBy: it.updated.by, forJob: appliesTo(it, appId) } : undefined;

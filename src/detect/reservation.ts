@@ -42,11 +42,15 @@ export interface Reserved {
   level: number;
 }
 
-/** Writes the block about to be made into the state, pending; the host's previous block is kept beside it. */
-export function reserveBlock(state: DetectorState, planned: Reserved, now: number): void {
+/**
+ * Writes the block about to be made into the state, pending; the host's previous block is kept
+ * beside it. `by`: the sidecar making it (its name in the lease).
+ */
+export function reserveBlock(state: DetectorState, planned: Reserved, now: number, by?: string): void {
   const hs = state.hosts[planned.host] ?? (state.hosts[planned.host] = {});
   const prev = hs.lastBlock ? backoffMemory(hs.lastBlock) : undefined;
   const b: AutoBlock = { itemId: planned.itemId, start: now, end: planned.end, ownEnd: planned.end, level: planned.level, mode: 'enforce', pending: true };
+  if (by !== undefined) b.by = by;
   if (prev) {
     // One block back is all the backoff reads: reservations do not nest.
     b.before = { ...prev };
@@ -78,4 +82,19 @@ export function backoffMemory(b: AutoBlock): AutoBlock | undefined {
 /** Whether the item of a reservation made at `start` may still be added at `now` (RESERVATION_USE_MS). */
 export function reservationUsable(b: AutoBlock, now: number): boolean {
   return b.pending === true && b.endedAt === undefined && now < b.start + RESERVATION_USE_MS;
+}
+
+/**
+ * Gives up the reservations `by` made whose item is not in force for the job, at the start of a
+ * decision: a pass decides before it adds, and passes do not overlap, so such a reservation is
+ * an earlier pass's that never added its item — one whose reservation write was applied although
+ * the call failed (a ZooKeeper session that expired before the answer), the pass failing with it.
+ * Held as if another sidecar were adding it, its slot stayed taken and its host unblocked for
+ * RESERVATION_MS. `inForce`: whether the item is in force for this job.
+ */
+export function abandonOwnLeftovers(state: DetectorState, by: string, inForce: (itemId: string) => boolean): void {
+  for (const hs of Object.values(state.hosts)) {
+    const b = hs.lastBlock;
+    if (b?.pending && b.by === by && b.endedAt === undefined && !inForce(b.itemId)) abandonReservation(b);
+  }
 }

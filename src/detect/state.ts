@@ -39,6 +39,11 @@ export interface AutoBlock {
   abandoned?: true;
   /** The host's block before this reservation: the backoff's memory if the reservation is abandoned. */
   before?: AutoBlock;
+  /**
+   * The sidecar that made the reservation (its name in the lease): it knows a reservation of its
+   * own that an earlier pass never added, and gives it up at once (reservation.ts).
+   */
+  by?: string;
 }
 
 export interface HostState {

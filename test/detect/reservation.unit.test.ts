@@ -157,6 +157,35 @@ describe('detector: a reservation whose answer was lost', () => {
   });
 });
 
+describe('detector: a reservation written by a pass that then failed', () => {
+  it('is given up by its own sidecar at its next pass (it knows it never added the item), not held for two minutes as if another sidecar were adding it', async () => {
+    const clock = new FakeClock(T0);
+    const store = new MemoryStore({ clock });
+    const added: string[] = [];
+    const source = { name: 'test', poll: async () => ({ failures: [0, 1, 2].map((i) => ({ key: `k${i}`, source: 'test', host: 'n3', at: clock.now() - 5000 + i, group: `g${i}`, signature: 's', summary: 'x' })) }) };
+    const d = unitDetector({ clock, store, sources: [source], addItem: async (spec) => (added.push(spec.id), { outcome: 'created' }) });
+    // The reservation's write is applied, then the call fails (a ZooKeeper session that expired
+    // before the answer came): the pass fails before it adds anything.
+    const replace = store.replaceRecord.bind(store);
+    let failedOnce = false;
+    store.replaceRecord = async (k, e, v) => {
+      const ok = await replace(k, e, v);
+      if (ok && !failedOnce && v.includes('"pending":true')) {
+        failedOnce = true;
+        throw new Error('session expired');
+      }
+      return ok;
+    };
+    await d.pass();
+    assert.match(String(d.view().lastError), /session expired/);
+    assert.deepEqual(added, []);
+    clock.advance(10_000);
+    await d.pass();
+    assert.equal(d.view().lastError, null);
+    assert.deepEqual(added, ['n3'], 'blocked at the next pass');
+  });
+});
+
 describe("detector: the job's detector lease", () => {
   it('one sidecar runs, the other stands by; a clean stop hands over at the next pass; a crash after the lease lapses', async () => {
     const clock = new FakeClock(T0);
