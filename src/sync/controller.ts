@@ -18,6 +18,7 @@ import { DEFAULT_CAP_NODE_COUNT_MEMORY_MS, Memory, afterNewAttempt, afterPush, a
 import { Decision, Desired, Observed, Rules, SyncEvent, evacuating, planEvacuations, reconcile } from './reconcile';
 import { Executor, PushOutcome } from './executor';
 import { StartsRecord } from './starts-record';
+import { GoneSweep } from './gone-sweep';
 import { message } from './cache';
 import { StoreWatcher } from './watch-store';
 import { AttemptWatcher } from './watch-attempt';
@@ -110,6 +111,8 @@ export class Controller {
   private readonly executor: Executor;
   /** This job's evacuation starts, as stored (evacuation-starts.ts). */
   private readonly starts: StartsRecord;
+  /** Gone jobs' records, looked for beside the passes (engine.idle() waits for a sweep running). */
+  readonly gone: GoneSweep;
   private readonly rules: Rules;
   private memory: Memory = emptyMemory();
   private viewCache: SyncView | undefined;
@@ -133,6 +136,7 @@ export class Controller {
     };
     this.executor = new Executor({ proxy, metrics, logger, owner: this.owner });
     this.starts = new StartsRecord({ store, logger, ...(deps.sweepsRecords ? { sweeper: deps.sweepsRecords } : {}) });
+    this.gone = new GoneSweep({ starts: this.starts, logger, ...(deps.sweepAlso ? { also: deps.sweepAlso } : {}) });
     this.rules = {
       maxBlockedFraction: settings.maxBlockedFraction,
       evacuationTimeoutMs: settings.evacuationTimeoutMs,
@@ -258,10 +262,7 @@ export class Controller {
   private async recordStarts(items: readonly BlockedItem[], d: Decision): Promise<void> {
     const out = await this.starts.record(items, d.starts);
     if (out.result === 'failed') this.deps.logger.warn(`${out.error}; kept in memory and written after the next pass`);
-    const now = this.deps.clock.now();
-    await this.starts.collect(items, now);
-    const app = this.watch.attempt.applicationId;
-    if (app !== undefined && this.deps.sweepAlso) await this.deps.sweepAlso(app, now);
+    this.gone.start(items, this.watch.attempt.applicationId, this.deps.clock.now());
   }
 
   /** Releases one batch, then re-evaluates so the view shows what was just released. */

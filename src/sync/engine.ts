@@ -195,6 +195,12 @@ export class SyncEngine implements SyncFacade {
     else this.moreReasons++;
     this.dirty = true;
     this.kicksDuringPass++;
+    // After a failed pass the retry is armed with backoff: a kick joins it instead of starting a
+    // pass at once. Otherwise every API write during an outage ran a pass straight into the peer
+    // that is down (a restarting RM, the proxy), as fast as it failed; the poll already waits for
+    // the retry the same way. A write made meanwhile is stored and shows pending; the retry's pass
+    // (re-reading everything) takes it, at most retry.max-backoff after the peer is back.
+    if (this.cancelRetry) return;
     this.pump();
   }
 
@@ -203,6 +209,7 @@ export class SyncEngine implements SyncFacade {
     for (;;) {
       if (this.pollInFlight) await this.pollInFlight;
       else if (this.running) await this.running;
+      else if (this.controller.gone.running) await this.controller.gone.running;
       else return;
     }
   }

@@ -122,6 +122,24 @@ describe('sync/engine: failures and restarts', () => {
     assert.match(await r.metrics.text(), /blocklist_reconcile_passes_total\{result="failure"\} [1-9]/);
   });
 
+  it('writes during an outage join the armed retry instead of each running a pass into the peer that is down', async () => {
+    const r = await rig({ nodes: 40, settings: { maxBlockedFraction: 1 } });
+    r.yarn.faults.set('amrm', { outage: 'unavailable' });
+    await r.block(nodeItem(r.host(1)));
+    const failures = async () => Number(/blocklist_reconcile_passes_total\{result="failure"\} (\d+)/.exec(await r.metrics.text())?.[1] ?? 0);
+    assert.equal(await failures(), 1);
+    for (let i = 2; i <= 21; i++) await r.block(nodeItem(r.host(i)));
+    assert.equal(await failures(), 1, 'twenty writes, no pass before the retry is due');
+    await r.step(200); // the retry: one pass for all of them, failing again
+    assert.equal(await failures(), 2);
+    r.yarn.faults.clear('amrm');
+    await r.step(400); // the next retry succeeds and takes every write made meanwhile
+    assert.equal(r.blacklist().length, 21);
+    assert.equal(await failures(), 2);
+    await r.block(nodeItem(r.host(22)));
+    assert.equal(r.blacklist().length, 22, 'once synced, a write is pushed at once again');
+  });
+
   it('a failed push is re-read and re-diffed: a change made during the outage is included', async () => {
     const r = await rig();
     await r.block(nodeItem(r.host(1)));
