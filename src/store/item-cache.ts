@@ -43,11 +43,23 @@ export class ItemCache {
    */
   private shared = false;
 
+  /**
+   * `items`: one per id, as the store listed them. They are kept sorted by JS string order (what
+   * every lookup here compares with); a store's own order can differ (SQLite's ORDER BY id
+   * compares UTF-8 bytes, which puts characters beyond U+FFFF after U+E000-U+FFFF, JS before), so
+   * the order is checked (one comparison per item) and the list sorted only when it is not.
+   */
   constructor(
     public version: number,
-    /** Sorted by id, one item per id; none of them in `added`. */
     private items: BlockedItem[],
-  ) {}
+  ) {
+    for (let i = 1; i < items.length; i++) {
+      if (!(items[i - 1].id < items[i].id)) {
+        items.sort(byId);
+        break;
+      }
+    }
+  }
 
   private indexOf(id: string): { found: boolean; at: number } {
     const at = lowerBound(this.items, id, 0);

@@ -12,6 +12,18 @@ import { rng } from '../support/random';
 const ids = (c: ItemCache) => c.snapshot().map((i) => `${i.id}:${i.cause}`);
 
 describe('ItemCache', () => {
+  it("keeps JS string order whatever order the store listed in (SQLite's byte order differs beyond U+FFFF): lookups find, nothing is doubled", () => {
+    // UTF-8 byte order, as SQLite's ORDER BY id gives it: U+FF41 (EF BD 81) before U+1F600 (F0 9F ...);
+    // JS compares UTF-16 code units, where U+1F600 (D83D DE00) comes first.
+    const wide = '\uFF41.example';
+    const astral = '\u{1F600}.example';
+    const cache = new ItemCache(1, [nodeItem('a.example'), nodeItem(wide), nodeItem(astral)]);
+    cache.upsert({ ...nodeItem(wide), cause: 'changed' });
+    cache.upsert({ ...nodeItem(astral), cause: 'changed too' });
+    const ids = cache.snapshot().map((i) => `${i.id}:${i.cause}`);
+    assert.deepEqual(ids, [`a.example:test`, `${astral}:changed too`, `${wide}:changed`]);
+  });
+
   it('upsertAll and deleteAll equal the same changes one by one (random batches, small and past the one-walk delete limit, 30 seeds)', () => {
     for (let seed = 1; seed <= 30; seed++) {
       const r = rng(seed);
