@@ -86,6 +86,18 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
    * longer live here: nothing is stored after it, so no entry outlives the removal of the attempt's.
    */
   private boolean retired;
+  /** Re-checks of a rebuilt pipeline's attempt (see recheckLiveness); null when none is scheduled. */
+  private java.util.concurrent.ScheduledFuture<?> rechecks;
+  private int rechecksLeft;
+  /** One daemon thread for every pipeline's re-checks (a check is a scan of this NodeManager's container states). */
+  private static final java.util.concurrent.ScheduledExecutorService RECHECKER =
+      java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "blocklist-amrm-recheck");
+        t.setDaemon(true);
+        return t;
+      });
+  static final long RECHECK_MS = 5_000;
+  static final int RECHECKS = 24;
 
   /**
    * This interceptor's entry among the attempt's AMRMProxy entries in the NodeManager's state
@@ -375,6 +387,7 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
           attempt, dead);
       return;
     }
+    scheduleRechecks();
     byte[] record = recoveredDataMap == null ? null : recoveredDataMap.get(NMSS_KEY);
     if (state == null || recoveredDataMap == null) return;
     String why;
@@ -457,8 +470,49 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
     super.shutdown();
   }
 
+  /**
+   * A NodeManager restarted while an earlier attempt's AM container was being stopped (the RM's
+   * order carried out, its end not yet in the state store) rebuilds that attempt as live; its
+   * container's end comes seconds later, when the recovered NodeManager finds the process gone. So
+   * a rebuilt pipeline looks again every RECHECK_MS for two minutes, and retires once its attempt
+   * is found over. Later ends are Hadoop's to clean up (stopApplication) or the next restart's.
+   */
+  private synchronized void scheduleRechecks() {
+    if (getApplicationContext() == null || getApplicationContext().getNMContext() == null) return;
+    rechecksLeft = RECHECKS;
+    rechecks = RECHECKER.scheduleWithFixedDelay(() -> {
+      try {
+        recheckLiveness();
+      } catch (RuntimeException e) {
+        LOG.warn("blocklist AMRM proxy: re-check failed: {}", e.toString());
+      }
+    }, RECHECK_MS, RECHECK_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+  }
+
+  /** One re-check: retires the pipeline when its attempt is over here; whether it did. */
+  boolean recheckLiveness() {
+    synchronized (this) {
+      if (retired || --rechecksLeft < 0) {
+        cancelRechecks();
+        return false;
+      }
+    }
+    String dead = notLiveHere(getApplicationContext().getApplicationAttemptId(), getApplicationContext().getNMContext());
+    if (dead == null) return false;
+    retire();
+    LOG.info("blocklist AMRM proxy for {}: rebuilt by the NodeManager's recovery, then {}: no longer served, its stored entries removed",
+        getApplicationContext().getApplicationAttemptId(), dead);
+    return true;
+  }
+
+  private synchronized void cancelRechecks() {
+    if (rechecks != null) rechecks.cancel(false);
+    rechecks = null;
+  }
+
   /** Stops serving, deletes the hand-off, stores nothing more and removes the attempt's stored entries. */
   private void retire() {
+    cancelRechecks();
     stopServing();
     synchronized (this) {
       for (Path p : handoffFiles) {
@@ -532,9 +586,11 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
     NMStateStoreService nmss = nm.getNMStateStore();
     if (nmss == null || !nmss.canRecover()) return null;
     int ended = 0;
+    List<String> seen = new ArrayList<>();
     try (org.apache.hadoop.yarn.server.nodemanager.recovery.RecoveryIterator<NMStateStoreService.RecoveredContainerState> it = nmss.getContainerStateIterator()) {
       while (it.hasNext()) {
         NMStateStoreService.RecoveredContainerState rcs = it.next();
+        if (ams.contains(rcs.getContainerId())) seen.add(rcs.getContainerId() + " " + rcs.getStatus() + (rcs.getKilled() ? " killed" : ""));
         if (ams.contains(rcs.getContainerId())
             && (rcs.getStatus() == NMStateStoreService.RecoveredContainerStatus.COMPLETED || rcs.getKilled())) {
           ended++;
@@ -544,7 +600,9 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
       LOG.warn("blocklist AMRM proxy for {}: cannot read the NodeManager's container states ({}); taken as live", attempt, e.toString());
       return null;
     }
-    return ended == ams.size() ? "its AM container " + ams.get(0) + " has ended (completed or killed in the state store)" : null;
+    if (ended == ams.size()) return "its AM container " + ams.get(0) + " has ended (completed or killed in the state store)";
+    LOG.debug("blocklist AMRM proxy for {}: its AM container runs here ({} in the state store)", attempt, seen.isEmpty() ? ams + " not" : seen);
+    return null;
   }
 
   private static boolean isAmContainer(org.apache.hadoop.yarn.server.nodemanager.containermanager.container.Container c) {

@@ -229,9 +229,38 @@ class StoredAttemptsTest {
     store.storeContainerCompleted(am, 143);
 
     BlocklistRequestInterceptor after = recovered(old);
+    assertFalse(after.recheckLiveness(), "already retired");
     assertNull(after.proxyState(), "no state held");
     assertEquals(401, call("GET", "/amrm/v1/attempt", null).statusCode(), "not served");
     assertFalse(stored().containsKey(old.toString()), "its entries are removed");
+  }
+
+  @Test
+  void aRecoveredPipelineWhoseAmEndsJustAfterTheRestartRetiresAtTheNextRecheck() throws Exception {
+    ApplicationAttemptId old = attempt(APP, 1);
+    storeAsAmrmProxyService(old);
+    BlocklistRequestInterceptor before = pipeline(old);
+    assertEquals(200, call("POST", "/amrm/v1/blacklist", "{\"blacklistAdditions\":[\"nm9\"]}").statusCode());
+    before.stopServing();
+    // The NodeManager stopped while stopping the AM container: still launched in the store.
+    amContainerRuns(old, 1);
+    ContainerId am = ContainerId.newContainerId(old, 1);
+    org.apache.hadoop.yarn.api.records.Token token = org.apache.hadoop.yarn.server.utils.BuilderUtils.newContainerToken(
+        am, 0, "localhost", 8041, "flink", Resource.newInstance(256, 1), 0L, 0, new byte[0], 0L);
+    store.storeContainer(am, 0, 0L, org.apache.hadoop.yarn.api.protocolrecords.StartContainerRequest.newInstance(
+        org.apache.hadoop.yarn.api.records.ContainerLaunchContext.newInstance(null, null, null, null, null, null), token));
+    store.storeContainerLaunched(am);
+
+    BlocklistRequestInterceptor after = recovered(old);
+    assertNotNull(after.proxyState(), "rebuilt as live");
+    assertFalse(after.recheckLiveness(), "still live at the first re-check");
+    assertEquals(200, call("GET", "/amrm/v1/attempt", null).statusCode());
+    // The recovered NodeManager finds the process gone and records the end.
+    store.storeContainerCompleted(am, 143);
+    assertTrue(after.recheckLiveness(), "retired at the next re-check");
+    assertNull(after.proxyState());
+    assertEquals(401, call("GET", "/amrm/v1/attempt", null).statusCode());
+    assertFalse(stored().containsKey(old.toString()));
   }
 
   @Test

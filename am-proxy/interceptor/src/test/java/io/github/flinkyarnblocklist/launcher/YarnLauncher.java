@@ -231,7 +231,10 @@ public final class YarnLauncher {
     Map<String, Object> attempts = new TreeMap<>();
     nms[i].getNMContext().getNMStateStore().loadAMRMProxyState().getAppContexts()
         .forEach((a, entries) -> attempts.put(a.toString(), new ArrayList<>(new TreeSet<>(entries.keySet()))));
-    return Map.of("host", host, "attempts", attempts);
+    // And the containers in the NodeManager's context (it drops a completed one once the RM has heard of its end).
+    Map<String, Object> containers = new TreeMap<>();
+    nms[i].getNMContext().getContainers().forEach((id, c) -> containers.put(id.toString(), String.valueOf(c.getContainerState())));
+    return Map.of("host", host, "attempts", attempts, "containers", containers);
   }
 
   /** Starts the host's NodeManager again with its state store: the AMRMProxy recovers its pipelines. */
