@@ -16,7 +16,7 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AppState, RealYarn, appState, control, realYarn, requireRealYarn, waitForApp } from '../support/real-yarn';
+import { AppState, RealYarn, SHADOW_DETECTOR_KEYS, appState, control, mainSidecarKeys, proxyGet, realYarn, requireRealYarn, waitForApp } from '../support/real-yarn';
 import { TestSidecar, http, startTestSidecar, tempDir } from '../support/sidecar';
 
 interface CompletedPage {
@@ -71,11 +71,7 @@ describe('real YARN: a NodeManager restart with recovery replaces the AMRMProxy 
   let original: AppState['workers'];
   let stoppedAt: number;
 
-  const proxyGet = async <T>(route: string): Promise<T> => {
-    const r = await http(main.proxy!.address, 'GET', `/amrm/v1${route}`, undefined, { authorization: `Bearer ${fs.readFileSync(secretFile, 'utf8').trim()}` });
-    if (r.status !== 200) throw new Error(`GET ${route}: ${r.status} ${r.text}`);
-    return r.body as T;
-  };
+  const fromProxy = <T>(route: string): Promise<T> => proxyGet<T>(main.proxy!.address, secretFile, route);
   const status = async (): Promise<Status> => (await http(sidecar!.url, 'GET', '/status')).body as Status;
   const failedPasses = async (): Promise<number> => {
     const text = (await http(sidecar!.url, 'GET', '/metrics')).text;
@@ -123,18 +119,7 @@ describe('real YARN: a NodeManager restart with recovery replaces the AMRMProxy 
     fs.copyFileSync(main.proxy!.secretFile, secretFile);
     sidecar = await startTestSidecar({
       dir,
-      define: {
-        'yarn.resourcemanager.webapp.address': y.rmWebapp,
-        'cluster.resource-blocklist.amrm-proxy.address': main.proxy!.address,
-        'cluster.resource-blocklist.amrm-proxy.secret-file': secretFile,
-        'yarn.application.id': y.applications.main,
-        'cluster.resource-blocklist.poll-interval': '200 ms',
-        'cluster.resource-blocklist.max-blocked-fraction': '0.7',
-        // Reports what it reads; the test drives its passes (the timer makes only the first).
-        'cluster.resource-blocklist.detector.mode': 'shadow',
-        'cluster.resource-blocklist.detector.failures-per-host': '10',
-        'cluster.resource-blocklist.detector.poll-interval': '1 h',
-      },
+      define: { ...mainSidecarKeys(y, main.proxy!.address, secretFile), ...SHADOW_DETECTOR_KEYS },
     });
   });
 
@@ -154,7 +139,7 @@ describe('real YARN: a NodeManager restart with recovery replaces the AMRMProxy 
     await waitForApp(y, 'main', `${x} on the scheduler's blacklist`, (s) => s.schedulerBlacklist.includes(x));
     killedBefore = await killWorker(byPreference(main.workers)[0]);
     ringBefore = await until('the killed worker in the completed ring', 20_000, async () => {
-      const p = await proxyGet<CompletedPage>('/completed-containers?after=0');
+      const p = await fromProxy<CompletedPage>('/completed-containers?after=0');
       return p.containers.some((c) => c.containerId === killedBefore) ? p : undefined;
     });
     assert.equal((await incidents()).filter((id) => id === killedBefore).length, 1);
@@ -172,14 +157,14 @@ describe('real YARN: a NodeManager restart with recovery replaces the AMRMProxy 
     const first = byPreference(preRestart)[0];
     killedUnread = await killWorker(first);
     await until('the unread failure in the old ring', 20_000, async () =>
-      (await proxyGet<CompletedPage>('/completed-containers?after=0')).containers.some((c) => c.containerId === killedUnread) ? true : undefined,
+      (await fromProxy<CompletedPage>('/completed-containers?after=0')).containers.some((c) => c.containerId === killedUnread) ? true : undefined,
     );
     stoppedAt = Date.now();
     await control(y, 'POST', `/nodes/${amHost}/stop`);
     stopped = amHost;
     // Refused when no other application's AM runs there (the listener closed with its last user),
     // a 401 when one does (the listener lives on, main's secret is no longer known).
-    const down = await proxyGet('/attempt').then(
+    const down = await fromProxy('/attempt').then(
       () => 'answered',
       (e: Error) => String(e.cause ?? e.message),
     );
@@ -215,9 +200,9 @@ describe('real YARN: a NodeManager restart with recovery replaces the AMRMProxy 
       return s.lastError === undefined && (s.lastSuccessfulSync ?? 0) > stoppedAt ? s : undefined;
     });
     assert.deepEqual([...st.blacklist.desired].sort(), want, "the sidecar's effective blocklist");
-    const view = await proxyGet<{ blacklist: string[]; owners: Record<string, string[]> }>('/blacklist');
+    const view = await fromProxy<{ blacklist: string[]; owners: Record<string, string[]> }>('/blacklist');
     assert.deepEqual(view.owners, { am: [y.amOwnHost], blocklist: want }, 'each owner as before the restart: the AM does not send its blacklist again');
-    assert.equal((await proxyGet<{ registered: boolean }>('/attempt')).registered, true, 'the AM registered once, before the restart');
+    assert.equal((await fromProxy<{ registered: boolean }>('/attempt')).registered, true, 'the AM registered once, before the restart');
   });
 
   it("after recovery: the new epoch's ring holds the old ring's entries first, then failures of containers allocated before the restart; the detector counts each once", async () => {
@@ -228,7 +213,7 @@ describe('real YARN: a NodeManager restart with recovery replaces the AMRMProxy 
     assert.ok(victim, `a worker allocated before the restart still runs: ${JSON.stringify(now)}`);
     const killedAfter = await killWorker(victim);
     const page = await until('both failures in the new ring', 30_000, async () => {
-      const p = await proxyGet<CompletedPage>('/completed-containers?after=0');
+      const p = await fromProxy<CompletedPage>('/completed-containers?after=0');
       return [killedAway, killedAfter].every((id) => p.containers.some((c) => c.containerId === id)) ? p : undefined;
     });
     assert.notEqual(page.epoch, ringBefore.epoch, 'a new interceptor instance numbers its ring under a new epoch');

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import YAML from 'yaml';
 import { ResourceManagerClient } from '../../src/yarn/rm-client';
 import { cliMain, repoRoot } from '../support/paths';
-import { AppState, RealYarn, appState, control, realYarn, requireRealYarn, waitForApp } from '../support/real-yarn';
+import { AppState, RealYarn, appState, control, mainSidecarKeys, realYarn, requireRealYarn, waitForApp } from '../support/real-yarn';
 import { TestSidecar, http, startTestSidecar, tempDir } from '../support/sidecar';
 import { launchInAm, writeYarnSite } from '../support/child-sidecar';
 
@@ -54,15 +54,7 @@ describe('real YARN: the sidecar, the RM REST API and the AMRMProxy interceptor'
   let secretCopy: string;
 
   /** A sidecar's keys for the main application: its RM, the interceptor of its current attempt, a fast poll. */
-  const wiredToMain = (): Record<string, string> => ({
-    'yarn.resourcemanager.webapp.address': y.rmWebapp,
-    'cluster.resource-blocklist.amrm-proxy.address': main.proxy!.address,
-    'cluster.resource-blocklist.amrm-proxy.secret-file': secretCopy,
-    'yarn.application.id': y.applications.main,
-    'cluster.resource-blocklist.poll-interval': '200 ms',
-    // 3 NodeManagers: let two be blocked at once.
-    'cluster.resource-blocklist.max-blocked-fraction': '0.7',
-  });
+  const wiredToMain = (): Record<string, string> => mainSidecarKeys(y, main.proxy!.address, secretCopy);
 
   const startSidecar = async (): Promise<TestSidecar> =>
     startTestSidecar({

@@ -18,7 +18,7 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AppState, RealYarn, control, realYarn, requireRealYarn, waitForApp } from '../support/real-yarn';
+import { AppState, RealYarn, SHADOW_DETECTOR_KEYS, control, mainSidecarKeys, proxyGet, realYarn, requireRealYarn, waitForApp } from '../support/real-yarn';
 import { TestSidecar, http, startTestSidecar, tempDir } from '../support/sidecar';
 
 interface Store {
@@ -63,11 +63,7 @@ describe("real YARN: a superseded attempt's AMRMProxy entries do not outlive it 
     const app = y.applications.main.replace(/^application_/, 'appattempt_');
     return Object.fromEntries(Object.entries(s.attempts).filter(([a]) => a.startsWith(`${app}_`)));
   };
-  const proxyGet = async <T>(route: string): Promise<T> => {
-    const r = await http(live.proxy!.address, 'GET', `/amrm/v1${route}`, undefined, { authorization: `Bearer ${fs.readFileSync(secretFile, 'utf8').trim()}` });
-    if (r.status !== 200) throw new Error(`GET ${route}: ${r.status} ${r.text}`);
-    return r.body as T;
-  };
+  const fromProxy = <T>(route: string): Promise<T> => proxyGet<T>(live.proxy!.address, secretFile, route);
 
   before(async function () {
     this.timeout(150_000);
@@ -80,17 +76,7 @@ describe("real YARN: a superseded attempt's AMRMProxy entries do not outlive it 
     fs.copyFileSync(previous.proxy!.secretFile, secretFile);
     sidecar = await startTestSidecar({
       dir,
-      define: {
-        'yarn.resourcemanager.webapp.address': y.rmWebapp,
-        'cluster.resource-blocklist.amrm-proxy.address': previous.proxy!.address,
-        'cluster.resource-blocklist.amrm-proxy.secret-file': secretFile,
-        'yarn.application.id': y.applications.main,
-        'cluster.resource-blocklist.poll-interval': '200 ms',
-        'cluster.resource-blocklist.max-blocked-fraction': '0.7',
-        'cluster.resource-blocklist.detector.mode': 'shadow',
-        'cluster.resource-blocklist.detector.failures-per-host': '10',
-        'cluster.resource-blocklist.detector.poll-interval': '1 h',
-      },
+      define: { ...mainSidecarKeys(y, previous.proxy!.address, secretFile), ...SHADOW_DETECTOR_KEYS },
     });
   });
 
@@ -163,7 +149,7 @@ describe("real YARN: a superseded attempt's AMRMProxy entries do not outlive it 
     // registering): a NodeManager restart between the RM registering the AM and the answer reaching
     // it makes the AM's retried registration fail ("already registered") and the attempt end.
     await until("the live AM's own blacklist entry through its proxy", 20_000, async () =>
-      (await proxyGet<{ owners: Record<string, string[]> }>('/blacklist')).owners.am?.includes(y.amOwnHost) ? true : undefined,
+      (await fromProxy<{ owners: Record<string, string[]> }>('/blacklist')).owners.am?.includes(y.amOwnHost) ? true : undefined,
     );
     const t0 = Date.now();
     for (const h of stale) {
@@ -190,9 +176,9 @@ describe("real YARN: a superseded attempt's AMRMProxy entries do not outlive it 
     }).catch(() => assert.deepEqual(lastLeft, Object.fromEntries(y.nodes.map((h) => [h, []])), 'attempts stored that should not be'));
     assert.ok(live.appAttemptId! in (await mainStored(live.proxy!.nodeHost)), "the live attempt stays stored on its AM's NodeManager");
     const settledMs = Date.now() - t0 - restartMs;
-    const att = await until('the proxy to answer', 20_000, () => proxyGet<{ appAttemptId: string }>('/attempt'));
+    const att = await until('the proxy to answer', 20_000, () => fromProxy<{ appAttemptId: string }>('/attempt'));
     assert.equal(att.appAttemptId, live.appAttemptId, 'the secret still selects the live attempt, not a pipeline rebuilt for a dead one');
-    const view = await proxyGet<{ owners: Record<string, string[]> }>('/blacklist');
+    const view = await fromProxy<{ owners: Record<string, string[]> }>('/blacklist');
     assert.deepEqual(view.owners, { am: [y.amOwnHost], blocklist: [blocked] });
     const back = await waitForApp(y, 'main', "the block on the live attempt's blacklist, a running worker", (s) => s.appAttemptId === live.appAttemptId && s.schedulerBlacklist.includes(blocked!) && s.workers.some((w) => w.running), 30_000);
 
@@ -203,7 +189,7 @@ describe("real YARN: a superseded attempt's AMRMProxy entries do not outlive it 
     });
     let lastPage: unknown;
     await until("the failure in the live attempt's completed ring", 20_000, async () => {
-      const p = await proxyGet<{ containers: { containerId: string }[] }>('/completed-containers?after=0');
+      const p = await fromProxy<{ containers: { containerId: string }[] }>('/completed-containers?after=0');
       lastPage = p;
       return p.containers.some((c) => c.containerId === killed) ? true : undefined;
     }).catch(async (e: Error) => {

@@ -13,6 +13,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { startJavaLauncher } from './java-launcher';
 import { repoRoot } from './paths';
+import { http } from './sidecar';
 
 const isCI = process.env.CI === 'true';
 const target = (): string => path.join(repoRoot, 'am-proxy', 'interceptor', 'target');
@@ -117,4 +118,34 @@ export async function waitForApp(y: RealYarn, app: 'main' | 'other', what: strin
     await sleep(150);
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last state: ${JSON.stringify(last)}`);
+}
+
+/**
+ * A sidecar's keys for the main application: its RM, the interceptor at `proxyAddress` (with a copy
+ * of the application's secret, the same for every attempt), a fast poll, and room to block two of
+ * the three NodeManagers at once.
+ */
+export function mainSidecarKeys(y: RealYarn, proxyAddress: string, secretFile: string): Record<string, string> {
+  return {
+    'yarn.resourcemanager.webapp.address': y.rmWebapp,
+    'cluster.resource-blocklist.amrm-proxy.address': proxyAddress,
+    'cluster.resource-blocklist.amrm-proxy.secret-file': secretFile,
+    'yarn.application.id': y.applications.main,
+    'cluster.resource-blocklist.poll-interval': '200 ms',
+    'cluster.resource-blocklist.max-blocked-fraction': '0.7',
+  };
+}
+
+/** The detector reporting what it reads, never blocking; the test drives its passes (the timer makes only the first). */
+export const SHADOW_DETECTOR_KEYS: Readonly<Record<string, string>> = {
+  'cluster.resource-blocklist.detector.mode': 'shadow',
+  'cluster.resource-blocklist.detector.failures-per-host': '10',
+  'cluster.resource-blocklist.detector.poll-interval': '1 h',
+};
+
+/** A GET of the interceptor's own API at `proxyAddress`, with the application's secret. */
+export async function proxyGet<T>(proxyAddress: string, secretFile: string, route: string): Promise<T> {
+  const r = await http(proxyAddress, 'GET', `/amrm/v1${route}`, undefined, { authorization: `Bearer ${fs.readFileSync(secretFile, 'utf8').trim()}` });
+  if (r.status !== 200) throw new Error(`GET ${route}: ${r.status} ${r.text}`);
+  return r.body as T;
 }
