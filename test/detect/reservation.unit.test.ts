@@ -132,26 +132,36 @@ describe('detector: a reservation that aged while its sidecar stalled', () => {
   });
 });
 
+/**
+ * A detector on a memory store whose one source reports three failures on n3 (enough to block it),
+ * and whose first write of a pending reservation is applied, after which `afterApplied` answers
+ * for the call instead (false: its reply lost; a throw: the call failed).
+ */
+function detectorWhoseReservationMisfires(afterApplied: () => boolean) {
+  const clock = new FakeClock(T0);
+  const store = new MemoryStore({ clock });
+  const added: string[] = [];
+  const source = { name: 'test', poll: async () => ({ failures: [0, 1, 2].map((i) => ({ key: `k${i}`, source: 'test', host: 'n3', at: clock.now() - 5000 + i, group: `g${i}`, signature: 's', summary: 'x' })) }) };
+  const d = unitDetector({ clock, store, sources: [source], addItem: async (spec) => (added.push(spec.id), { outcome: 'created' }) });
+  const replace = store.replaceRecord.bind(store);
+  let misfired = false;
+  store.replaceRecord = async (k, e, v) => {
+    const ok = await replace(k, e, v);
+    if (ok && !misfired && v.includes('"pending":true')) {
+      misfired = true;
+      return afterApplied();
+    }
+    return ok;
+  };
+  return { clock, added, d, misfired: () => misfired };
+}
+
 describe('detector: a reservation whose answer was lost', () => {
   it("is its own once the re-read finds its text (ZooKeeper answers a retried set that was applied with BAD_VERSION): the block is made at once, not taken for another sidecar's", async () => {
-    const clock = new FakeClock(T0);
-    const store = new MemoryStore({ clock });
-    const added: string[] = [];
-    const source = { name: 'test', poll: async () => ({ failures: [0, 1, 2].map((i) => ({ key: `k${i}`, source: 'test', host: 'n3', at: clock.now() - 5000 + i, group: `g${i}`, signature: 's', summary: 'x' })) }) };
-    const d = unitDetector({ clock, store, sources: [source], addItem: async (spec) => (added.push(spec.id), { outcome: 'created' }) });
     // The reservation's write is applied, but its reply is lost: the store's retry answers false.
-    const replace = store.replaceRecord.bind(store);
-    let lostOnce = false;
-    store.replaceRecord = async (k, e, v) => {
-      const ok = await replace(k, e, v);
-      if (ok && !lostOnce && v.includes('"pending":true')) {
-        lostOnce = true;
-        return false;
-      }
-      return ok;
-    };
+    const { added, d, misfired } = detectorWhoseReservationMisfires(() => false);
     await d.pass();
-    assert.ok(lostOnce, 'the reservation was written, its answer lost');
+    assert.ok(misfired(), 'the reservation was written, its answer lost');
     assert.deepEqual(added, ['n3'], 'blocked in this pass');
     assert.equal(d.view().report?.hosts.find((h) => h.host === 'n3')?.decision, 'block');
   });
@@ -159,23 +169,11 @@ describe('detector: a reservation whose answer was lost', () => {
 
 describe('detector: a reservation written by a pass that then failed', () => {
   it('is given up by its own sidecar at its next pass (it knows it never added the item), not held for two minutes as if another sidecar were adding it', async () => {
-    const clock = new FakeClock(T0);
-    const store = new MemoryStore({ clock });
-    const added: string[] = [];
-    const source = { name: 'test', poll: async () => ({ failures: [0, 1, 2].map((i) => ({ key: `k${i}`, source: 'test', host: 'n3', at: clock.now() - 5000 + i, group: `g${i}`, signature: 's', summary: 'x' })) }) };
-    const d = unitDetector({ clock, store, sources: [source], addItem: async (spec) => (added.push(spec.id), { outcome: 'created' }) });
     // The reservation's write is applied, then the call fails (a ZooKeeper session that expired
     // before the answer came): the pass fails before it adds anything.
-    const replace = store.replaceRecord.bind(store);
-    let failedOnce = false;
-    store.replaceRecord = async (k, e, v) => {
-      const ok = await replace(k, e, v);
-      if (ok && !failedOnce && v.includes('"pending":true')) {
-        failedOnce = true;
-        throw new Error('session expired');
-      }
-      return ok;
-    };
+    const { clock, added, d } = detectorWhoseReservationMisfires(() => {
+      throw new Error('session expired');
+    });
     await d.pass();
     assert.match(String(d.view().lastError), /session expired/);
     assert.deepEqual(added, []);

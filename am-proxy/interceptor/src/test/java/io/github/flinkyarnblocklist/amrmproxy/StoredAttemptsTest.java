@@ -123,6 +123,24 @@ class StoredAttemptsTest {
     return i;
   }
 
+  /** The attempt's pipeline, holding a block of nm9 through its HTTP API; then its listener goes (the NodeManager stops). */
+  private void servedAndStopped(ApplicationAttemptId a) throws Exception {
+    BlocklistRequestInterceptor before = pipeline(a);
+    assertEquals(200, call("POST", "/amrm/v1/blacklist", "{\"blacklistAdditions\":[\"nm9\"]}").statusCode());
+    before.stopServing();
+  }
+
+  /** The attempt's AM container (number 1) as the NodeManager state store keeps a launched one. */
+  private ContainerId storeLaunchedAm(ApplicationAttemptId a) throws Exception {
+    ContainerId am = ContainerId.newContainerId(a, 1);
+    org.apache.hadoop.yarn.api.records.Token token = org.apache.hadoop.yarn.server.utils.BuilderUtils.newContainerToken(
+        am, 0, "localhost", 8041, "flink", Resource.newInstance(256, 1), 0L, 0, new byte[0], 0L);
+    store.storeContainer(am, 0, 0L, org.apache.hadoop.yarn.api.protocolrecords.StartContainerRequest.newInstance(
+        org.apache.hadoop.yarn.api.records.ContainerLaunchContext.newInstance(null, null, null, null, null, null), token));
+    store.storeContainerLaunched(am);
+    return am;
+  }
+
   private void amContainerRuns(ApplicationAttemptId a, long number) {
     ContainerId id = ContainerId.newContainerId(a, number);
     ContainerTokenIdentifier t = new ContainerTokenIdentifier(id, "nm1:8041", "flink", Resource.newInstance(256, 1), 0L, 0, 0L,
@@ -181,9 +199,7 @@ class StoredAttemptsTest {
     amContainerRuns(live, 1);
     storeAsAmrmProxyService(live);
     pipeline(live).stopServing(); // the NodeManager process ends: its listener goes, its entries stay
-    BlocklistRequestInterceptor before = pipeline(live);
-    assertEquals(200, call("POST", "/amrm/v1/blacklist", "{\"blacklistAdditions\":[\"nm9\"]}").statusCode());
-    before.stopServing();
+    servedAndStopped(live);
 
     BlocklistRequestInterceptor after = recovered(live);
     assertNotNull(after.proxyState());
@@ -197,9 +213,7 @@ class StoredAttemptsTest {
   void aRecoveredPipelineOfAnAttemptWhoseAmIsGoneNeitherServesNorKeepsItsEntries() throws Exception {
     ApplicationAttemptId old = attempt(APP, 1);
     storeAsAmrmProxyService(old);
-    BlocklistRequestInterceptor before = pipeline(old);
-    assertEquals(200, call("POST", "/amrm/v1/blacklist", "{\"blacklistAdditions\":[\"nm9\"]}").statusCode());
-    before.stopServing();
+    servedAndStopped(old);
     // Its AM container ended and the NodeManager dropped it (the RM heard of it): none in the context.
     amContainerRuns(attempt(OTHER, 1), 1);
 
@@ -213,18 +227,11 @@ class StoredAttemptsTest {
   void aRecoveredPipelineOfAnAttemptWhoseAmEndedJustBeforeTheRestartNeitherServesNorKeepsItsEntries() throws Exception {
     ApplicationAttemptId old = attempt(APP, 1);
     storeAsAmrmProxyService(old);
-    BlocklistRequestInterceptor before = pipeline(old);
-    assertEquals(200, call("POST", "/amrm/v1/blacklist", "{\"blacklistAdditions\":[\"nm9\"]}").statusCode());
-    before.stopServing();
+    servedAndStopped(old);
     // The RM failed the attempt and the NodeManager stopped its AM container, then restarted before
     // the RM acknowledged the end: the container is back in the context, completed in the store.
     amContainerRuns(old, 1);
-    ContainerId am = ContainerId.newContainerId(old, 1);
-    org.apache.hadoop.yarn.api.records.Token token = org.apache.hadoop.yarn.server.utils.BuilderUtils.newContainerToken(
-        am, 0, "localhost", 8041, "flink", Resource.newInstance(256, 1), 0L, 0, new byte[0], 0L);
-    store.storeContainer(am, 0, 0L, org.apache.hadoop.yarn.api.protocolrecords.StartContainerRequest.newInstance(
-        org.apache.hadoop.yarn.api.records.ContainerLaunchContext.newInstance(null, null, null, null, null, null), token));
-    store.storeContainerLaunched(am);
+    ContainerId am = storeLaunchedAm(old);
     assertNull(BlocklistRequestInterceptor.notLiveHere(old, nm), "a launched AM container is live");
     store.storeContainerCompleted(am, 143);
 
@@ -239,17 +246,10 @@ class StoredAttemptsTest {
   void aRecoveredPipelineWhoseAmEndsJustAfterTheRestartRetiresAtTheNextRecheck() throws Exception {
     ApplicationAttemptId old = attempt(APP, 1);
     storeAsAmrmProxyService(old);
-    BlocklistRequestInterceptor before = pipeline(old);
-    assertEquals(200, call("POST", "/amrm/v1/blacklist", "{\"blacklistAdditions\":[\"nm9\"]}").statusCode());
-    before.stopServing();
+    servedAndStopped(old);
     // The NodeManager stopped while stopping the AM container: still launched in the store.
     amContainerRuns(old, 1);
-    ContainerId am = ContainerId.newContainerId(old, 1);
-    org.apache.hadoop.yarn.api.records.Token token = org.apache.hadoop.yarn.server.utils.BuilderUtils.newContainerToken(
-        am, 0, "localhost", 8041, "flink", Resource.newInstance(256, 1), 0L, 0, new byte[0], 0L);
-    store.storeContainer(am, 0, 0L, org.apache.hadoop.yarn.api.protocolrecords.StartContainerRequest.newInstance(
-        org.apache.hadoop.yarn.api.records.ContainerLaunchContext.newInstance(null, null, null, null, null, null), token));
-    store.storeContainerLaunched(am);
+    ContainerId am = storeLaunchedAm(old);
 
     BlocklistRequestInterceptor after = recovered(old);
     assertNotNull(after.proxyState(), "rebuilt as live");
