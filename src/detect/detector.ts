@@ -11,7 +11,6 @@ import { Clock } from '../core/clock';
 import { Logger } from '../core/logger';
 import { appliesTo, inForce, isEffective } from '../model/effective';
 import { BlockSpec } from '../model/validate';
-import { BlockedItem } from '../model/item';
 import { BlocklistStore } from '../store/store';
 import { AmrmProxy, ClusterMetrics, ClusterNode } from '../yarn/types';
 import { DETECTOR_PRINCIPAL, DecideSettings, DetectorReport, decide } from './decide';
@@ -25,6 +24,7 @@ import { StateRecord, stateKeyOf } from './state-record';
 import { NodesSeen, RmNodes } from './rm-nodes';
 import { DetectorLease, RunnerView, leaseMsFor } from './leadership';
 import { abandonOwnLeftovers, abandonReservation, reservationUsable, reserveBlock } from './reservation';
+import { ListedItems, jobBlocks } from './store-items';
 
 export type { SourceStatus };
 
@@ -89,8 +89,8 @@ export class Detector {
   private readonly sources: SourcePoller;
   /** The RM's nodes as last read (rm-nodes.ts). */
   private readonly rmNodes: RmNodes;
-  /** The items as last listed, and the store's version() they were listed at. */
-  private listed: { version: string; items: readonly BlockedItem[] } | undefined;
+  /** The store's items, listed again only when its version moved. */
+  private readonly listed: ListedItems;
   private stopTimer: (() => void) | undefined;
   private running: Promise<DetectorReport | null> | undefined;
 
@@ -98,6 +98,7 @@ export class Detector {
     this.sources = new SourcePoller(deps);
     this.record = new StateRecord(deps.store, deps.clock, deps.logger, () => this.stateKey);
     this.rmNodes = new RmNodes(deps);
+    this.listed = new ListedItems(deps.store);
     this.member = deps.member ?? `detector-${randomBytes(6).toString('hex')}`;
     this.lease = new DetectorLease(this.record, this.member, deps.clock, deps.logger, leaseMsFor(deps.settings.pollIntervalMs));
   }
@@ -273,7 +274,7 @@ export class Detector {
    * only; our own automatic blocks checked against the store (expired, or lifted by an operator).
    */
   private async currentBlocks(appId: string, now: number): Promise<{ blocked: Map<string, EffectiveBlock>; heldByOtherJobs: Set<string>; itemStamps: Map<string, string> }> {
-    const items = await this.items();
+    const items = await this.listed.get();
     const byId = new Map(items.map((i) => [i.id, i]));
     if (this.deps.settings.mode === 'enforce') {
       const ours: JobItem[] = [];
@@ -291,19 +292,7 @@ export class Detector {
       return it ? { end: it.endTimestamp, updatedBy: it.updated.by, forJob: appliesTo(it, appId) } : undefined;
     }, now);
     for (const h of unblockedByOperator) this.deps.logger.info(`detector: an operator lifted the automatic block of ${h}; its incidents so far will not block it again`);
-    const blocked = new Map<string, EffectiveBlock>();
-    for (const it of inForce(items, appId, now)) {
-      if (it.kind !== 'node') continue;
-      blocked.set(it.node, { itemId: it.id, by: it.updated.by, end: it.endTimestamp, action: it.action });
-    }
-    const heldByOtherJobs = new Set<string>();
-    const itemStamps = new Map<string, string>();
-    for (const it of items) {
-      if (it.kind !== 'node' || !isEffective(it, now) || appliesTo(it, appId)) continue;
-      heldByOtherJobs.add(it.id);
-      itemStamps.set(it.id, `${it.created.at}:${it.updated.at}`);
-    }
-    return { blocked, heldByOtherJobs, itemStamps };
+    return jobBlocks(items, appId, now);
   }
 
   /** Hosts whose join was refused for their item as it still is; a changed item is tried again. */
@@ -315,23 +304,6 @@ export class Detector {
       else delete hs.refusedJoin;
     }
     return out;
-  }
-
-  /**
-   * The store's items, listed again only when its version() moved. A ZooKeeper list is a
-   * getChildren and a getData per item: every pass of every job's detector listing anew was, at a
-   * thousand jobs polling every 10 s and 1,000 items, 100,000 reads a second for an unchanged set;
-   * version() is one stat. The version is read before the list, so a change in between is listed
-   * again next pass, never missed. What is in force still follows the clock (inForce at `now`).
-   */
-  private async items(): Promise<readonly BlockedItem[]> {
-    const { store } = this.deps;
-    if (!store.version) return store.list();
-    const version = await store.version();
-    if (this.listed?.version === version) return this.listed.items;
-    const items = await store.list();
-    this.listed = { version, items };
-    return items;
   }
 
   /** Shadow: record and say what would happen. Enforce: an ordinary item through the API's own path. */
