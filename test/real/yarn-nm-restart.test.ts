@@ -16,7 +16,7 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AppState, RealYarn, SHADOW_DETECTOR_KEYS, appState, control, mainSidecarKeys, proxyGet, realYarn, requireRealYarn, waitForApp } from '../support/real-yarn';
+import { AppState, RealYarn, SHADOW_DETECTOR_KEYS, appState, control, mainSidecarKeys, proxyGet, realYarn, requireRealYarn, until, waitForApp } from '../support/real-yarn';
 import { TestSidecar, http, startTestSidecar, tempDir } from '../support/sidecar';
 
 interface CompletedPage {
@@ -31,22 +31,6 @@ interface Status {
   blacklist: { desired: string[]; actual: string[]; owners?: Record<string, string[]> };
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    await sleep(150);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `; last error: ${String(last)}` : ''}`);
-}
 
 describe('real YARN: a NodeManager restart with recovery replaces the AMRMProxy interceptor under a running sidecar', function () {
   this.timeout(120_000);

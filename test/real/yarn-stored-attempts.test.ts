@@ -18,7 +18,7 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AppState, RealYarn, SHADOW_DETECTOR_KEYS, control, mainSidecarKeys, proxyGet, realYarn, requireRealYarn, waitForApp } from '../support/real-yarn';
+import { AppState, RealYarn, SHADOW_DETECTOR_KEYS, control, mainSidecarKeys, proxyGet, realYarn, requireRealYarn, until, waitForApp } from '../support/real-yarn';
 import { TestSidecar, http, startTestSidecar, tempDir } from '../support/sidecar';
 
 interface Store {
@@ -28,22 +28,6 @@ interface Store {
 }
 
 const STATE_KEY = 'blocklist-interceptor.state';
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    await sleep(150);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `; last error: ${String(last)}` : ''}`);
-}
 
 describe("real YARN: a superseded attempt's AMRMProxy entries do not outlive it in the NodeManagers' state stores", function () {
   this.timeout(120_000);

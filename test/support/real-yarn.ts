@@ -108,6 +108,22 @@ export function appState(y: RealYarn, app: 'main' | 'other'): Promise<AppState> 
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** Polls `probe` every 150 ms until it answers something other than undefined (its errors are retried), or fails naming the last error. */
+export async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last = e;
+    }
+    await sleep(150);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `; last error: ${String(last)}` : ''}`);
+}
+
 /** Polls until `ok` holds for the app's state (what the RM's scheduler holds), or fails with the last state. */
 export async function waitForApp(y: RealYarn, app: 'main' | 'other', what: string, ok: (s: AppState) => boolean, timeoutMs = 30_000): Promise<AppState> {
   const deadline = Date.now() + timeoutMs;
