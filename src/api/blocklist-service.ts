@@ -76,12 +76,14 @@ export class BlocklistService {
 
   /**
    * What an item shows that is not stored: its live task managers and its sync state. `fresh`: the
-   * item was created by the write being answered (no plan holds it yet: createdItemSyncStatus).
+   * item was created by the write being answered (no plan holds it yet: createdItemSyncStatus);
+   * `claimed`: the cap's slots earlier new items of the same answer take.
    */
-  live(item: BlockedItem, fresh = false): LiveParts & { taskManagers: string[] } {
+  live(item: BlockedItem, fresh = false, claimed?: Set<string>): LiveParts & { taskManagers: string[] } {
     const { sync } = this.d;
     const taskManagers = itemTaskManagers(sync, item);
-    const status = !this.d.enabled ? DISABLED_STATUS : (fresh ? createdItemSyncStatus : syncStatusOf)(sync.view(), item, this.d.clock.now());
+    const now = this.d.clock.now();
+    const status = !this.d.enabled ? DISABLED_STATUS : fresh ? createdItemSyncStatus(sync.view(), item, now, claimed) : syncStatusOf(sync.view(), item, now);
     return status ? { taskManagers, sync: status } : { taskManagers };
   }
 
@@ -89,8 +91,8 @@ export class BlocklistService {
    * FLIP-224's item shape plus ours, with the live parts: toWire's fresh object, completed in place
    * (one object per answer rather than three spread copies: a PUT per request under load).
    */
-  present(item: BlockedItem, fresh = false): PresentedItem {
-    const { taskManagers, sync } = this.live(item, fresh);
+  present(item: BlockedItem, fresh = false, claimed?: Set<string>): PresentedItem {
+    const { taskManagers, sync } = this.live(item, fresh, claimed);
     const out: PresentedItem = Object.assign(toWire(item), { taskManagers });
     if (sync !== undefined) out.sync = sync;
     return out;
@@ -203,10 +205,11 @@ export class BlocklistService {
   /** POST /blocklist (a batch): per-item outcomes; the batch was validated whole by specs(). */
   async batch(specs: BlockSpec[], caller: Caller, dryRun: boolean): Promise<Answer> {
     const outcomes = await this.add(specs, caller, dryRun);
+    const claimed = new Set<string>();
     const results = outcomes.map((o) =>
       o.outcome === 'conflict'
         ? { id: o.existing.id, status: statusOf(o), outcome: o.outcome, code: o.conflict.code, errors: [o.conflict.message] }
-        : { id: o.item.id, status: statusOf(o), outcome: o.outcome, item: this.present(o.item, o.outcome === 'created') },
+        : { id: o.item.id, status: statusOf(o), outcome: o.outcome, item: this.present(o.item, o.outcome === 'created', claimed) },
     );
     return { status: 200, body: { results, ...(dryRun ? { dryRun: true } : {}) } };
   }

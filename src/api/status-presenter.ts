@@ -5,7 +5,7 @@
  */
 import { BlockedItem, EVACUATE } from '../model/item';
 import { appliesTo, isExpired } from '../model/effective';
-import { DesiredPlan } from '../sync/desired';
+import { DesiredPlan, fractionShare, newSlots } from '../sync/desired';
 import { EvacuationStatus, withCountdown } from '../sync/evacuation';
 import { SyncView } from '../sync/view';
 import { SyncFacade } from '../sync/facade';
@@ -165,9 +165,41 @@ function withoutPlan(view: SyncView): ItemSyncStatus | undefined {
  * 30,000 items two Maps of 30,000 entries, ten times a second on the event loop) for an answer
  * known already: pending, unless the item is out of scope or already over.
  */
-export function createdItemSyncStatus(view: SyncView, item: BlockedItem, now: number): ItemSyncStatus | undefined {
+export function createdItemSyncStatus(view: SyncView, item: BlockedItem, now: number, claimed?: Set<string>): ItemSyncStatus | undefined {
   if (!view.enabled || !view.engine || !view.plan) return withoutPlan(view);
-  return unplanned(view, item, now, 'not yet seen by the sync engine');
+  const status = unplanned(view, item, now, 'not yet seen by the sync engine');
+  if (status.state !== 'pending' || item.kind === 'taskmanager') return status;
+  return capHolds(view, view.plan, item, claimed) ? { state: 'deferred', detail: capDetail(view.plan, view.maxBlockedFraction) } : status;
+}
+
+/**
+ * Whether the cap as of the last pass holds back a node or rack item just created: it is the
+ * youngest (oldest kept), so it goes on only if the slots still free cover its RUNNING hosts.
+ * `claimed` are the hosts earlier new items of the same answer (a batch) took.
+ */
+function capHolds(view: SyncView, plan: DesiredPlan, item: BlockedItem, claimed: Set<string> | undefined): boolean {
+  const hosts = item.kind === 'rack' ? rackHosts(view, plan, item.id) : [item.node];
+  const need = newSlots(plan, claimed ? hosts.filter((h) => !claimed.has(h)) : hosts);
+  if (need.length === 0) return false;
+  if (plan.capUsed + (claimed?.size ?? 0) + need.length > plan.capacity) return true;
+  for (const h of need) claimed?.add(h);
+  return false;
+}
+
+/** A rack's RUNNING hosts as the last pass saw them; without a node list the rack counts once, by its path. */
+function rackHosts(view: SyncView, plan: DesiredPlan, rack: string): string[] {
+  if (plan.runningHosts === undefined) return [rack];
+  return (view.nodes?.list ?? []).filter((n) => n.rack === rack && n.state === 'RUNNING').map((n) => n.host);
+}
+
+/** Why the cap holds an item back, with the numbers the pass used. */
+export function capDetail(plan: DesiredPlan, fraction: number): string {
+  const n = plan.capNodes;
+  if (fraction <= 0) return 'held back by the safety cap: max-blocked-fraction is 0, so no RUNNING node is ever blacklisted';
+  if (plan.capacity === 0 && n <= 0) return 'held back by the safety cap: the RM reports no RUNNING node, so none may be blacklisted';
+  if (plan.capacity === 0) return 'held back by the safety cap: the cluster has 1 RUNNING node, and the last one is never blacklisted (the job would have nowhere to run)';
+  const rounded = fractionShare(fraction, n) < plan.capacity ? `; ${fraction} × ${n} rounds to 0, and one node may always be blocked while another stays free` : '';
+  return `held back by the safety cap: ${plan.capUsed} of at most ${plan.capacity} of ${n} RUNNING nodes are blacklisted already (max-blocked-fraction ${fraction}${rounded}); older items are kept, unblock one to make room`;
 }
 
 /** An item's sync state; undefined when no engine runs (API only: items carry no sync state). */
@@ -178,7 +210,7 @@ export function itemSyncStatus(view: SyncView, id: string, now: number): ItemSyn
   const unknown = where && where.list !== 'taskManagers' ? unknownHostStatus(view, where.item) : undefined;
   if (unknown) return unknown;
   if (where?.list === 'deferred') {
-    return { state: 'deferred', detail: `held back by the safety cap: at most ${plan.capacity} of ${plan.runningNodes} RUNNING nodes may be blacklisted (max-blocked-fraction ${view.maxBlockedFraction}); older items are kept` };
+    return { state: 'deferred', detail: capDetail(plan, view.maxBlockedFraction) };
   }
   const evac = view.evacuations.get(id);
   const evacuation = evac ? { state: evac.phase === 'READY' ? ('evacuated' as const) : ('evacuating' as const), evacuation: withCountdown(evac, now) } : undefined;

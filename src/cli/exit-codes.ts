@@ -8,5 +8,7 @@ export const EXIT = {
   UNREACHABLE: 5,
   /** `--wait` gave up: the evacuation deadline passed with containers left, or --wait-timeout ran out. */
   WAIT_TIMEOUT: 6,
+  /** The block is stored but the safety cap holds it back: YARN was not told (sync state `deferred`). */
+  DEFERRED: 7,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];

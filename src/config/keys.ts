@@ -101,7 +101,7 @@ export const KEYS = {
   'cluster.resource-blocklist.yarn.request-timeout': duration('10 s', 'Timeout of every RM and proxy call.', { min: 1 }),
   // --- sync engine (fixed names first) ---
   'cluster.resource-blocklist.poll-interval': duration('1 s', 'How often the store is polled for changes made by other writers.', { min: 10 }),
-  'cluster.resource-blocklist.max-blocked-fraction': fraction(0.33, 'Never blacklist more than this fraction of the RUNNING nodes for one app; later items are deferred (oldest kept).'),
+  'cluster.resource-blocklist.max-blocked-fraction': fraction(0.33, 'Never blacklist more than this fraction of the RUNNING nodes for one app, rounded down, but at least one node while another RUNNING node stays free (0 = never); later items are deferred (oldest kept), and their answers say so.'),
   'cluster.resource-blocklist.evacuation.timeout': duration('0 s', 'Default graceful evacuation timeout (an item\'s evacuationTimeout wins). 0 = release at once; negative = wait forever.', { allowNegative: true }),
   'cluster.resource-blocklist.expiry.cron': {
     default: '*/10 * * * * *',

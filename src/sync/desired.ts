@@ -61,6 +61,10 @@ export interface DesiredPlan {
   capNodes: number;
   /** RUNNING hosts this plan puts on the blacklist (the slots of the cap in use). */
   capUsed: number;
+  /** The RUNNING hosts holding those slots. */
+  slotHolders: ReadonlySet<string>;
+  /** The RUNNING hosts of the node list, which take a slot when blocked; undefined while no list is known (every host takes one). */
+  runningHosts: ReadonlySet<string> | undefined;
 }
 
 /** RUNNING hosts per rack path. */
@@ -88,9 +92,26 @@ export function hostsByRack(nodes: readonly NodeView[]): Map<string, string[]> {
 }
 
 /** floor(fraction × running), tolerant of binary fractions (0.3 × 10 = 3.0000000000000004). */
-export function blockCapacity(fraction: number, runningNodes: number): number {
+export function fractionShare(fraction: number, runningNodes: number): number {
   if (runningNodes <= 0 || fraction <= 0) return 0;
   return Math.max(0, Math.floor(fraction * runningNodes + 1e-9));
+}
+
+/**
+ * How many RUNNING hosts may be blacklisted: the fraction's share, but at least one while another
+ * RUNNING node stays free. An operator's block of one node on a small cluster (0.33 × 3 rounds to
+ * 0) is a decision, not a runaway; the cap exists against mass blacklisting. A fraction of 0 is
+ * an explicit "never", and the only node of a cluster is never taken (the job would have nowhere
+ * to run). docs/architecture.md, decisions.
+ */
+export function blockCapacity(fraction: number, runningNodes: number): number {
+  const share = fractionShare(fraction, runningNodes);
+  return share === 0 && fraction > 0 && runningNodes >= 2 ? 1 : share;
+}
+
+/** The hosts (one node's, or a rack's) that would take a slot of `plan`'s cap besides those in use. */
+export function newSlots(plan: DesiredPlan, hosts: readonly string[]): string[] {
+  return [...new Set(hosts)].filter((h) => (plan.runningHosts?.has(h) ?? true) && !plan.slotHolders.has(h));
 }
 
 /**
@@ -188,7 +209,8 @@ function computePlan(input: DesiredInput): DesiredPlan {
     else enforced ??= effective.slice(0, i);
   }
   const blacklist = blacklistOf(input, deferred);
-  return { effective, enforced: enforced ?? effective, deferred, taskManagers, blacklist, runningNodes: runningNow, capacity, capNodes, capUsed: used };
+  const runningHosts = input.assumeRunning ? undefined : running;
+  return { effective, enforced: enforced ?? effective, deferred, taskManagers, blacklist, runningNodes: runningNow, capacity, capNodes, capUsed: used, slotHolders: counted, runningHosts };
 }
 
 /**

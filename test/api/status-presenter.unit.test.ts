@@ -51,6 +51,34 @@ describe('api/status-presenter', () => {
     assert.match(createdItemSyncStatus(emptyView(true, true), fresh, T0)?.detail ?? '', /no reconcile pass/);
   });
 
+  it("a new block the cap will hold back says so in its own answer: deferred, with the cap's numbers; a batch counts its own new blocks", () => {
+    // 4 RUNNING nodes at 0.25: one slot, and h1 holds it.
+    const v = view();
+    const h4 = nodeItem('h4', { start: T0 + 5 });
+    const held = createdItemSyncStatus(v, h4, T0);
+    assert.equal(held?.state, 'deferred');
+    assert.match(held?.detail ?? '', /1 of at most 1 of 4 RUNNING nodes are blacklisted already \(max-blocked-fraction 0.25\)/);
+    // A host already holding a slot, or not RUNNING, needs none.
+    assert.equal(createdItemSyncStatus(v, nodeItem('h9', { start: T0 + 5 }), T0)?.state, 'pending');
+    // Room for one more (two slots): the first new block of a batch takes it, the second is held back.
+    const roomy = { ...view(), plan: planDesired({ items: [nodeItem('h1', { start: T0 + 1 })], applicationId: APP, now: T0, nodes: [1, 2, 3, 4].map((i) => ({ host: `h${i}`, state: 'RUNNING' as const })), maxBlockedFraction: 0.5 }) };
+    const claimed = new Set<string>();
+    assert.equal(createdItemSyncStatus(roomy, nodeItem('h2', { start: T0 + 5 }), T0, claimed)?.state, 'pending');
+    assert.equal(createdItemSyncStatus(roomy, nodeItem('h2', { start: T0 + 5 }), T0, claimed)?.state, 'pending', 'the same host again takes no second slot');
+    assert.equal(createdItemSyncStatus(roomy, nodeItem('h3', { start: T0 + 6 }), T0, claimed)?.state, 'deferred');
+  });
+
+  it('the cap of a small cluster: the one node of a cluster is never blacklisted, and the reason says so', () => {
+    const items = [nodeItem('h1', { start: T0 + 1 })];
+    const plan = planDesired({ items, applicationId: APP, now: T0, nodes: [{ host: 'h1', state: 'RUNNING' as const }], maxBlockedFraction: 0.33 });
+    const v: SyncView = { ...emptyView(true, true, 0.33), applicationId: APP, items, plan, actual: new Set() };
+    assert.equal(itemSyncStatus(v, 'h1', T0)?.state, 'deferred');
+    assert.match(itemSyncStatus(v, 'h1', T0)?.detail ?? '', /the cluster has 1 RUNNING node, and the last one is never blacklisted/);
+    const three = planDesired({ items: [...items, nodeItem('h2', { start: T0 + 2 })], applicationId: APP, now: T0, nodes: [1, 2, 3].map((i) => ({ host: `h${i}`, state: 'RUNNING' as const })), maxBlockedFraction: 0.33 });
+    const v3: SyncView = { ...v, items: three.effective, plan: three };
+    assert.match(itemSyncStatus(v3, 'h2', T0)?.detail ?? '', /0.33 × 3 rounds to 0, and one node may always be blocked while another stays free/);
+  });
+
   it('the sidecar status names a store outage before the last failure', () => {
     const s = sidecarStatus(view({ storeError: 'down', lastFailure: { stage: 'push', error: 'x' } }), T0);
     assert.equal(s.storeDegraded, true);

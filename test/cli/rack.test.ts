@@ -62,7 +62,8 @@ describe('cli: rack blocks (block-rack) against a sidecar wired to the YARN simu
     await waitFor('evacuated', async () => (await state(r1))?.state === 'evacuated');
 
     // 4 of 8 RUNNING nodes may be blacklisted (0.5): the first rack holds all four slots.
-    expectCode(await run('block-rack', r2, '--cause', 'second switch'), 0, 'second rack');
+    const second = expectCode(await run('block-rack', r2, '--cause', 'second switch'), 7, 'second rack: stored, deferred');
+    assert.match(second.stderr, /deferred: .*4 of at most 4 of 8 RUNNING nodes/);
     await waitFor('the second rack deferred', async () => (await state(r2))?.state === 'deferred');
     assert.ok(!sim.cluster.clientBlacklistView().includes(r2));
 

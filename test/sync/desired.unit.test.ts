@@ -66,9 +66,22 @@ describe('sync/desired: the desired blacklist', () => {
     assert.equal(blockCapacity(0.3, 10), 3);
     assert.equal(blockCapacity(0.7, 10), 7);
     assert.equal(blockCapacity(1, 10), 10);
-    assert.equal(blockCapacity(0.33, 3), 0);
     assert.equal(blockCapacity(0.33, 0), 0);
     assert.equal(blockCapacity(0, 100), 0);
+  });
+
+  it('a share that rounds to zero still allows one node while another stays free; never the only node; 0 means never', () => {
+    assert.equal(blockCapacity(0.33, 3), 1);
+    assert.equal(blockCapacity(0.33, 2), 1);
+    assert.equal(blockCapacity(0.01, 99), 1);
+    assert.equal(blockCapacity(0.33, 1), 0);
+    assert.equal(blockCapacity(1, 1), 1);
+    assert.equal(blockCapacity(0, 3), 0);
+    // The default fraction on a 3-node cluster (a real Flink-on-YARN trial): the first block goes on, the second waits.
+    const items = [1, 2].map((k) => nodeItem(`node${k}`, { start: T0 + k }));
+    const p = planDesired({ items, applicationId: APP, now: T0 + 100, nodes: running(3), maxBlockedFraction: 0.33 });
+    assert.deepEqual(p.blacklist, ['node1']);
+    assert.deepEqual(p.deferred.map((i) => i.id), ['node2']);
   });
 });
 

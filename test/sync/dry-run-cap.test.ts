@@ -49,5 +49,46 @@ describe('dry runs and the safety cap (CLI against a sidecar wired to the simula
     }
     assert.deepEqual(deferred, [host(4), host(5)]);
     assert.deepEqual(local.sim.cluster.clientBlacklistView(), [host(1), host(2)]);
+
+    // A real block over the cap: stored, printed, and exit 7 with the cap's reason; --wait does not follow what never starts.
+    const over = expectCode(await cli('block', host(6), '--cause', 'psu'), 7, 'block over the cap');
+    assert.match(over.stdout, /blocked node node0006\.sim\.local/);
+    assert.match(over.stderr, /deferred: stored, but not on YARN's blacklist: held back by the safety cap: 2 of at most 2 of 10 RUNNING nodes/);
+    const waited = expectCode(await cli('block', host(7), '--cause', 'psu', '--evacuate', '--wait'), 7, 'block --wait over the cap');
+    assert.match(waited.stderr, /deferred: .*nothing to wait for/);
+  });
+});
+
+describe('the safety cap of a 3-node cluster at the default max-blocked-fraction (0.33 × 3 rounds to 0)', function () {
+  this.timeout(60_000);
+  let local: LocalCluster;
+  before(async () => {
+    local = await startLocalCluster({ restPort: 0, simPort: 0, sqlitePath: path.join(tempDir('blocklist-cap3-'), 'b.db'), nodes: 3, containers: 0, tickMs: 0 });
+  });
+  after(async () => {
+    await local?.close();
+  });
+  const put = async (host: string) => {
+    const res = await fetch(`${local.sidecar.url}/blocklist/nodes/${host}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ action: 'MARK_BLOCKED', cause: 'trial' }) });
+    return { status: res.status, body: (await res.json()) as { sync?: { state: string; detail?: string } } };
+  };
+
+  it("an operator's first block reaches YARN; the second is answered deferred, with why, in the PUT's own answer", async () => {
+    const host = (i: number) => local.sim.cluster.nodes[i - 1].host;
+    // Wait for the engine's first pass to have read the nodes (the answer's cap comes from it).
+    for (let i = 0; i < 100; i++) {
+      const s = (await (await fetch(`${local.sidecar.url}/status`)).json()) as { safetyCap?: unknown };
+      if (s.safetyCap) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const first = await put(host(1));
+    assert.equal(first.status, 201);
+    assert.notEqual(first.body.sync?.state, 'deferred');
+    for (let i = 0; i < 100 && local.sim.cluster.clientBlacklistView().length < 1; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(local.sim.cluster.clientBlacklistView(), [host(1)]);
+    const second = await put(host(2));
+    assert.equal(second.status, 201);
+    assert.equal(second.body.sync?.state, 'deferred');
+    assert.match(second.body.sync?.detail ?? '', /1 of at most 1 of 3 RUNNING nodes.*0\.33 × 3 rounds to 0/);
   });
 });

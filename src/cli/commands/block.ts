@@ -115,10 +115,13 @@ function defineBlock(program: Command, name: string, kind: 'node' | 'taskmanager
               write(`blocked ${what} ${itemSummary(item, now)}\n`);
             }
           }
-          // A host the RM does not know: kept, but say so (unknown-host.ts).
-          if (kind === 'node' && !flags.dryRun && !client.transport.direct) {
-            const warning = unknownHostWarning(await settledItem(client, item));
-            if (warning) note(warning);
+          // A host the RM does not know: kept, but say so (unknown-host.ts); a block the cap holds
+          // back is stored and not applied: its own exit code, and no --wait for what never starts.
+          const settled = !flags.dryRun && !client.transport.direct && kind !== 'taskmanager' ? await settledItem(client, item) : item;
+          const warning = kind === 'node' ? unknownHostWarning(settled) : undefined;
+          if (warning) note(warning);
+          if (!flags.dryRun && settled.sync?.state === 'deferred') {
+            throw new CliError(`deferred: stored, but not on YARN's blacklist${flags.wait ? ' (nothing to wait for)' : ''}: ${settled.sync.detail ?? 'held back by the safety cap'}`, EXIT.DEFERRED);
           }
           if (flags.wait) {
             const r = await followEvacuation(client, ref.id, {
