@@ -8,20 +8,10 @@
  * `<node>/<containerId>` with the '/' sent as %2F), every operation an operationId, the bearer
  * token scheme, and the web console's files are left out (they are not API).
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import swagger from '@fastify/swagger';
 import fp from 'fastify-plugin';
 import { FastifyInstance } from 'fastify';
-
-/** The version in the nearest package.json above this file (the document's info.version). */
-function packageVersion(): string {
-  for (let dir = __dirname; ; dir = path.dirname(dir)) {
-    const f = path.join(dir, 'package.json');
-    if (fs.existsSync(f)) return (JSON.parse(fs.readFileSync(f, 'utf8')) as { version?: string }).version ?? '0.0.0';
-    if (path.dirname(dir) === dir) return '0.0.0';
-  }
-}
+import { packageVersion } from '../core/package-info';
 
 export interface OpenApiOptions {
   version?: string;

@@ -123,6 +123,9 @@ export const KEYS = {
   'log.format': oneOf(['text', 'json'] as const, 'text', 'text: readable in a terminal; json: one JSON object per line.'),
   'log.level': oneOf(['error', 'warn', 'info', 'debug'] as const, 'info', 'Lowest level logged.'),
   'log.audit.file': str('', 'Also append audit lines (JSON) to this file; empty = only the main log.'),
+  // --- metrics (docs/operations.md, Metrics) ---
+  'metrics.items.max-series': int(1000, 0, 100_000, 'Most items in force with a blocklist_item_info series on /metrics (the newest; blocklist_item_series_omitted counts the others). 0 = none. The counts (numBlockedNodes, …) are exact whatever the bound.'),
+  'metrics.evacuations.max-series': int(100, 0, 100_000, 'Most evacuations with per-node series on /metrics (phase, containers left and released, deadline: 4 series each; those still moving first; blocklist_evacuation_series_omitted counts the others). 0 = none.'),
   // --- REST limits and security ---
   'rest.server.max-content-length': int(1_048_576, 1024, 104_857_600, 'Largest accepted request body in bytes.'),
   'rest.auth.tokens-file': str('', 'YAML/JSON file of bearer tokens: token → {name, role: admin|viewer}. Empty = no auth (loopback only).'),

@@ -30,3 +30,22 @@ export function createDetectorMetrics(registry?: Registry): DetectorMetrics {
 }
 
 export const SUPPRESS_REASONS: readonly SuppressReason[] = ['job-fault', 'cap', 'operator-unblock'];
+
+/**
+ * The detector's automatic blocks against their own cap (detector.max-blocked-fraction), read at
+ * scrape time from its last report: at the cap, a host that reaches the threshold is not blocked.
+ */
+export function registerDetectorCapGauges(registry: Registry, cap: () => { max: number; inUse: number } | undefined): void {
+  const gauge = (name: string, help: string, pick: (c: { max: number; inUse: number }) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const c = cap();
+        if (c) this.set(pick(c));
+      },
+    });
+  gauge('blocklist_detector_automatic_blocks', "The detector's automatic blocks in force for this job, as of its last pass.", (c) => c.inUse);
+  gauge('blocklist_detector_automatic_blocks_limit', 'Most automatic blocks the detector may hold (detector.max-blocked-fraction of RUNNING nodes), as of its last pass.', (c) => c.max);
+}

@@ -1,14 +1,22 @@
 /**
- * Prometheus metrics of the sidecar (README.md, Observability), on a registry of their own: never prom-client's
- * global default, so a test (or one process hosting several sidecars) can create as many as it
- * likes without "metric already registered" errors.
+ * Prometheus metrics of the sidecar (docs/operations.md, Metrics), on a registry of their own: never
+ * prom-client's global default, so a test (or one process hosting several sidecars) can create as
+ * many as it likes without "metric already registered" errors.
  *
- * The REST API serves `GET /metrics` as `metrics.text()` with `metrics.contentType`.
+ * The REST API serves `GET /metrics` as `metrics.text()` with `metrics.contentType`. The parts:
+ *  - this file: the counters and gauges the engine sets as it works, and the counts read from the
+ *    store at scrape time (a new series the engine sets is one name, one field, one constructor);
+ *  - store-reading.ts: what the scrape-time gauges read (the store, the engine's last pass);
+ *  - item-series.ts, engine-series.ts: series per item and per evacuation (bounded), the cap, the job;
+ *  - process.ts: the process's own series (prom-client's defaults, build info), once per process.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { BlockedItem } from '../model/item';
-import { inForce, nextExpiry } from '../model/effective';
-import { Clock } from '../core/clock';
+import { processRegistry } from './process';
+import { BlocklistSource, StoreReader } from './store-reading';
+import { registerItemSeries } from './item-series';
+import { registerEngineSeries } from './engine-series';
+
+export { BlocklistCounts, BlocklistSource, CountedStore, EngineReading, EvacuationReading, KnownNodes, countItems } from './store-reading';
 
 export const METRIC_NAMES = {
   /** FLIP-224's own name (camelCase, against Prometheus' conventions): kept for its dashboards. */
@@ -28,6 +36,7 @@ export const METRIC_NAMES = {
   blacklistHosts: 'blocklist_yarn_blacklist_hosts',
   expiredItems: 'blocklist_expired_items_total',
   quarantinedItems: 'blocklist_quarantined_items',
+  rmRequests: 'blocklist_rm_requests_total',
 } as const;
 
 export type PushResult = 'success' | 'failure';
@@ -57,6 +66,8 @@ export interface Metrics {
   readonly expiredItems: Counter;
   /** Stored rows that cannot be decoded (left out, not enforced) as of the store's last full read. */
   readonly quarantinedItems: Gauge;
+  /** Calls of the ResourceManager's REST API, by call (clusterMetrics, nodes, …) and result. */
+  readonly rmRequests: Counter<'call' | 'result'>;
   /**
    * Makes numBlockedNodes and the task manager gauge exact at scrape time, counted from the store
    * (so a scrape right after a PUT already shows it, with or without a sync engine). The count is
@@ -66,83 +77,24 @@ export interface Metrics {
   countFromStore(source: BlocklistSource): void;
 }
 
-/** The part of the store (src/store/store.ts, a layer above) that the gauges read. */
-export interface CountedStore {
-  version(): Promise<string>;
-  list(): Promise<readonly BlockedItem[]>;
-  /** Rows that cannot be decoded (not enforced), when the store keeps such a list. */
-  quarantined?(): readonly unknown[];
+export interface MetricsOptions {
+  /** Append the process's series (prom-client's defaults, build info): a sidecar's metrics, not a test engine's. */
+  process?: boolean;
+  /** Most items with a blocklist_item_info series (metrics.items.max-series). */
+  maxItemSeries?: number;
+  /** Most evacuations with per-node series (metrics.evacuations.max-series). */
+  maxEvacuationSeries?: number;
 }
 
-export interface BlocklistSource {
-  store: CountedStore;
-  clock: Clock;
-  /** The application whose items count (cluster-scoped items always do). */
-  applicationId: () => string | undefined;
-  enabled: boolean;
-  /**
-   * The host names the RM knows (its node list as last read); a node item whose host is not among
-   * them blocks nothing in YARN (`unknown-host`) and is not counted. Undefined = not known: count all.
-   */
-  knownHosts?: () => KnownNodes | undefined;
-}
+export const DEFAULT_MAX_ITEM_SERIES = 1000;
+export const DEFAULT_MAX_EVACUATION_SERIES = 100;
 
-/** The RM's nodes as last read: the host names, and the hosts of each rack (a rack block counts them). */
-export interface KnownNodes {
-  hosts: ReadonlySet<string>;
-  racks: ReadonlyMap<string, readonly string[]>;
-}
-
-export interface BlocklistCounts {
-  nodes: number;
-  taskManagers: number;
-}
-
-export function countItems(items: readonly BlockedItem[], applicationId: string | undefined, now: number, known?: KnownNodes): BlocklistCounts {
-  // Distinct hosts: a node blocked on its own and inside a blocked rack is one blocked node.
-  const hosts = new Set<string>();
-  let taskManagers = 0;
-  for (const it of inForce(items, applicationId, now)) {
-    // An unknown host blocks nothing in YARN: not a blocked node (its sync state says unknown-host).
-    if (it.kind === 'node') {
-      if (!known || known.hosts.has(it.node)) hosts.add(it.node);
-    } else if (it.kind === 'rack') {
-      // A rack counts the nodes it covers, as far as the node list tells.
-      for (const h of known?.racks.get(it.id) ?? []) hosts.add(h);
-    } else taskManagers++;
-  }
-  return { nodes: hosts.size, taskManagers };
-}
-
-export function createMetrics(registry: Registry = new Registry()): Metrics {
+export function createMetrics(opts: MetricsOptions = {}, registry: Registry = new Registry()): Metrics {
   const registers = [registry];
   let source: BlocklistSource | undefined;
-  let cache: { version: string; appId: string | undefined; known: KnownNodes | undefined; validUntil: number; counts: BlocklistCounts } | undefined;
-  let inflight: Promise<BlocklistCounts | undefined> | undefined;
-
-  const countsNow = async (): Promise<BlocklistCounts | undefined> => {
-    const s = source;
-    if (!s) return undefined;
-    if (!s.enabled) return { nodes: 0, taskManagers: 0 };
-    const now = s.clock.now();
-    const appId = s.applicationId();
-    const version = await s.store.version();
-    const known = s.knownHosts?.();
-    if (cache && cache.version === version && cache.appId === appId && cache.known === known && now < cache.validUntil) return cache.counts;
-    const items = await s.store.list();
-    const counts = countItems(items, appId, now, known);
-    cache = { version, appId, known, validUntil: nextExpiry(items, now) ?? Number.POSITIVE_INFINITY, counts };
-    return counts;
-  };
-  // Both gauges are collected in one scrape; share one store read.
-  const sharedCounts = (): Promise<BlocklistCounts | undefined> => {
-    inflight ??= countsNow()
-      .catch(() => undefined) // store down: keep the last value; store errors are counted by the engine
-      .finally(() => {
-        inflight = undefined;
-      });
-    return inflight;
-  };
+  // Every scrape-time gauge of one scrape shares one reading of the store.
+  const reader = new StoreReader(() => source);
+  const sharedCounts = async () => (await reader.read())?.counts;
 
   const blockedNodesGauge = (name: string, help: string) =>
     new Gauge({
@@ -172,7 +124,7 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
   const m: Metrics = {
     registry,
     contentType: registry.contentType,
-    text: () => registry.metrics(),
+    text: opts.process ? async () => `${await registry.metrics()}${await processRegistry().metrics()}` : () => registry.metrics(),
     blockedNodes,
     blockedNodesConventional,
     blockedTaskManagers,
@@ -202,11 +154,14 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
         this.set(q ? q.length : 0);
       },
     }),
+    rmRequests: new Counter({ name: METRIC_NAMES.rmRequests, help: "Calls of the ResourceManager's REST API by this sidecar (shared cluster-state readings from ZooKeeper not included), by call and result.", labelNames: ['call', 'result'] as const, registers }),
     countFromStore(s) {
       source = s;
-      cache = undefined;
+      reader.reset();
     },
   };
+  registerItemSeries(registry, reader, opts.maxItemSeries ?? DEFAULT_MAX_ITEM_SERIES);
+  registerEngineSeries(registry, () => source, reader, { maxEvacuations: opts.maxEvacuationSeries ?? DEFAULT_MAX_EVACUATION_SERIES });
   // Label values that always exist, so dashboards see 0 rather than no series.
   for (const phase of ['WAIT_CONTAINER', 'TIMEOUT', 'READY']) m.evacuatingNodes.set({ phase }, 0);
   for (const result of ['success', 'failure']) {

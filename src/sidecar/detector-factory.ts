@@ -11,7 +11,7 @@ import { Logger } from '../core/logger';
 import { AuditSink } from '../model/audit';
 import { BlocklistStore } from '../store/store';
 import { Detector, DetectorSettings } from '../detect/detector';
-import { createDetectorMetrics } from '../detect/metrics';
+import { createDetectorMetrics, registerDetectorCapGauges } from '../detect/metrics';
 import { DetectorSource } from '../detect/source';
 import { FlinkRestSource } from '../detect/sources/flink-rest';
 import { YarnCompletedContainersSource } from '../detect/sources/yarn-containers';
@@ -69,7 +69,7 @@ export function createDetector(deps: DetectorFactoryDeps): Detector | undefined 
   const { store, audit, sync } = deps;
   // The path a REST block takes: validation already done (the spec), merge rules, audit, a sync kick.
   const service = new BlocklistService({ store, sync, clock: deps.clock, audit, enabled: true });
-  return new Detector({
+  const detector = new Detector({
     settings,
     clock: deps.clock,
     logger: deps.logger,
@@ -89,4 +89,6 @@ export function createDetector(deps: DetectorFactoryDeps): Detector | undefined 
       return { outcome: 'conflict', reason: Array.isArray(errors) ? errors.join('; ') : `answered ${a.status}` };
     },
   });
+  registerDetectorCapGauges(sync.metrics.registry, () => detector.view().report?.cap);
+  return detector;
 }

@@ -13,7 +13,8 @@ import { BlocklistStore } from '../store/store';
 import { Clock } from '../core/clock';
 import { Logger } from '../core/logger';
 import { AuditSink } from '../model/audit';
-import { Metrics, createMetrics } from '../metrics/metrics';
+import { EngineReading, Metrics, createMetrics } from '../metrics/metrics';
+import { SyncView } from '../sync/view';
 import { ExpiryJob, ExpiryOutcome } from '../sync/expiry';
 import { SyncEngine, syncSettingsFromConfig } from '../sync/engine';
 import { Withdrawal } from '../sync/withdraw';
@@ -29,6 +30,7 @@ import type { ZkSession } from '../store/zookeeper/session';
 import type { SharedClusterStats } from './shared-cluster-state';
 import { knownNodes } from '../sync/known-hosts';
 import { GoneStates } from '../detect/gone-states';
+import { countedResourceManager } from './counted-rm';
 
 export interface SyncDeps {
   config: LoadedConfig;
@@ -81,7 +83,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
   const enabled = v['cluster.resource-blocklist.enabled'];
   const kerberos = kerberosSettings(v);
   if (kerberos.kind === 'invalid') throw new ConfigError([kerberos.problem]);
-  const metrics = deps.metrics ?? createMetrics();
+  const metrics = deps.metrics ?? createMetrics({ process: true, maxItemSeries: v['metrics.items.max-series'], maxEvacuationSeries: v['metrics.evacuations.max-series'] });
   const expiry = new ExpiryJob({
     store: deps.store,
     clock: deps.clock,
@@ -122,7 +124,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
   const applicationId = await configuredApplicationId(deps);
   // A secured RM (SPNEGO): log in from the keytab now, so a wrong keytab stops start-up with the KDC's answer.
   const login = !deps.yarn && kerberos.kind === 'keytab' ? await startKerberos(kerberos, v['yarn.resourcemanager.webapp.address'], deps) : undefined;
-  const yarn = deps.yarn ?? {
+  const given = deps.yarn ?? {
     rm: new ResourceManagerClient({
       addresses: v['yarn.resourcemanager.webapp.address'],
       timeoutMs,
@@ -138,6 +140,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
       ...tls,
     }),
   };
+  const yarn = { rm: countedResourceManager(given.rm, metrics.rmRequests), proxy: given.proxy };
   const share = await openSharedClusterState(deps, yarn.rm, applicationId);
   const goneStates = new GoneStates({ store: deps.store, logger: deps.logger, ...(share ? { sweeper: () => share.isLeader() } : {}) });
   const engine = new SyncEngine({
@@ -154,7 +157,14 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     // elected sidecar looks whether or not it runs a detector (or stands by for its job's).
     sweepAlso: (app, now) => goneStates.collect(app, now),
   });
-  metrics.countFromStore({ store: deps.store, clock: deps.clock, applicationId: () => engine.view().applicationId ?? applicationId, enabled: true, knownHosts: () => knownNodes(engine.view().nodes?.list) });
+  metrics.countFromStore({
+    store: deps.store,
+    clock: deps.clock,
+    applicationId: () => engine.view().applicationId ?? applicationId,
+    enabled: true,
+    knownHosts: () => knownNodes(engine.view().nodes?.list),
+    engine: () => engineReading(engine.view()),
+  });
   return {
     metrics,
     mode: 'engine',
@@ -182,6 +192,17 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
       await share?.stop();
       await login?.stop();
     },
+  };
+}
+
+/** What the scrape-time series read of the engine's last pass (src/metrics/store-reading.ts). */
+function engineReading(view: SyncView): EngineReading {
+  const plan = view.plan;
+  return {
+    ...(view.appAttemptId !== undefined ? { appAttemptId: view.appAttemptId } : {}),
+    ...(view.actual ? { actual: view.actual } : {}),
+    ...(plan ? { deferred: plan.deferred, cap: { used: plan.capUsed, limit: plan.capacity, runningNodes: plan.capNodes } } : {}),
+    evacuations: view.evacuations,
   };
 }
 

@@ -41,6 +41,14 @@ describe('metrics: promtool check metrics passes on a live /metrics', function (
     const text = (await http(api, 'GET', '/metrics')).text;
     assert.match(text, /^numBlockedNodes 1$/m);
     assert.match(text, /^blocklist_blocked_nodes 1$/m);
+    // The series dashboards and alerts read (test/metrics/series.unit.test.ts has their rules).
+    const app = local.sim.cluster.applicationId;
+    assert.match(text, new RegExp(`^blocklist_sidecar_info\\{application_id="${app}",app_attempt_id="appattempt_[0-9_]+"\\} 1$`, 'm'));
+    assert.match(text, new RegExp(`^blocklist_item_info\\{id="${host}",kind="node",action="MARK_BLOCKED_AND_EVACUATE_TASKS",scope="cluster",source=""\\} 1$`, 'm'));
+    assert.match(text, new RegExp(`^blocklist_evacuation_phase\\{item="${host}",node="${host}",phase="(TIMEOUT|READY)"\\} 1$`, 'm'));
+    assert.match(text, /^blocklist_build_info\{version="[^"]+",nodejs="[^"]+"\} 1$/m);
+    assert.match(text, /^process_resident_memory_bytes \d+$/m);
+    assert.match(text, /^nodejs_eventloop_lag_p99_seconds /m);
     const r = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
     const problems = `${r.stdout}${r.stderr}`
       .split('\n')
