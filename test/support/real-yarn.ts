@@ -22,7 +22,8 @@ export interface RealYarn {
   rmWebapp: string;
   control: string;
   nodes: string[];
-  applications: { main: string; other: string };
+  /** main and other opt in to the interceptor; plain does not; bare's AM runs without it in its pipeline. */
+  applications: { main: string; other: string; plain: string; bare: string };
   amOwnHost: string;
   startupMs: number;
   workDir: string;
@@ -102,7 +103,9 @@ export async function control<T>(y: RealYarn, method: 'GET' | 'POST', p: string)
   return JSON.parse(text) as T;
 }
 
-export function appState(y: RealYarn, app: 'main' | 'other'): Promise<AppState> {
+export type AppName = keyof RealYarn['applications'];
+
+export function appState(y: RealYarn, app: AppName): Promise<AppState> {
   return control<AppState>(y, 'GET', `/apps/${app}`);
 }
 
@@ -125,7 +128,7 @@ export async function until<T>(what: string, timeoutMs: number, probe: () => Pro
 }
 
 /** Polls until `ok` holds for the app's state (what the RM's scheduler holds), or fails with the last state. */
-export async function waitForApp(y: RealYarn, app: 'main' | 'other', what: string, ok: (s: AppState) => boolean, timeoutMs = 30_000): Promise<AppState> {
+export async function waitForApp(y: RealYarn, app: AppName, what: string, ok: (s: AppState) => boolean, timeoutMs = 30_000): Promise<AppState> {
   const deadline = Date.now() + timeoutMs;
   let last: AppState | undefined;
   while (Date.now() < deadline) {

@@ -105,9 +105,35 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
    */
   public static final String NMSS_KEY = "blocklist-interceptor.state";
 
+  /**
+   * Whether this application's AM asked for the blocklist (AmContainer#optsIn); null until known.
+   * Every other AM's calls pass straight through and nothing of it is stored or served.
+   */
+  private volatile Boolean optedIn;
+
   @Override
   public void init(AMRMProxyApplicationContext ctx) {
     super.init(ctx);
+    // On a NodeManager recovery the AM container is in the context already; on a first start it is
+    // put there after this (ContainerManagerImpl#startContainers), so registration decides.
+    AmContainer am = AmContainer.find(NmContexts.of(ctx), ctx.getApplicationAttemptId());
+    if (am != null) decide(am);
+  }
+
+  /** Takes the opt-in decision once, and serves the application if its AM asked for it. */
+  private synchronized void decide(AmContainer am) {
+    if (optedIn != null) return;
+    optedIn = am != null && am.optsIn();
+    if (optedIn) activate();
+  }
+
+  /** Whether the AM asked for the blocklist (null: not known yet). For tests and the launcher. */
+  public Boolean optedIn() {
+    return optedIn;
+  }
+
+  private void activate() {
+    AMRMProxyApplicationContext ctx = getApplicationContext();
     removeEarlierAttempts(ctx.getApplicationAttemptId());
     Configuration conf = ctx.getConf() != null ? ctx.getConf() : getConf();
     state = new ProxyState(conf.getInt(RING_SIZE, DEFAULT_RING_SIZE));
@@ -185,9 +211,9 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
   private synchronized void writeHandoff() {
     if (server == null) return;
     AMRMProxyApplicationContext ctx = getApplicationContext();
-    if (ctx.getNMContext() == null || ctx.getNMContext().getLocalDirsHandler() == null) return;
+    if (NmContexts.of(ctx) == null || NmContexts.of(ctx).getLocalDirsHandler() == null) return;
     String appId = ctx.getApplicationAttemptId().getApplicationId().toString();
-    for (String dir : ctx.getNMContext().getLocalDirsHandler().getLocalDirs()) {
+    for (String dir : NmContexts.of(ctx).getLocalDirsHandler().getLocalDirs()) {
       Path appDir = Paths.get(dir, "usercache", ctx.getUser(), "appcache", appId);
       if (!Files.isDirectory(appDir)) continue;
       Path secretFile = appDir.resolve(HANDOFF_SECRET);
@@ -225,13 +251,18 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
   public RegisterApplicationMasterResponse registerApplicationMaster(
       RegisterApplicationMasterRequest request) throws YarnException, IOException {
     RegisterApplicationMasterResponse resp = getNextInterceptor().registerApplicationMaster(request);
+    if (optedIn == null) {
+      AmContainer am = AmContainer.find(NmContexts.of(getApplicationContext()), getApplicationContext().getApplicationAttemptId());
+      if (am == null) LOG.info("blocklist AMRM proxy: no AM container of {} on this NodeManager; passed through", getApplicationContext().getApplicationAttemptId());
+      decide(am);
+    }
     ProxyState state = this.state;
     if (state != null) {
       List<ProxyState.Live> previous = new ArrayList<>();
       if (resp.getContainersFromPreviousAttempts() != null) {
         ApplicationAttemptId current = getApplicationContext().getApplicationAttemptId();
         for (Container c : resp.getContainersFromPreviousAttempts()) {
-          if (!isPreviousAttemptsAm(c.getId(), current)) previous.add(live(c));
+          if (!isPreviousAttemptsAm(c, current)) previous.add(live(c));
         }
       }
       state.onRegistered(previous);
@@ -379,8 +410,11 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
   @Override
   public void recover(Map<String, byte[]> recoveredDataMap) {
     super.recover(recoveredDataMap);
+    // Entries of this interceptor prove an opt-in whose AM container is no longer here to ask.
+    if (optedIn == null && !holdsOwnEntries(recoveredDataMap)) optedIn = false;
+    if (Boolean.FALSE.equals(optedIn)) return;
     String attempt = getApplicationContext().getApplicationAttemptId().toString();
-    String dead = notLiveHere(getApplicationContext().getApplicationAttemptId(), getApplicationContext().getNMContext());
+    String dead = notLiveHere(getApplicationContext().getApplicationAttemptId(), NmContexts.of(getApplicationContext()));
     if (dead != null) {
       retire();
       LOG.info("blocklist AMRM proxy for {}: rebuilt by the NodeManager's recovery but {}: not served, its stored entries removed",
@@ -424,18 +458,24 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
         attempt, state.containers().size(), old.size() - left.size(), unreadable.size(), state.blacklistView());
   }
 
+  static boolean holdsOwnEntries(Map<String, byte[]> recovered) {
+    if (recovered == null) return false;
+    for (String k : recovered.keySet()) {
+      if (k.equals(NMSS_KEY) || k.startsWith(NMSS_RING_PREFIX)) return true;
+    }
+    return false;
+  }
+
   /**
    * Whether a container handed over from an earlier attempt is that attempt's own AM container.
    * AbstractYarnScheduler#getTransferredContainers leaves out only the current attempt's AM
    * container; the previous one is handed over too while the RM still counts it live, which after
    * a NodeManager restart lasts seconds (a recovered NodeManager polls a reacquired container's
    * pid every second). It is no worker of the job: its end (the old AM's exit) must not be put
-   * on its node as a failure. The AM container is its attempt's first allocation, and the RM
-   * numbers each attempt's containers from 1 (AppSchedulingInfo's counter, under the RM's epoch).
+   * on its node as a failure. Known by its container token's type, never by its number.
    */
-  static boolean isPreviousAttemptsAm(ContainerId id, ApplicationAttemptId current) {
-    return !id.getApplicationAttemptId().equals(current)
-        && (id.getContainerId() & ContainerId.CONTAINER_ID_BITMASK) == 1;
+  static boolean isPreviousAttemptsAm(Container c, ApplicationAttemptId current) {
+    return !c.getId().getApplicationAttemptId().equals(current) && AmContainer.isAm(c);
   }
 
   private static ProxyState.Live live(Container c) {
@@ -466,7 +506,7 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
    */
   @Override
   public void shutdown() {
-    retire();
+    if (Boolean.TRUE.equals(optedIn)) retire();
     super.shutdown();
   }
 
@@ -478,7 +518,7 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
    * is found over. Later ends are Hadoop's to clean up (stopApplication) or the next restart's.
    */
   private synchronized void scheduleRechecks() {
-    if (getApplicationContext() == null || getApplicationContext().getNMContext() == null) return;
+    if (getApplicationContext() == null || NmContexts.of(getApplicationContext()) == null) return;
     rechecksLeft = RECHECKS;
     rechecks = RECHECKER.scheduleWithFixedDelay(() -> {
       try {
@@ -497,7 +537,7 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
         return false;
       }
     }
-    String dead = notLiveHere(getApplicationContext().getApplicationAttemptId(), getApplicationContext().getNMContext());
+    String dead = notLiveHere(getApplicationContext().getApplicationAttemptId(), NmContexts.of(getApplicationContext()));
     if (dead == null) return false;
     retire();
     LOG.info("blocklist AMRM proxy for {}: rebuilt by the NodeManager's recovery, then {}: no longer served, its stored entries removed",
@@ -580,7 +620,7 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
       if (id.getApplicationAttemptId().getAttemptId() > attempt.getAttemptId()) {
         return "a later attempt (" + id.getApplicationAttemptId() + ") has containers here";
       }
-      if (id.getApplicationAttemptId().equals(attempt) && isAmContainer(c)) ams.add(id);
+      if (id.getApplicationAttemptId().equals(attempt) && AmContainer.isAm(c)) ams.add(id);
     }
     if (ams.isEmpty()) return "its AM container is no longer on this NodeManager";
     NMStateStoreService nmss = nm.getNMStateStore();
@@ -603,12 +643,6 @@ public class BlocklistRequestInterceptor extends AbstractRequestInterceptor {
     if (ended == ams.size()) return "its AM container " + ams.get(0) + " has ended (completed or killed in the state store)";
     LOG.debug("blocklist AMRM proxy for {}: its AM container runs here ({} in the state store)", attempt, seen.isEmpty() ? ams + " not" : seen);
     return null;
-  }
-
-  private static boolean isAmContainer(org.apache.hadoop.yarn.server.nodemanager.containermanager.container.Container c) {
-    ContainerTokenIdentifier t = c.getContainerTokenIdentifier();
-    if (t != null && t.getContainerType() != null) return t.getContainerType() == ContainerType.APPLICATION_MASTER;
-    return (c.getContainerId().getContainerId() & ContainerId.CONTAINER_ID_BITMASK) == 1;
   }
 
   /** For tests and diagnostics in the same JVM. */

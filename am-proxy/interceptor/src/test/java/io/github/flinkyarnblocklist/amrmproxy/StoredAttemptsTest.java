@@ -22,13 +22,12 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import org.apache.hadoop.yarn.api.protocolrecords.RegisterApplicationMasterRequest;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ContainerId;
-import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
-import org.apache.hadoop.yarn.security.ContainerTokenIdentifier;
 import org.apache.hadoop.yarn.server.api.ContainerType;
 import org.apache.hadoop.yarn.server.nodemanager.Context;
 import org.apache.hadoop.yarn.server.nodemanager.amrmproxy.AMRMProxyApplicationContextImpl;
@@ -109,16 +108,32 @@ class StoredAttemptsTest {
     return out;
   }
 
-  private BlocklistRequestInterceptor pipeline(ApplicationAttemptId a) {
+  /** The pipeline as AMRMProxyService builds it (init), before the AM container is in the context. */
+  private BlocklistRequestInterceptor initOnly(ApplicationAttemptId a, Context context, YarnConfiguration c) {
     BlocklistRequestInterceptor i = new BlocklistRequestInterceptor();
-    i.init(new AMRMProxyApplicationContextImpl(nm, conf, a, "flink", null, null, null, null));
+    i.init(new AMRMProxyApplicationContextImpl(context, c, a, "flink", null, null, null, null));
+    i.setNextInterceptor(new Interceptors.FakeRm());
+    return i;
+  }
+
+  /** A first start: init, then the AM (opted in) registers from its container. */
+  private BlocklistRequestInterceptor pipeline(ApplicationAttemptId a) throws Exception {
+    return registered(initOnly(a, nm, conf), a);
+  }
+
+  private BlocklistRequestInterceptor registered(BlocklistRequestInterceptor i, ApplicationAttemptId a) throws Exception {
+    ContainerId am = ContainerId.newContainerId(a, 1);
+    boolean added = !containers.containsKey(am);
+    if (added) amContainerRuns(a, 1);
+    i.registerApplicationMaster(RegisterApplicationMasterRequest.newInstance("localhost", 0, ""));
+    if (added) containers.remove(am);
     return i;
   }
 
   private BlocklistRequestInterceptor recovered(ApplicationAttemptId a) throws Exception {
     Map<String, byte[]> entries = store.loadAMRMProxyState().getAppContexts().get(a);
     assertNotNull(entries, a + " has stored entries to recover");
-    BlocklistRequestInterceptor i = pipeline(a);
+    BlocklistRequestInterceptor i = initOnly(a, nm, conf);
     i.recover(entries);
     return i;
   }
@@ -141,15 +156,9 @@ class StoredAttemptsTest {
     return am;
   }
 
+  /** The attempt's AM container (opted in) in the NodeManager's context. */
   private void amContainerRuns(ApplicationAttemptId a, long number) {
-    ContainerId id = ContainerId.newContainerId(a, number);
-    ContainerTokenIdentifier t = new ContainerTokenIdentifier(id, "nm1:8041", "flink", Resource.newInstance(256, 1), 0L, 0, 0L,
-        Priority.newInstance(0), 0L, null, "", number == 1 ? ContainerType.APPLICATION_MASTER : ContainerType.TASK);
-    containers.put(id, (Container) Proxy.newProxyInstance(Container.class.getClassLoader(), new Class<?>[] {Container.class}, (p, m, x) -> switch (m.getName()) {
-      case "getContainerId" -> id;
-      case "getContainerTokenIdentifier" -> t;
-      default -> null;
-    }));
+    containers.put(ContainerId.newContainerId(a, number), Interceptors.nmContainer(a, number, ContainerType.APPLICATION_MASTER, true));
   }
 
   private HttpResponse<String> call(String method, String path, String body) throws Exception {
@@ -277,10 +286,10 @@ class StoredAttemptsTest {
     // (in a HashMap's order): the live attempt's init removes attempt 1's from the store, but the
     // loaded copy still rebuilds it.
     Map<String, byte[]> loaded = store.loadAMRMProxyState().getAppContexts().get(old);
-    BlocklistRequestInterceptor current = pipeline(live);
+    BlocklistRequestInterceptor current = initOnly(live, nm, conf);
     current.recover(store.loadAMRMProxyState().getAppContexts().get(live));
     assertFalse(stored().containsKey(old.toString()), "removed by the live attempt's init");
-    BlocklistRequestInterceptor stale = pipeline(old);
+    BlocklistRequestInterceptor stale = initOnly(old, nm, conf);
     stale.recover(loaded);
     assertNull(stale.proxyState());
     assertFalse(stored().containsKey(old.toString()));
@@ -299,10 +308,48 @@ class StoredAttemptsTest {
       case "getContainers" -> containers;
       default -> null;
     });
-    BlocklistRequestInterceptor i = new BlocklistRequestInterceptor();
-    i.init(new AMRMProxyApplicationContextImpl(noRecovery, off, attempt(APP, 2), "flink", null, null, null, null));
+    BlocklistRequestInterceptor i = registered(initOnly(attempt(APP, 2), noRecovery, off), attempt(APP, 2));
     assertEquals(200, call("POST", "/amrm/v1/blacklist", "{\"blacklistAdditions\":[\"nm9\"]}").statusCode());
     i.shutdown();
     assertEquals(Set.of(attempt(APP, 1).toString()), stored().keySet(), "the LevelDB store was not touched through the null one");
+  }
+
+  @Test
+  void anAmThatDidNotOptInPassesThroughUntouchedAndNothingOfItIsServedOrStored() throws Exception {
+    ApplicationAttemptId plain = attempt(OTHER, 2);
+    storeAsAmrmProxyService(attempt(OTHER, 1));
+    storeAsAmrmProxyService(plain);
+    BlocklistRequestInterceptor i = initOnly(plain, nm, conf);
+    containers.put(ContainerId.newContainerId(plain, 1), Interceptors.nmContainer(plain, 1, ContainerType.APPLICATION_MASTER, false));
+    i.registerApplicationMaster(RegisterApplicationMasterRequest.newInstance("localhost", 0, ""));
+    assertEquals(Boolean.FALSE, i.optedIn());
+    assertNull(i.proxyState(), "no state");
+
+    org.apache.hadoop.yarn.api.protocolrecords.AllocateRequest request = org.apache.hadoop.yarn.api.protocolrecords.AllocateRequest.newInstance(
+        1, 0.5f, List.of(), List.of(), org.apache.hadoop.yarn.api.records.ResourceBlacklistRequest.newInstance(List.of("own.host"), List.of()));
+    i.allocate(request);
+    Interceptors.FakeRm rm = (Interceptors.FakeRm) i.getNextInterceptor();
+    assertTrue(rm.allocates.get(0) == request, "the AM's own request object is passed on");
+    assertEquals(List.of("own.host"), rm.allocates.get(0).getResourceBlacklistRequest().getBlacklistAdditions(), "its blacklist untouched");
+
+    String secret = BlocklistRequestInterceptor.deriveSecret(new byte[32], OTHER.toString());
+    HttpRequest get = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/amrm/v1/attempt")).header("Authorization", "Bearer " + secret).build();
+    assertEquals(401, http.send(get, HttpResponse.BodyHandlers.ofString()).statusCode(), "no binding for its secret");
+    i.shutdown();
+    assertEquals(Set.of("amrmtoken", "user"), stored().get(plain.toString()), "Hadoop's own entries are Hadoop's: left as they were");
+    assertTrue(stored().containsKey(attempt(OTHER, 1).toString()), "an earlier attempt's too");
+  }
+
+  @Test
+  void anOptedInAmBesideAPlainOneIsServed() throws Exception {
+    ApplicationAttemptId plain = attempt(OTHER, 1);
+    BlocklistRequestInterceptor p = initOnly(plain, nm, conf);
+    containers.put(ContainerId.newContainerId(plain, 1), Interceptors.nmContainer(plain, 1, ContainerType.APPLICATION_MASTER, false));
+    p.registerApplicationMaster(RegisterApplicationMasterRequest.newInstance("localhost", 0, ""));
+    BlocklistRequestInterceptor served = pipeline(attempt(APP, 1));
+    assertEquals(Boolean.TRUE, served.optedIn());
+    assertEquals(200, call("POST", "/amrm/v1/blacklist", "{\"blacklistAdditions\":[\"nm9\"]}").statusCode());
+    assertEquals(Boolean.FALSE, p.optedIn());
+    served.shutdown();
   }
 }

@@ -1,6 +1,12 @@
 package io.github.flinkyarnblocklist.launcher;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -11,6 +17,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import org.apache.hadoop.yarn.api.ApplicationConstants;
 import org.apache.hadoop.yarn.api.protocolrecords.RegisterApplicationMasterResponse;
+import org.apache.hadoop.yarn.api.protocolrecords.AllocateResponse;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
@@ -22,7 +29,9 @@ import org.apache.hadoop.yarn.api.records.UpdatedContainer;
 import org.apache.hadoop.yarn.client.api.AMRMClient.ContainerRequest;
 import org.apache.hadoop.yarn.client.api.async.AMRMClientAsync;
 import org.apache.hadoop.yarn.client.api.async.NMClientAsync;
+import org.apache.hadoop.yarn.client.api.impl.AMRMClientImpl;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.exceptions.YarnException;
 
 /**
  * A small ApplicationMaster that behaves like Flink's YARN resource manager where it matters here:
@@ -66,6 +75,45 @@ public final class KeeperAm {
   static String workerCommand(long launcher) {
     if (launcher <= 0) throw new IllegalArgumentException("-D" + LAUNCHER_PID + " is required: workers end with the launcher");
     return "exec tail -f /dev/null --pid=" + launcher;
+  }
+
+  /** Where the AM writes what its allocate calls took (in its container's working directory). */
+  static final String LATENCY_FILE = "allocate-latency.json";
+
+  /**
+   * The AM's AMRMClient, timing each allocate round trip (through the NodeManager's AMRMProxy to
+   * the RM and back): what an interceptor in the pipeline adds shows here.
+   */
+  static final class TimedClient extends AMRMClientImpl<ContainerRequest> {
+    private final long[] micros = new long[4096];
+    private int n;
+
+    @Override
+    public AllocateResponse allocate(float progress) throws YarnException, IOException {
+      long t0 = System.nanoTime();
+      AllocateResponse r = super.allocate(progress);
+      record((System.nanoTime() - t0) / 1000);
+      return r;
+    }
+
+    private synchronized void record(long us) {
+      if (n < micros.length) micros[n++] = us;
+      if (n % 20 == 0) write();
+    }
+
+    private void write() {
+      long[] sorted = Arrays.copyOf(micros, n);
+      Arrays.sort(sorted);
+      String json = String.format("{\"count\":%d,\"p50Us\":%d,\"p90Us\":%d,\"p99Us\":%d}", n,
+          sorted[n / 2], sorted[n * 9 / 10], sorted[Math.min(n - 1, n * 99 / 100)]);
+      try {
+        Path tmp = Paths.get(LATENCY_FILE + ".tmp");
+        Files.write(tmp, json.getBytes(StandardCharsets.UTF_8));
+        Files.move(tmp, Paths.get(LATENCY_FILE), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+      } catch (IOException e) {
+        System.err.println("keeper-am: cannot write " + LATENCY_FILE + ": " + e);
+      }
+    }
   }
 
   public static void main(String[] args) throws Exception {
@@ -157,7 +205,7 @@ public final class KeeperAm {
     nm[0].init(conf);
     nm[0].start();
 
-    rm[0] = AMRMClientAsync.createAMRMClientAsync(200, handler);
+    rm[0] = AMRMClientAsync.createAMRMClientAsync(new TimedClient(), 200, handler);
     rm[0].init(conf);
     rm[0].start();
     RegisterApplicationMasterResponse reg = rm[0].registerApplicationMaster(nmHost, 0, "");

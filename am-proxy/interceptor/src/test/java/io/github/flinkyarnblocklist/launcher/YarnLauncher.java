@@ -63,6 +63,10 @@ public final class YarnLauncher {
   static final String[] HOSTS = {"nm1.blocklist.test", "nm2.blocklist.test", "nm3.blocklist.test"};
   /** The AM's own blacklist entry: a host the scheduler knows nothing of, so the AM loses no capacity. */
   static final String AM_OWN_HOST = "am-own.blocklist.test";
+  /** What opts an AM in (AmContainer.OPT_IN_ENV, package-private there). */
+  static final String BLOCKLIST_OPT_IN_ENV = "BLOCKLIST_AMRM_PROXY";
+  /** Applications whose AM asks for the interceptor. */
+  private static final java.util.Set<String> OPTED_IN = java.util.Set.of("main", "other");
 
   private final Path work;
   private final String hostsFile;
@@ -119,6 +123,8 @@ public final class YarnLauncher {
     base.setInt(YarnConfiguration.RM_SCHEDULER_MINIMUM_ALLOCATION_MB, 64);
     base.set(YarnConfiguration.RM_SCHEDULER, CapacityScheduler.class.getName());
     base.setInt(YarnConfiguration.RM_AM_MAX_ATTEMPTS, 10);
+    // Four AMs of 256 MB on 6 GB: the CapacityScheduler's default (10 % for AMs) would start two.
+    base.setFloat("yarn.scheduler.capacity.maximum-am-resource-percent", 0.5f);
     base.setLong(YarnConfiguration.RM_NM_HEARTBEAT_INTERVAL_MS, 200);
     base.setBoolean(YarnConfiguration.NM_PMEM_CHECK_ENABLED, false);
     base.setBoolean(YarnConfiguration.NM_VMEM_CHECK_ENABLED, false);
@@ -183,9 +189,38 @@ public final class YarnLauncher {
     yarn = YarnClient.createYarnClient();
     yarn.init(conf);
     yarn.start();
-    apps.put("main", submit("keeper-main", workers, AM_OWN_HOST));
-    apps.put("other", submit("keeper-other", 0, ""));
+    // "bare" first, while no NodeManager has the blocklist interceptor in its pipeline: the
+    // baseline of what an allocate costs a plain AM ("plain", not opted in, beside it).
+    withPipeline(DefaultRequestInterceptor.class.getName(), () -> {
+      apps.put("bare", submit("keeper-bare", 0, PLAIN_OWN_HOST, false));
+      waitReady("bare", 0, 120_000);
+    });
+    apps.put("main", submit("keeper-main", workers, AM_OWN_HOST, true));
+    apps.put("other", submit("keeper-other", 0, "", true));
+    apps.put("plain", submit("keeper-plain", 0, PLAIN_OWN_HOST, false));
     for (String name : apps.keySet()) waitReady(name, name.equals("main") ? workers : 0, 120_000);
+  }
+
+  /** A plain AM's own blacklist entry (not opted in: it must reach the RM as the AM sent it). */
+  static final String PLAIN_OWN_HOST = "plain-own.blocklist.test";
+
+  interface Step {
+    void run() throws Exception;
+  }
+
+  /** Runs the step while every NodeManager builds new AMRMProxy pipelines of these classes only. */
+  private void withPipeline(String classes, Step step) throws Exception {
+    String normal = nmConfs[0].get(YarnConfiguration.AMRM_PROXY_INTERCEPTOR_CLASS_PIPELINE);
+    try {
+      for (NodeManager nm : nms) amrmProxy(nm).getConfig().set(YarnConfiguration.AMRM_PROXY_INTERCEPTOR_CLASS_PIPELINE, classes);
+      step.run();
+    } finally {
+      for (NodeManager nm : nms) amrmProxy(nm).getConfig().set(YarnConfiguration.AMRM_PROXY_INTERCEPTOR_CLASS_PIPELINE, normal);
+    }
+  }
+
+  private static AMRMProxyService amrmProxy(NodeManager nm) {
+    return ((ContainerManagerImpl) nm.getNMContext().getContainerManager()).getAMRMProxyService();
   }
 
   private void startNodeManager(int i) {
@@ -206,7 +241,7 @@ public final class YarnLauncher {
     if (i < 0 || nms[i] == null) throw new IllegalArgumentException("no running NodeManager on " + host);
     NodeManager nm = nms[i];
     List<String> ended = new ArrayList<>();
-    AMRMProxyService proxy = ((ContainerManagerImpl) nm.getNMContext().getContainerManager()).getAMRMProxyService();
+    AMRMProxyService proxy = amrmProxy(nm);
     java.lang.reflect.Method pipelines = AMRMProxyService.class.getDeclaredMethod("getPipelines");
     pipelines.setAccessible(true);
     for (Object wrapper : ((Map<?, ?>) pipelines.invoke(proxy)).values()) {
@@ -263,7 +298,7 @@ public final class YarnLauncher {
     return m;
   }
 
-  private ApplicationId submit(String name, int n, String ownBlacklist) throws Exception {
+  private ApplicationId submit(String name, int n, String ownBlacklist, boolean optIn) throws Exception {
     YarnClientApplication app = yarn.createApplication();
     ApplicationSubmissionContext ctx = app.getApplicationSubmissionContext();
     ctx.setApplicationName(name);
@@ -283,8 +318,10 @@ public final class YarnLauncher {
         "'" + ownBlacklist + "'",
         "1>" + ApplicationConstants.LOG_DIR_EXPANSION_VAR + "/stdout",
         "2>" + ApplicationConstants.LOG_DIR_EXPANSION_VAR + "/stderr");
+    // The per-application opt-in: only AMs that carry it are served by the interceptor.
+    Map<String, String> env = optIn ? Map.of(BLOCKLIST_OPT_IN_ENV, "true") : Map.of();
     ContainerLaunchContext clc = ContainerLaunchContext.newInstance(
-        Map.of(), Map.of(), List.of(cmd), Map.of(), null, Map.of());
+        Map.of(), env, List.of(cmd), Map.of(), null, Map.of());
     ctx.setAMContainerSpec(clc);
     return yarn.submitApplication(ctx);
   }
@@ -300,7 +337,8 @@ public final class YarnLauncher {
     while (true) {
       Map<String, Object> st = appState(name);
       Object live = st.get("liveWorkers");
-      if (Boolean.TRUE.equals(st.get("registered")) && st.get("proxy") != null && live instanceof Integer && (Integer) live >= n) return;
+      boolean served = st.get("proxy") != null || !OPTED_IN.contains(name);
+      if (Boolean.TRUE.equals(st.get("registered")) && served && live instanceof Integer && (Integer) live >= n) return;
       if (System.currentTimeMillis() > deadline) throw new IllegalStateException(name + " not ready: " + Json.write(st));
       Thread.sleep(100);
     }
@@ -366,6 +404,31 @@ public final class YarnLauncher {
       }
     }
     return null;
+  }
+
+  /** What the application's AM measured of its allocate calls (KeeperAm.TimedClient), from its container's directory. */
+  private Map<String, Object> allocateLatency(ApplicationId app) throws IOException {
+    List<Path> found = new ArrayList<>();
+    for (int i = 0; i < HOSTS.length; i++) {
+      Path usercache = work.resolve("nm" + (i + 1)).resolve("local").resolve("usercache");
+      if (!Files.isDirectory(usercache)) continue;
+      try (Stream<Path> files = Files.find(usercache, 5, (f, a) -> f.getFileName().toString().equals(KeeperAm.LATENCY_FILE)
+          && f.toString().contains("/" + app + "/"))) {
+        files.forEach(found::add);
+      }
+    }
+    if (found.isEmpty()) return Map.of("count", 0);
+    @SuppressWarnings("unchecked")
+    Map<String, Object> m = (Map<String, Object>) parseJson(Files.readString(found.get(0), StandardCharsets.UTF_8));
+    return m;
+  }
+
+  private static Object parseJson(String text) throws IOException {
+    try {
+      return Json.parse(text.trim());
+    } catch (Json.BadJson e) {
+      throw new IOException(e.getMessage());
+    }
   }
 
   /** The real RM's answer to a blacklist holding '*': an unmanaged AM of its own asks for it. */
@@ -481,6 +544,10 @@ public final class YarnLauncher {
       String name = p[2];
       if (p.length == 3 && method.equals("GET")) {
         reply(ex, 200, appState(name));
+        return;
+      }
+      if (p.length == 4 && p[3].equals("allocate-latency") && method.equals("GET")) {
+        reply(ex, 200, allocateLatency(apps.get(name)));
         return;
       }
       if (p.length == 4 && p[3].equals("fail-attempt") && method.equals("POST")) {
