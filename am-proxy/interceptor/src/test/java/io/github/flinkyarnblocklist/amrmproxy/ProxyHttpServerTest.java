@@ -17,8 +17,8 @@ class ProxyHttpServerTest {
   private ProxyHttpServer server;
   private final ProxyState a = new ProxyState(16);
   private final ProxyState b = new ProxyState(16);
-  private final String secretA = BlocklistRequestInterceptor.deriveSecret(new byte[32], "application_1_0001");
-  private final String secretB = BlocklistRequestInterceptor.deriveSecret(new byte[32], "application_1_0002");
+  private final String secretA = Secrets.derive(new byte[32], "application_1_0001");
+  private final String secretB = Secrets.derive(new byte[32], "application_1_0002");
   private final HttpClient http = HttpClient.newHttpClient();
 
   private static ProxyHttpServer.Binding bind(String app, ProxyState s) {
@@ -128,15 +128,15 @@ class ProxyHttpServerTest {
 
   @Test
   void ifNoneMatchAndPreferAreParsedAsTheRfcsWriteThem() {
-    assertTrue(ProxyHttpServer.noneMatchHolds("\"a-1\"", "\"a-1\""));
-    assertTrue(ProxyHttpServer.noneMatchHolds(" \"b\" ,W/\"a-1\"", "\"a-1\""));
-    assertTrue(ProxyHttpServer.noneMatchHolds("*", "\"a-1\""));
-    assertEquals(false, ProxyHttpServer.noneMatchHolds(null, "\"a-1\""));
-    assertEquals(false, ProxyHttpServer.noneMatchHolds("\"a-2\"", "\"a-1\""));
-    assertTrue(ProxyHttpServer.prefersMinimal(java.util.List.of("respond-async, return=minimal; x=1")));
-    assertTrue(ProxyHttpServer.prefersMinimal(java.util.List.of("Return = Minimal")));
-    assertEquals(false, ProxyHttpServer.prefersMinimal(java.util.List.of("return=representation")));
-    assertEquals(false, ProxyHttpServer.prefersMinimal(null));
+    assertTrue(BlacklistEndpoint.noneMatchHolds("\"a-1\"", "\"a-1\""));
+    assertTrue(BlacklistEndpoint.noneMatchHolds(" \"b\" ,W/\"a-1\"", "\"a-1\""));
+    assertTrue(BlacklistEndpoint.noneMatchHolds("*", "\"a-1\""));
+    assertEquals(false, BlacklistEndpoint.noneMatchHolds(null, "\"a-1\""));
+    assertEquals(false, BlacklistEndpoint.noneMatchHolds("\"a-2\"", "\"a-1\""));
+    assertTrue(BlacklistEndpoint.prefersMinimal(java.util.List.of("respond-async, return=minimal; x=1")));
+    assertTrue(BlacklistEndpoint.prefersMinimal(java.util.List.of("Return = Minimal")));
+    assertEquals(false, BlacklistEndpoint.prefersMinimal(java.util.List.of("return=representation")));
+    assertEquals(false, BlacklistEndpoint.prefersMinimal(null));
   }
 
   @Test

@@ -16,8 +16,8 @@ class ProxyStateTest {
   private static final String C1 = "container_1652313600000_0001_01_000002";
   private static final String C2 = "container_1652313600000_0001_01_000003";
 
-  private static ProxyState.Outgoing allocate(ProxyState s, List<String> amAdd, List<String> amRem) {
-    ProxyState.Outgoing o = s.beforeAllocate(amAdd, amRem, List.of());
+  private static Outgoing allocate(ProxyState s, List<String> amAdd, List<String> amRem) {
+    Outgoing o = s.beforeAllocate(amAdd, amRem, List.of());
     s.afterAllocate(o, List.of(), List.of(), 1L);
     return o;
   }
@@ -25,8 +25,8 @@ class ProxyStateTest {
   @Test
   void sidecarAdditionReachesTheRmOnceAndItsRemovalToo() {
     ProxyState s = new ProxyState(8);
-    assertInstanceOf(ProxyState.Updated.class, s.updateBlacklist(null, List.of("n1"), List.of()));
-    ProxyState.Outgoing o = allocate(s, List.of(), List.of());
+    assertInstanceOf(UpdateOutcome.Updated.class, s.updateBlacklist(null, List.of("n1"), List.of()));
+    Outgoing o = allocate(s, List.of(), List.of());
     assertEquals(List.of("n1"), o.blacklistAdditions);
     assertEquals(List.of(), allocate(s, List.of(), List.of()).blacklistAdditions);
     s.updateBlacklist("blocklist", List.of(), List.of("n1"));
@@ -40,7 +40,7 @@ class ProxyStateTest {
     s.updateBlacklist(null, List.of("n1", "n2"), List.of());
     assertEquals(List.of("n2"), allocate(s, List.of(), List.of()).blacklistAdditions);
     s.updateBlacklist(null, List.of(), List.of("n1"));
-    ProxyState.Outgoing o = allocate(s, List.of(), List.of());
+    Outgoing o = allocate(s, List.of(), List.of());
     assertEquals(List.of(), o.blacklistRemovals, "n1 is still the AM's");
     // The AM lifts n2 of its own accord (it never held it): the sidecar still does.
     o = allocate(s, List.of(), List.of("n2"));
@@ -70,12 +70,12 @@ class ProxyStateTest {
     ProxyState s = new ProxyState(8);
     s.updateBlacklist(null, List.of("n1", "n2"), List.of("n2"));
     assertEquals(List.of("n1"), s.blacklistView().get("blacklist"));
-    ProxyState.UpdateOutcome r = s.updateBlacklist(null, List.of("n3", "*"), List.of());
-    assertInstanceOf(ProxyState.Refused.class, r);
-    assertTrue(((ProxyState.Refused) r).error().contains("Cannot add * to the blacklist!"));
-    assertInstanceOf(ProxyState.Refused.class, s.updateBlacklist("am", List.of("n3"), List.of()));
-    assertInstanceOf(ProxyState.Refused.class, s.updateBlacklist("bad owner", List.of("n3"), List.of()));
-    assertInstanceOf(ProxyState.Refused.class, s.updateBlacklist(null, List.of(""), List.of()));
+    UpdateOutcome r = s.updateBlacklist(null, List.of("n3", "*"), List.of());
+    assertInstanceOf(UpdateOutcome.Refused.class, r);
+    assertTrue(((UpdateOutcome.Refused) r).error().contains("Cannot add * to the blacklist!"));
+    assertInstanceOf(UpdateOutcome.Refused.class, s.updateBlacklist("am", List.of("n3"), List.of()));
+    assertInstanceOf(UpdateOutcome.Refused.class, s.updateBlacklist("bad owner", List.of("n3"), List.of()));
+    assertInstanceOf(UpdateOutcome.Refused.class, s.updateBlacklist(null, List.of(""), List.of()));
     assertEquals(List.of("n1"), s.blacklistView().get("blacklist"));
   }
 
@@ -83,7 +83,7 @@ class ProxyStateTest {
   void aFailedAllocateIsRetriedAndAnRmThatForgotTheAttemptGetsTheWholeUnion() {
     ProxyState s = new ProxyState(8);
     s.updateBlacklist(null, List.of("n1"), List.of());
-    ProxyState.Outgoing o = s.beforeAllocate(List.of(), List.of(), List.of());
+    Outgoing o = s.beforeAllocate(List.of(), List.of(), List.of());
     s.allocateFailed(o, false);
     assertEquals(List.of("n1"), allocate(s, List.of(), List.of()).blacklistAdditions);
     o = s.beforeAllocate(List.of(), List.of(), List.of());
@@ -94,9 +94,9 @@ class ProxyStateTest {
   @Test
   void releaseGoesIntoTheNextAllocateOnceAndTheContainerStopsBeingLive() {
     ProxyState s = new ProxyState(8);
-    s.onRegistered(List.of(new ProxyState.Live(C1, "n1:8041", "n1:8042", "RUNNING")));
-    ProxyState.Outgoing o = s.beforeAllocate(List.of(), List.of(), List.of());
-    s.afterAllocate(o, List.of(new ProxyState.Live(C2, "n2:8041", "n2:8042", "RUNNING")), List.of(), 5L);
+    s.onRegistered(List.of(new Live(C1, "n1:8041", "n1:8042", "RUNNING")));
+    Outgoing o = s.beforeAllocate(List.of(), List.of(), List.of());
+    s.afterAllocate(o, List.of(new Live(C2, "n2:8041", "n2:8042", "RUNNING")), List.of(), 5L);
     assertEquals(2, s.containers().size());
     Map<String, Object> r = s.release(List.of(C1, "container_1652313600000_0001_01_000009"));
     assertEquals(List.of(C1), r.get("released"));
@@ -108,7 +108,7 @@ class ProxyStateTest {
     s.allocateFailed(o, false);
     o = s.beforeAllocate(List.of(), List.of(), List.of());
     assertEquals(List.of(C1), o.releases, "a failed allocate's releases go with the next one");
-    s.afterAllocate(o, List.of(), List.of(new ProxyState.Finished(C1, -100, "Container released by application")), 9L);
+    s.afterAllocate(o, List.of(), List.of(new Finished(C1, -100, "Container released by application")), 9L);
     assertEquals(List.of(), s.beforeAllocate(List.of(), List.of(), List.of()).releases);
     @SuppressWarnings("unchecked")
     List<Map<String, Object>> done = (List<Map<String, Object>>) s.completedAfter(0).get("containers");
@@ -120,16 +120,16 @@ class ProxyStateTest {
   @Test
   void aCompletionOfAContainerNeverSeenHasNoNodeAndIsLeftOutOfTheRing() {
     ProxyState s = new ProxyState(3);
-    ProxyState.Outgoing o = s.beforeAllocate(List.of(), List.of(), List.of());
-    s.afterAllocate(o, List.of(), List.of(new ProxyState.Finished(C1, -100, "previous attempt's AM")), 1L);
+    Outgoing o = s.beforeAllocate(List.of(), List.of(), List.of());
+    s.afterAllocate(o, List.of(), List.of(new Finished(C1, -100, "previous attempt's AM")), 1L);
     assertEquals(0L, s.completedAfter(0).get("next"));
   }
 
   private static void allocateAndFinish(ProxyState s, String id, int exit, long now) {
-    ProxyState.Outgoing o = s.beforeAllocate(List.of(), List.of(), List.of());
-    s.afterAllocate(o, List.of(new ProxyState.Live(id, "n1:8041", "n1:8042", "RUNNING")), List.of(), now);
+    Outgoing o = s.beforeAllocate(List.of(), List.of(), List.of());
+    s.afterAllocate(o, List.of(new Live(id, "n1:8041", "n1:8042", "RUNNING")), List.of(), now);
     o = s.beforeAllocate(List.of(), List.of(), List.of());
-    s.afterAllocate(o, List.of(), List.of(new ProxyState.Finished(id, exit, "boom")), now);
+    s.afterAllocate(o, List.of(), List.of(new Finished(id, exit, "boom")), now);
   }
 
   @Test
@@ -173,12 +173,12 @@ class ProxyStateTest {
     ProxyState s = new ProxyState(8);
     String t0 = s.etag();
     assertTrue(t0.matches("^\"[0-9a-f]{16}-1\"$"), t0);
-    ProxyState.Updated u = (ProxyState.Updated) s.updateBlacklist(null, List.of("n1"), List.of());
+    UpdateOutcome.Updated u = (UpdateOutcome.Updated) s.updateBlacklist(null, List.of("n1"), List.of());
     assertEquals(t0, u.previousEtag());
     assertEquals(s.etag(), u.etag());
     assertNotEquals(t0, u.etag());
     // Nothing changes: the same tag, before and after.
-    ProxyState.Updated same = (ProxyState.Updated) s.updateBlacklist(null, List.of("n1"), List.of());
+    UpdateOutcome.Updated same = (UpdateOutcome.Updated) s.updateBlacklist(null, List.of("n1"), List.of());
     assertEquals(u.etag(), same.previousEtag());
     assertEquals(u.etag(), same.etag());
     // A refused update changes nothing, its tag included.
@@ -194,7 +194,7 @@ class ProxyStateTest {
     // Another owner's write between two of the sidecar's: its next update names a previous tag
     // that is not the one it last saw.
     s.updateBlacklist("speculation", List.of("n3"), List.of());
-    ProxyState.Updated mine = (ProxyState.Updated) s.updateBlacklist(null, List.of("n2"), List.of());
+    UpdateOutcome.Updated mine = (UpdateOutcome.Updated) s.updateBlacklist(null, List.of("n2"), List.of());
     assertNotEquals(afterAm, mine.previousEtag());
   }
 
@@ -203,10 +203,10 @@ class ProxyStateTest {
     ProxyState s = new ProxyState(8);
     s.updateBlacklist(null, List.of("n1"), List.of());
     String tag = s.etag();
-    ProxyState.BlacklistRead held = s.blacklistRead(tag::equals);
+    BlacklistRead held = s.blacklistRead(tag::equals);
     assertTrue(held.notModified());
     assertEquals(tag, held.etag());
-    ProxyState.BlacklistRead full = s.blacklistRead(t -> false);
+    BlacklistRead full = s.blacklistRead(t -> false);
     assertEquals(tag, full.etag());
     assertEquals(List.of("n1"), full.view().get("blacklist"));
     // A restarted NodeManager or a new attempt makes a new state: the same history, other tags.
@@ -228,9 +228,9 @@ class ProxyStateTest {
     s.onRegistered(List.of());
     allocate(s, List.of("am-own"), List.of());
     s.updateBlacklist(null, List.of("n2"), List.of());
-    ProxyState.Outgoing o = s.beforeAllocate(List.of(), List.of(), List.of());
-    s.afterAllocate(o, List.of(new ProxyState.Live(C1, "n1:8041", "n1:8042", "RUNNING"),
-        new ProxyState.Live(C2, "n3:8041", "n3:8042", "RUNNING")), List.of(), 1L);
+    Outgoing o = s.beforeAllocate(List.of(), List.of(), List.of());
+    s.afterAllocate(o, List.of(new Live(C1, "n1:8041", "n1:8042", "RUNNING"),
+        new Live(C2, "n3:8041", "n3:8042", "RUNNING")), List.of(), 1L);
     allocateAndFinish(s, "container_1652313600000_0001_01_000009", 1, 2L);
     long before = s.durableChanges();
     Object epoch = s.completedAfter(0).get("epoch");
@@ -238,7 +238,7 @@ class ProxyStateTest {
     ProxyState next = restarted(s);
     assertTrue(next.registered(), "the AM registered with the old instance and will not again");
     assertEquals(s.blacklistView(), next.blacklistView(), "each owner's set, the AM's included");
-    assertEquals(List.of(C1, C2), next.containers().stream().map(ProxyState.Live::containerId).toList());
+    assertEquals(List.of(C1, C2), next.containers().stream().map(Live::containerId).toList());
     Map<String, Object> ring = next.completedAfter(0);
     assertEquals(0L, ring.get("next"), "a new ring");
     assertNotEquals(epoch, ring.get("epoch"), "under a new epoch: readers start it from the beginning");
@@ -249,7 +249,7 @@ class ProxyStateTest {
     assertEquals(List.of("n2"), allocate(next, List.of(), List.of()).blacklistRemovals);
     // A container allocated before the restart that fails after it is placed on its node.
     o = next.beforeAllocate(List.of(), List.of(), List.of());
-    next.afterAllocate(o, List.of(), List.of(new ProxyState.Finished(C2, 137, "killed")), 3L);
+    next.afterAllocate(o, List.of(), List.of(new Finished(C2, 137, "killed")), 3L);
     @SuppressWarnings("unchecked")
     List<Map<String, Object>> done = (List<Map<String, Object>>) next.completedAfter(0).get("containers");
     assertEquals(1, done.size());
@@ -260,13 +260,13 @@ class ProxyStateTest {
   @Test
   void aReleaseNotYetSentAndTheAmsOwnRemovalSurviveARestart() throws Exception {
     ProxyState s = new ProxyState(8);
-    ProxyState.Outgoing o = s.beforeAllocate(List.of(), List.of(), List.of());
-    s.afterAllocate(o, List.of(new ProxyState.Live(C1, "n1:8041", "n1:8042", "RUNNING")), List.of(), 1L);
+    Outgoing o = s.beforeAllocate(List.of(), List.of(), List.of());
+    s.afterAllocate(o, List.of(new Live(C1, "n1:8041", "n1:8042", "RUNNING")), List.of(), 1L);
     s.release(List.of(C1));
     ProxyState next = restarted(s);
-    ProxyState.Outgoing first = next.beforeAllocate(List.of(), List.of(), List.of());
+    Outgoing first = next.beforeAllocate(List.of(), List.of(), List.of());
     assertEquals(List.of(C1), first.releases, "the release goes out with the new instance's first allocate");
-    next.afterAllocate(first, List.of(), List.of(new ProxyState.Finished(C1, -100, "released")), 2L);
+    next.afterAllocate(first, List.of(), List.of(new Finished(C1, -100, "released")), 2L);
     @SuppressWarnings("unchecked")
     List<Map<String, Object>> done = (List<Map<String, Object>>) next.completedAfter(0).get("containers");
     assertEquals("n1:8041", done.get(0).get("nodeId"), "its node is remembered across the restart");
@@ -300,15 +300,15 @@ class ProxyStateTest {
     for (int i = 0; i < 4; i++) allocateAndFinish(old, String.format("container_1652313600000_0001_01_%06d", i + 2), 137, 10L + i);
     @SuppressWarnings("unchecked")
     List<Map<String, Object>> was = (List<Map<String, Object>>) old.completedAfter(0).get("containers");
-    List<ProxyState.Completed> stored = new java.util.ArrayList<>();
+    List<Completed> stored = new java.util.ArrayList<>();
     for (Map<String, Object> m : was) {
-      stored.add(new ProxyState.Completed((Long) m.get("seq"), (String) m.get("containerId"), (String) m.get("nodeId"),
+      stored.add(new Completed((Long) m.get("seq"), (String) m.get("containerId"), (String) m.get("nodeId"),
           (Integer) m.get("exitStatus"), (String) m.get("diagnostics"), (Long) m.get("finishedAt")));
     }
     java.util.Collections.reverse(stored);
     ProxyState next = new ProxyState(3);
-    List<ProxyState.Completed> left = next.restoreRing(stored);
-    assertEquals(List.of("container_1652313600000_0001_01_000002"), left.stream().map(ProxyState.Completed::containerId).toList(), "the oldest beyond the size");
+    List<Completed> left = next.restoreRing(stored);
+    assertEquals(List.of("container_1652313600000_0001_01_000002"), left.stream().map(Completed::containerId).toList(), "the oldest beyond the size");
     Map<String, Object> page = next.completedAfter(0);
     assertEquals(3L, page.get("next"));
     assertNotEquals(old.completedAfter(0).get("epoch"), page.get("epoch"));
@@ -318,13 +318,13 @@ class ProxyStateTest {
     assertEquals(List.of("container_1652313600000_0001_01_000003", "container_1652313600000_0001_01_000004",
         "container_1652313600000_0001_01_000005"), now.stream().map(m -> m.get("containerId")).toList(), "oldest first");
     // New completions follow, and the ring stays bounded: the one falling out is reported.
-    ProxyState.Outgoing o = next.beforeAllocate(List.of(), List.of(), List.of());
-    next.afterAllocate(o, List.of(new ProxyState.Live(C1, "n1:8041", "n1:8042", "RUNNING")), List.of(), 20L);
+    Outgoing o = next.beforeAllocate(List.of(), List.of(), List.of());
+    next.afterAllocate(o, List.of(new Live(C1, "n1:8041", "n1:8042", "RUNNING")), List.of(), 20L);
     o = next.beforeAllocate(List.of(), List.of(), List.of());
-    ProxyState.RingChange change = next.afterAllocate(o, List.of(), List.of(new ProxyState.Finished(C1, 1, "x")), 21L);
-    assertEquals(List.of(C1), change.added().stream().map(ProxyState.Completed::containerId).toList());
+    RingChange change = next.afterAllocate(o, List.of(), List.of(new Finished(C1, 1, "x")), 21L);
+    assertEquals(List.of(C1), change.added().stream().map(Completed::containerId).toList());
     assertEquals(4L, change.added().get(0).seq());
-    assertEquals(List.of("container_1652313600000_0001_01_000003"), change.dropped().stream().map(ProxyState.Completed::containerId).toList());
+    assertEquals(List.of("container_1652313600000_0001_01_000003"), change.dropped().stream().map(Completed::containerId).toList());
   }
 
   @Test
@@ -335,8 +335,8 @@ class ProxyStateTest {
         Json.write(List.of(3L, C1, "n1:8041", 137L, "killed", 5L)).getBytes());
     stored.put(BlocklistRequestInterceptor.NMSS_RING_PREFIX + C2, "[1,\"x\"]".getBytes());
     List<String> bad = new java.util.ArrayList<>();
-    List<ProxyState.Completed> read = BlocklistRequestInterceptor.storedRing(stored, bad);
-    assertEquals(List.of(new ProxyState.Completed(3L, C1, "n1:8041", 137, "killed", 5L)), read);
+    List<Completed> read = AttemptStore.storedRing(stored, bad);
+    assertEquals(List.of(new Completed(3L, C1, "n1:8041", 137, "killed", 5L)), read);
     assertEquals(List.of(BlocklistRequestInterceptor.NMSS_RING_PREFIX + C2), bad);
   }
 }

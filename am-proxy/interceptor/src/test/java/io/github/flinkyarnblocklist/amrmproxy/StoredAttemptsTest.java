@@ -162,7 +162,7 @@ class StoredAttemptsTest {
   }
 
   private HttpResponse<String> call(String method, String path, String body) throws Exception {
-    String secret = BlocklistRequestInterceptor.deriveSecret(new byte[32], APP.toString());
+    String secret = Secrets.derive(new byte[32], APP.toString());
     HttpRequest.Builder r = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).header("Authorization", "Bearer " + secret);
     r.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
     return http.send(r.build(), HttpResponse.BodyHandlers.ofString());
@@ -241,7 +241,7 @@ class StoredAttemptsTest {
     // the RM acknowledged the end: the container is back in the context, completed in the store.
     amContainerRuns(old, 1);
     ContainerId am = storeLaunchedAm(old);
-    assertNull(BlocklistRequestInterceptor.notLiveHere(old, nm), "a launched AM container is live");
+    assertNull(Liveness.notLiveHere(old, nm), "a launched AM container is live");
     store.storeContainerCompleted(am, 143);
 
     BlocklistRequestInterceptor after = recovered(old);
@@ -332,7 +332,7 @@ class StoredAttemptsTest {
     assertTrue(rm.allocates.get(0) == request, "the AM's own request object is passed on");
     assertEquals(List.of("own.host"), rm.allocates.get(0).getResourceBlacklistRequest().getBlacklistAdditions(), "its blacklist untouched");
 
-    String secret = BlocklistRequestInterceptor.deriveSecret(new byte[32], OTHER.toString());
+    String secret = Secrets.derive(new byte[32], OTHER.toString());
     HttpRequest get = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/amrm/v1/attempt")).header("Authorization", "Bearer " + secret).build();
     assertEquals(401, http.send(get, HttpResponse.BodyHandlers.ofString()).statusCode(), "no binding for its secret");
     i.shutdown();
@@ -348,6 +348,8 @@ class StoredAttemptsTest {
     p.registerApplicationMaster(RegisterApplicationMasterRequest.newInstance("localhost", 0, ""));
     BlocklistRequestInterceptor served = pipeline(attempt(APP, 1));
     assertEquals(Boolean.TRUE, served.optedIn());
+    // The AM container by fact (its token's type), as the NodeManager runs it.
+    assertTrue(call("GET", "/amrm/v1/attempt", null).body().contains("\"amContainerId\":\"" + ContainerId.newContainerId(attempt(APP, 1), 1) + "\""));
     assertEquals(200, call("POST", "/amrm/v1/blacklist", "{\"blacklistAdditions\":[\"nm9\"]}").statusCode());
     assertEquals(Boolean.FALSE, p.optedIn());
     served.shutdown();

@@ -1,0 +1,25 @@
+package io.github.flinkyarnblocklist.amrmproxy;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** GET /amrm/v1/attempt: the attempt this proxy fronts, and its AM container as the NodeManager knows it. */
+final class AttemptEndpoint implements Endpoint {
+  @Override
+  public List<String> methods() {
+    return Collections.singletonList("GET");
+  }
+
+  @Override
+  public Answer answer(Request r, ProxyHttpServer.Binding b) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("applicationId", b.applicationId());
+    m.put("appAttemptId", b.appAttemptId());
+    String am = b.amContainerId();
+    if (am != null) m.put("amContainerId", am);
+    m.put("registered", b.state().registered());
+    return Answer.json(200, m);
+  }
+}

@@ -1,0 +1,23 @@
+package io.github.flinkyarnblocklist.amrmproxy;
+
+import java.util.List;
+import java.util.Set;
+
+/** What one allocate carries beyond the AM's own request; handed back on its success or failure. */
+public final class Outgoing {
+  public final List<String> blacklistAdditions;
+  public final List<String> blacklistRemovals;
+  public final List<String> releases;
+  /** The union this allocate makes the RM hold once it succeeds. */
+  final Set<String> union;
+  /** Removals of hosts no owner holds, passed on once: sent again if the allocate fails. */
+  final List<String> passed;
+
+  Outgoing(List<String> add, List<String> rem, List<String> rel, Set<String> union, List<String> passed) {
+    this.blacklistAdditions = add;
+    this.blacklistRemovals = rem;
+    this.releases = rel;
+    this.union = union;
+    this.passed = passed;
+  }
+}

@@ -1,0 +1,146 @@
+package io.github.flinkyarnblocklist.amrmproxy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Clients that send slowly, never finish or send too much must not take the listener from the
+ * others: it serves every opted-in application on the NodeManager, and anyone on the host can
+ * connect without a secret.
+ */
+class SlowClientsTest {
+  private static final String SECRET = "slow-clients-test-secret";
+  private ProxyHttpServer server;
+  private final ProxyState state = new ProxyState(16);
+  private final List<Socket> sockets = new ArrayList<>();
+  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+  @BeforeEach
+  void start() throws Exception {
+    server = ProxyHttpServer.acquire("127.0.0.1", 0);
+    server.register(SECRET, new ProxyHttpServer.Binding() {
+      public String applicationId() { return "application_1_0001"; }
+      public String appAttemptId() { return "appattempt_1_0001_000001"; }
+      public ProxyState state() { return state; }
+    });
+  }
+
+  @AfterEach
+  void stop() throws IOException {
+    for (Socket s : sockets) s.close();
+    server.release();
+  }
+
+  private int port() {
+    return URI.create(server.address()).getPort();
+  }
+
+  /** A connection that sent one byte of a request and nothing more (half-open, as a stalled client leaves it). */
+  private Socket halfOpen() throws IOException {
+    Socket s = new Socket("127.0.0.1", port());
+    s.getOutputStream().write('G');
+    s.getOutputStream().flush();
+    sockets.add(s);
+    return s;
+  }
+
+  private HttpResponse<String> authenticatedGet() throws Exception {
+    HttpRequest r = HttpRequest.newBuilder(URI.create(server.address() + "/amrm/v1/attempt"))
+        .header("Authorization", "Bearer " + SECRET).timeout(Duration.ofSeconds(3)).build();
+    return http.send(r, HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  void halfOpenConnectionsDoNotStopAnAuthenticatedCall() throws Exception {
+    for (int i = 0; i < 8; i++) halfOpen();
+    Thread.sleep(200); // let the listener take them all up
+    long t0 = System.nanoTime();
+    HttpResponse<String> r = authenticatedGet();
+    assertEquals(200, r.statusCode());
+    assertTrue(r.body().contains("appattempt_1_0001_000001"));
+    assertTrue(System.nanoTime() - t0 < 2_000_000_000L, "answered beside 8 stalled clients");
+  }
+
+  @Test
+  void aClientThatDoesNotFinishItsHeadInTimeIsAnswered408AndClosed() throws Exception {
+    ProxyHttpServer quick = ProxyHttpServer.acquire("127.0.0.1", 0, 300, 300);
+    try (Socket s = new Socket("127.0.0.1", URI.create(quick.address()).getPort())) {
+      s.setSoTimeout(5_000);
+      // One byte at a time, each within any per-read timeout: only a deadline on the whole head ends it.
+      OutputStream out = s.getOutputStream();
+      String answer = null;
+      long t0 = System.nanoTime();
+      for (int i = 0; i < 40 && answer == null; i++) {
+        try {
+          out.write('G');
+          out.flush();
+        } catch (IOException closed) {
+          break;
+        }
+        Thread.sleep(50);
+        if (s.getInputStream().available() > 0) answer = readAll(s.getInputStream());
+      }
+      if (answer == null) answer = readAll(s.getInputStream());
+      assertTrue(answer.startsWith("HTTP/1.1 408 "), answer);
+      assertTrue(System.nanoTime() - t0 < 1_500_000_000L, "within the 300 ms deadline (and scheduling)");
+    } finally {
+      quick.release();
+    }
+  }
+
+  @Test
+  void aHeadLargerThanTheBoundResetsTheConnectionAndTheListenerGoesOn() throws Exception {
+    try (Socket s = new Socket("127.0.0.1", port())) {
+      s.setSoTimeout(5_000);
+      byte[] line = ("GET /amrm/v1/attempt HTTP/1.1\r\nX-Big: " + "a".repeat(3 << 20) + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
+      boolean writeFailed = false;
+      try {
+        s.getOutputStream().write(line);
+      } catch (IOException reset) {
+        writeFailed = true;
+      }
+      String answer = writeFailed ? "" : readQuietly(s.getInputStream());
+      assertFalse(answer.startsWith("HTTP/1.1 200"), "no answer to a 3 MB head: " + answer);
+    }
+    assertEquals(200, authenticatedGet().statusCode());
+  }
+
+  @Test
+  void aBodyLargerThanTheBoundIs413WithoutBeingRead() throws Exception {
+    try (Socket s = new Socket("127.0.0.1", port())) {
+      s.setSoTimeout(5_000);
+      String head = "POST /amrm/v1/blacklist HTTP/1.1\r\nAuthorization: Bearer " + SECRET + "\r\nContent-Length: 2000000\r\n\r\n";
+      s.getOutputStream().write(head.getBytes(StandardCharsets.US_ASCII));
+      assertTrue(readAll(s.getInputStream()).startsWith("HTTP/1.1 413 "));
+    }
+  }
+
+  private static String readAll(InputStream in) throws IOException {
+    return new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
+  }
+
+  private static String readQuietly(InputStream in) {
+    try {
+      return readAll(in);
+    } catch (IOException reset) {
+      return "";
+    }
+  }
+}
