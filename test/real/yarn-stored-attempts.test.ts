@@ -113,12 +113,13 @@ describe("real YARN: a superseded attempt's AMRMProxy entries do not outlive it 
       elsewhere = y.nodes.some((h) => h !== host && Object.keys(before[h]).length > 0);
     }
     assert.ok(sameNode.length > 0, 'a new attempt started where an earlier one was stored');
-    // Elsewhere Hadoop keeps them: an earlier AM's NodeManager where no later AM started holds its attempt's.
+    // Elsewhere it is Hadoop's: an earlier AM's NodeManager where no later AM started keeps its
+    // attempt's entries while the application runs there, and removes them with the application's
+    // pipeline once the RM tells it the application has nothing left there (stopApplication): seen
+    // in a run where that NodeManager held none of main's workers any more. Reported, not asserted.
     const after = await everywhere();
-    seen.forEach((e, i) => {
-      if (seen.slice(i + 1).some((l) => l.host === e.host)) return;
-      assert.ok(e.attempt in after[e.host], `${e.attempt} still stored on ${e.host}: ${JSON.stringify(after)}`);
-    });
+    const kept = seen.filter((e, i) => !seen.slice(i + 1).some((l) => l.host === e.host)).map((e) => `${e.attempt} on ${e.host}: ${e.attempt in after[e.host] ? 'kept' : 'removed by Hadoop'}`);
+    console.log(`      (earlier attempts where no later AM started: ${kept.join('; ') || 'none'})`);
   });
 
   it("NodeManager restarts: no dead attempt's entries are kept anywhere, the proxy answers for the live attempt, the sidecar sees its blacklist and a failure", async () => {
