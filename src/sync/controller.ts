@@ -6,7 +6,7 @@
  * A pass is idempotent and can run any number of times; the engine (engine.ts) decides *when*.
  * This file only wires the steps; no rule lives here.
  */
-import { Clock } from '../core/clock';
+import { Clock, monotonicNow } from '../core/clock';
 import { BlockedItem } from '../model/item';
 import { Logger } from '../core/logger';
 import { BlocklistStore } from '../store/store';
@@ -181,7 +181,7 @@ export class Controller {
     const seen = await this.observe(this.deps.clock.now());
     if (!seen.ok) return seen.failed;
     const now = this.deps.clock.now();
-    const decision = reconcile(seen.observed, seen.desired, this.memory, now);
+    const decision = reconcile(seen.observed, seen.desired, this.memory, now, monotonicNow(this.deps.clock));
     this.adopt(decision);
     const pushed = await this.executor.push(decision.push);
     const pushFailure = this.takePush(pushed, decision.view.plan, now);
@@ -274,7 +274,8 @@ export class Controller {
     // whose release is merely in flight; after a release they are evaluated again to show it.
     if (out.result === 'released' && containers) {
       this.memory = afterRelease(this.memory, [...out.released, ...out.unknown], containers);
-      this.setEvacuations(planEvacuations(evacuating(d.view.plan), d.since, containers, this.memory.released, this.rules.evacuationTimeoutMs, this.deps.clock.now(), this.watch.nodes.cache.value ?? []));
+      const at = { now: this.deps.clock.now(), mono: monotonicNow(this.deps.clock) };
+      this.setEvacuations(planEvacuations(evacuating(d.view.plan), d.clocks, containers, this.memory.released, this.rules.evacuationTimeoutMs, at, this.watch.nodes.cache.value ?? []));
       this.shown.pendingReleases = waiting.slice(batch.length);
     } else if (d.view.evacuations) this.setEvacuations(d.view.evacuations);
     if (out.result === 'failed') return { result: 'failed', stage: 'release', error: out.error };

@@ -334,7 +334,8 @@ export class SyncEngine implements SyncFacade {
   private logEvacuations(): void {
     const now = this.deps.clock.now();
     for (const e of this.controller.activeEvacuations()) {
-      const elapsed = Math.floor((now - e.since) / 1000);
+      // By the grace period's own (monotonic) measure where it has one: a wall-clock step moves `since` only.
+      const elapsed = e.timeoutSeconds >= 0 ? Math.max(0, e.timeoutSeconds - e.remainingSeconds) : Math.floor((now - e.since) / 1000);
       const timeout = e.remainingSeconds < 0 ? 'none' : `${e.remainingSeconds}s left`;
       this.deps.logger.info(`evacuating ${e.itemId.padEnd(34)} ${String(elapsed).padStart(4)}s containers:${String(e.containers.length).padStart(2)} ${e.phase.padStart(14)} timeout:${timeout} released:${e.released.length}`);
     }

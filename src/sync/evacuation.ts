@@ -1,16 +1,18 @@
 /**
- * Graceful evacuation of one item, pure (Hadoop's DecommissioningNodesWatcher,
- * https://hadoop.apache.org/docs/stable/hadoop-yarn/hadoop-yarn-site/GracefulDecommission.html):
+ * Graceful evacuation of one item, pure (Hadoop's DecommissioningNodesWatcher, graceful
+ * decommission):
  *
  *   containers left, waitTime < timeout (or timeout < 0)  → WAIT_CONTAINER
  *   containers left, waitTime >= timeout                  → TIMEOUT  (release them)
  *   no containers left                                    → READY
  *
- * waitTime = now − since, with `since` the stored moment the item's node first went on this job's
- * YARN blacklist (this job's start, evacuation-starts.ts): an item held back by the safety cap has
- * not started, and a timeout change, a merge or a sidecar restart does not restart the clock.
- * Timeout priority: the item's evacuationTimeout > the configured default. Negative = forever;
- * 0 = at once.
+ * waitTime is a duration on the monotonic clock since this job's start of the evacuation (its
+ * stored start, evacuation-starts.ts, is wall-clock: the elapsed time it implies is taken once,
+ * when this process first meets the start, and counted on the monotonic clock from then on;
+ * memory.ts evacuationClock). A wall-clock step therefore moves no deadline. An item held back by
+ * the safety cap has not started, and a timeout change, a merge or a sidecar restart does not
+ * restart the clock. Timeout priority: the item's evacuationTimeout > the configured default.
+ * Negative = forever; 0 = at once.
  */
 import { BlockedItem, EVACUATE } from '../model/item';
 import { AppContainer } from '../yarn/types';
@@ -29,7 +31,7 @@ export interface EvacuationStatus {
   since: number;
   /** Effective timeout in seconds; -1 = forever. */
   timeoutSeconds: number;
-  /** Epoch ms deadline, absent when waiting forever. */
+  /** Epoch ms deadline as the wall clock reads now (moved by a wall-clock step), absent when waiting forever. */
   deadline?: number;
   /** Seconds until the deadline: max(0, …); -1 forever; 0 when READY. */
   remainingSeconds: number;
@@ -75,28 +77,29 @@ export function evacuationTimeoutMs(item: BlockedItem, defaultMs: number): numbe
 }
 
 /** The phase, by the watcher's rule: WAIT only while waitTime < timeout; equality is TIMEOUT. */
-export function evacuationPhase(since: number, timeoutMs: number, now: number, liveContainers: number): EvacuationPhase {
+export function evacuationPhase(elapsedMs: number, timeoutMs: number, liveContainers: number): EvacuationPhase {
   if (liveContainers === 0) return 'READY';
   if (timeoutMs < 0) return 'WAIT_CONTAINER';
-  // 0 means "at once" even if the clock reads a little before `since` (it may have jumped back).
   if (timeoutMs === 0) return 'TIMEOUT';
-  return now - since < timeoutMs ? 'WAIT_CONTAINER' : 'TIMEOUT';
+  return elapsedMs < timeoutMs ? 'WAIT_CONTAINER' : 'TIMEOUT';
 }
 
 /** Remaining seconds as YARN's getTimeoutInSec: -1 forever, 0 when READY, else max(0, floor(left/1000)). */
-export function remainingSeconds(phase: EvacuationPhase, since: number, timeoutMs: number, now: number): number {
+export function remainingSeconds(phase: EvacuationPhase, deadline: number | undefined, now: number): number {
   if (phase === 'READY') return 0;
-  if (timeoutMs < 0) return -1;
-  return Math.max(0, Math.floor((since + timeoutMs - now) / 1000));
+  if (deadline === undefined) return -1;
+  return Math.max(0, Math.floor((deadline - now) / 1000));
 }
 
 export interface EvacuationInput {
   item: BlockedItem;
   /**
-   * When this job's evacuation of the item started: its stored start, or now for the pass that
-   * puts the node on the job's blacklist (reconcile's `starts` records it).
+   * When this job's evacuation of the item started (wall clock, shown): its stored start, or now
+   * for the pass that puts the node on the job's blacklist (reconcile's `starts` records it).
    */
   since: number;
+  /** How long it has been going, on the monotonic clock (absent: now − since). */
+  elapsedMs?: number;
   /** The app's containers as last read (any state; the gone ones are skipped). */
   containersOnNode: readonly AppContainer[];
   /** Containers this sidecar already asked YARN to release (never asked twice): id → host. */
@@ -127,27 +130,29 @@ export function wantsEvacuation(item: BlockedItem): boolean {
 export function evaluateEvacuation(input: EvacuationInput): EvacuationDecision {
   const { item, now, since } = input;
   const timeoutMs = evacuationTimeoutMs(item, input.defaultTimeoutMs);
+  const elapsedMs = Math.max(0, input.elapsedMs ?? now - since);
   const targets = input.containersOnNode
     .filter((c) => isTaskManager(c) && (item.kind !== 'taskmanager' || c.containerId === item.containerId))
     .map((c) => c.containerId)
     .sort();
-  const phase = evacuationPhase(since, timeoutMs, now, targets.length);
+  const phase = evacuationPhase(elapsedMs, timeoutMs, targets.length);
+  const deadline = timeoutMs >= 0 ? now + timeoutMs - elapsedMs : undefined;
   const status: EvacuationStatus = {
     itemId: item.id,
     node: item.node,
     phase,
     since,
     timeoutSeconds: timeoutMs < 0 ? -1 : timeoutMs / 1000,
-    remainingSeconds: remainingSeconds(phase, since, timeoutMs, now),
+    remainingSeconds: remainingSeconds(phase, deadline, now),
     containers: targets,
     released: releasedFor(item, input.released, input.hosts),
   };
-  if (timeoutMs >= 0) status.deadline = since + timeoutMs;
+  if (deadline !== undefined) status.deadline = deadline;
   const decision: EvacuationDecision = {
     status,
     toRelease: phase === 'TIMEOUT' ? targets.filter((c) => !input.released.has(c)) : [],
   };
-  if (phase === 'WAIT_CONTAINER' && timeoutMs >= 0) decision.wakeAt = since + timeoutMs;
+  if (phase === 'WAIT_CONTAINER' && deadline !== undefined) decision.wakeAt = deadline;
   return decision;
 }
 
@@ -161,5 +166,5 @@ function releasedFor(item: BlockedItem, released: ReadonlyMap<string, string>, h
 
 /** A status as of an earlier pass with its countdown as of `now` (the phase changes only in a pass). */
 export function withCountdown(s: EvacuationStatus, now: number): EvacuationStatus {
-  return { ...s, remainingSeconds: remainingSeconds(s.phase, s.since, s.timeoutSeconds < 0 ? -1 : s.timeoutSeconds * 1000, now) };
+  return { ...s, remainingSeconds: remainingSeconds(s.phase, s.deadline, now) };
 }

@@ -6,7 +6,9 @@
  *    listed as live), so nothing is released twice;
  *  - `runningHighWater`: after a restart the cap's floor starts from what YARN holds (seedHighWater):
  *    the RUNNING hosts of ours still on the blacklist were enforced under a cap that allowed them;
- *  - `repushAll` / `maybeOnYarn`: a restart re-reads YARN's blacklist anyway.
+ *  - `repushAll` / `maybeOnYarn`: a restart re-reads YARN's blacklist anyway;
+ *  - `evacuationClocks`: a restarted process takes the elapsed time of each evacuation from its
+ *    stored (wall-clock) start once, and counts on the monotonic clock from there.
  */
 import { EvacuationPhase } from './evacuation';
 import { BlacklistDiff } from './desired';
@@ -32,10 +34,33 @@ export interface Memory {
    * new AM's proxy forgot who held them: they are never this sidecar's to remove.
    */
   inheritedOthers: ReadonlySet<string>;
+  /** Each evacuation's clock: item id → its start and the monotonic instant its elapsed time counts from. */
+  evacuationClocks: ReadonlyMap<string, EvacuationClock>;
+}
+
+/**
+ * An evacuation's grace period as a duration: `since` is the start as stored (wall clock, epoch
+ * ms), `zero` the monotonic instant at which its elapsed time was 0.
+ */
+export interface EvacuationClock {
+  since: number;
+  zero: number;
 }
 
 export function emptyMemory(): Memory {
-  return { repushAll: false, maybeOnYarn: new Set(), released: new Map(), deferred: new Set(), phases: new Map(), othersSeen: new Set(), inheritedOthers: new Set() };
+  return { repushAll: false, maybeOnYarn: new Set(), released: new Map(), deferred: new Set(), phases: new Map(), othersSeen: new Set(), inheritedOthers: new Set(), evacuationClocks: new Map() };
+}
+
+/**
+ * The clock of an evacuation that started at `since` (wall): the one already running for that
+ * start, or, the first time this process meets it, one whose elapsed time is what the wall clock
+ * says now (never negative: a wall clock behind the start counts as no time gone). From then on
+ * only the monotonic clock moves it, so a wall-clock step neither shortens nor lengthens a grace
+ * period. Across a restart the time the process was down is counted by the wall clock.
+ */
+export function evacuationClock(known: EvacuationClock | undefined, since: number, now: number, mono: number): EvacuationClock {
+  if (known !== undefined && known.since === since) return known;
+  return { since, zero: mono - Math.max(0, now - since) };
 }
 
 /** How long the highest RUNNING count is remembered when the config does not say (5 min). */

@@ -10,7 +10,7 @@ import { appliesTo, nextExpiry } from '../model/effective';
 import { BlacklistDiff, DesiredPlan, NodeView, blacklistSet, diffBlacklist, hostsByRack, isEmptyDiff, planDesired, runningByRack } from './desired';
 import { EvacuationDecision, EvacuationPhase, evaluateEvacuation } from './evacuation';
 import { JobStart, JobStarts, freshStart, mayEvacuate, startOf } from './evacuation-starts';
-import { Memory, rememberRunning, seedHighWater } from './memory';
+import { EvacuationClock, Memory, evacuationClock, rememberRunning, seedHighWater } from './memory';
 import { ContainerIndex } from './watch-containers';
 
 /** The configured rules the decision depends on. */
@@ -70,14 +70,15 @@ export interface Decision {
    * the push went through). Item id → start.
    */
   starts: Map<string, JobStart>;
-  /** When each evacuation of this pass started for this job (stored or fresh): item id → epoch ms. */
-  since: Map<string, number>;
+  /** When each evacuation of this pass started for this job (stored or fresh) and its monotonic zero: item id → clock. */
+  clocks: Map<string, EvacuationClock>;
   /** The memory after this decision (the cap's high water, deferral and phase bookkeeping). */
   memory: Memory;
   events: SyncEvent[];
 }
 
-export function reconcile(observed: Observed, desired: Desired, memory: Memory, now: number): Decision {
+/** `now` is the wall clock (ends, starts); `mono` the monotonic clock grace periods are measured on (absent: `now`). */
+export function reconcile(observed: Observed, desired: Desired, memory: Memory, now: number, mono: number = now): Decision {
   const { rules, applicationId } = desired;
   const running = observed.runningNodes ?? countRunning(observed.nodes);
   const seeded = memory.runningHighWater ?? seedHighWater(undefined, runningOnYarn(observed), rules.maxBlockedFraction, now);
@@ -94,10 +95,13 @@ export function reconcile(observed: Observed, desired: Desired, memory: Memory, 
   const end = nextExpiry(desired.items, now, (i) => appliesTo(i, applicationId));
   if (end !== undefined) deadlines.set('expiry', end);
   const { starts, since } = evacuationStarts(evacuating(plan), desired.jobStarts ?? new Map(), observed.actual, applicationId, now);
-  const decision: Decision = { releases: { batch: [], waiting: [] }, deadlines, view: { plan, pending }, memory: next, events, starts, since };
+  const clocks = new Map<string, EvacuationClock>();
+  for (const [id, at] of since) clocks.set(id, evacuationClock(memory.evacuationClocks.get(id), at, now, mono));
+  next = { ...next, evacuationClocks: clocks };
+  const decision: Decision = { releases: { batch: [], waiting: [] }, deadlines, view: { plan, pending }, memory: next, events, starts, clocks };
   if (!isEmptyDiff(pending)) decision.push = pending;
   if (observed.containers) {
-    const evacuations = planEvacuations(evacuating(plan), since, observed.containers, next.released, rules.evacuationTimeoutMs, now, observed.nodes);
+    const evacuations = planEvacuations(evacuating(plan), clocks, observed.containers, next.released, rules.evacuationTimeoutMs, { now, mono }, observed.nodes);
     const phases = phaseEvents(next.phases, evacuations);
     events.push(...phases.events);
     next = { ...next, phases: phases.phases };
@@ -170,25 +174,31 @@ export function evacuationStarts(
   return { starts, since };
 }
 
-/** One decision per evacuating item, over the containers as last read; `since`: when each started for this job (absent: now). */
+/**
+ * One decision per evacuating item, over the containers as last read; `clocks`: when each started
+ * for this job and its monotonic zero (absent: it starts now).
+ */
 export function planEvacuations(
   items: readonly BlockedItem[],
-  since: ReadonlyMap<string, number>,
+  clocks: ReadonlyMap<string, EvacuationClock>,
   containers: ContainerIndex,
   released: ReadonlyMap<string, string>,
   defaultTimeoutMs: number,
-  now: number,
+  at: { now: number; mono: number },
   nodes: readonly NodeView[] = [],
 ): Map<string, EvacuationDecision> {
   const out = new Map<string, EvacuationDecision>();
+  const { now } = at;
   // A rack evacuates every node of it (any state: a node of a failing switch may already be UNHEALTHY).
   const racks = items.some((i) => i.kind === 'rack') ? hostsByRack(nodes) : undefined;
   for (const item of items) {
-    const started = since.get(item.id) ?? now;
+    const clock = clocks.get(item.id);
+    const started = clock?.since ?? now;
+    const elapsedMs = clock ? at.mono - clock.zero : 0;
     if (item.kind === 'rack') {
       const hosts = racks?.get(item.id) ?? [];
       const onRack = hosts.flatMap((h) => containers.byHost.get(h) ?? []);
-      out.set(item.id, evaluateEvacuation({ item, since: started, containersOnNode: onRack, released, defaultTimeoutMs, now, hosts: new Set(hosts) }));
+      out.set(item.id, evaluateEvacuation({ item, since: started, elapsedMs, containersOnNode: onRack, released, defaultTimeoutMs, now, hosts: new Set(hosts) }));
       continue;
     }
     const c = item.kind === 'taskmanager' && item.containerId !== undefined ? containers.byId.get(item.containerId) : undefined;
@@ -196,7 +206,7 @@ export function planEvacuations(
     // (a misnamed node must not release a healthy task manager somewhere else).
     const elsewhere = c && c.host !== item.node ? c.host : undefined;
     const onNode = item.kind === 'node' ? (containers.byHost.get(item.node) ?? []) : c && !elsewhere ? [c] : [];
-    const d = evaluateEvacuation({ item, since: started, containersOnNode: onNode, released, defaultTimeoutMs, now });
+    const d = evaluateEvacuation({ item, since: started, elapsedMs, containersOnNode: onNode, released, defaultTimeoutMs, now });
     if (elsewhere) d.status.runsOn = elsewhere;
     out.set(item.id, d);
   }

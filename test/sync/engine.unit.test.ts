@@ -493,6 +493,34 @@ describe('sync/engine: evacuation', () => {
     assert.equal(r.cluster.counters.releasedContainerIds.length, 2);
   });
 
+  it('a grace period is a duration: a forward wall-clock step of +2 h releases nothing under a 30 min grace; it ends 30 min after the start by the monotonic clock (#31.6)', async () => {
+    const { r, h, placed } = await evacuating({ containers: 2, item: { evacuationTimeout: 1800, start: T0 } });
+    await r.step(60_000);
+    r.clock.stepWall(2 * 3_600_000);
+    await r.step(3_000);
+    assert.deepEqual(r.proxy.releaseCalls, [], 'the wall clock jumped, the grace period did not');
+    const st = r.item(h)?.evacuation;
+    assert.equal(st?.phase, 'WAIT_CONTAINER');
+    assert.equal(st?.remainingSeconds, 1800 - 63, 'the countdown is the monotonic one');
+    await releasedAfter(r, 1800_000 - 63_000);
+    assert.deepEqual(r.proxy.releaseCalls, [placed]);
+  });
+
+  it('a backward wall-clock step does not lengthen the grace period either', async () => {
+    const { r } = await evacuating({ containers: 1, item: { evacuationTimeout: 600, start: T0 } });
+    await r.step(100_000);
+    r.clock.stepWall(-3_600_000);
+    await releasedAfter(r, 500_000);
+  });
+
+  it('across a restart the time the sidecar was down counts by the wall clock (the stored start is wall-clock): restarted 10 min into a 30 min grace, it releases 20 min later', async () => {
+    const { r } = await evacuating({ containers: 1, item: { evacuationTimeout: 1800, start: T0 } });
+    await r.engine.stop();
+    r.clock.stepWall(600_000);
+    await r.restart();
+    await releasedAfter(r, 1200_000);
+  });
+
   it('logs one status line per evacuating item every status-log-interval, and each phase change once', async () => {
     const lines: string[] = [];
     const { r, h } = await evacuating({ rig: { logger: captureLogger(lines), settings: { statusLogIntervalMs: 20_000 } }, containers: 2, item: { evacuationTimeout: 100, start: T0 } });

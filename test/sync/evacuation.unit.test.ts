@@ -9,27 +9,34 @@ const c = (n: number, host = 'node1', state = 'RUNNING'): AppContainer => ({ con
 
 describe('sync/evacuation: phases (graceful decommission rules, C5)', () => {
   it('WAIT_CONTAINER while waitTime < timeout; waitTime == timeout is TIMEOUT', () => {
-    assert.equal(evacuationPhase(T0, 100_000, T0 + 99_999, 2), 'WAIT_CONTAINER');
-    assert.equal(evacuationPhase(T0, 100_000, T0 + 100_000, 2), 'TIMEOUT');
-    assert.equal(evacuationPhase(T0, 100_000, T0 + 500_000, 2), 'TIMEOUT');
+    assert.equal(evacuationPhase(99_999, 100_000, 2), 'WAIT_CONTAINER');
+    assert.equal(evacuationPhase(100_000, 100_000, 2), 'TIMEOUT');
+    assert.equal(evacuationPhase(500_000, 100_000, 2), 'TIMEOUT');
   });
   it('negative timeout never times out', () => {
-    assert.equal(evacuationPhase(T0, -1, T0 + 10 * 365 * 86_400_000, 1), 'WAIT_CONTAINER');
-    assert.equal(remainingSeconds('WAIT_CONTAINER', T0, -1, T0 + 5), -1);
+    assert.equal(evacuationPhase(10 * 365 * 86_400_000, -1, 1), 'WAIT_CONTAINER');
+    assert.equal(remainingSeconds('WAIT_CONTAINER', undefined, T0 + 5), -1);
   });
-  it('timeout 0: TIMEOUT at once when containers remain, READY when none, even if the clock reads before the start', () => {
-    assert.equal(evacuationPhase(T0, 0, T0, 3), 'TIMEOUT');
-    assert.equal(evacuationPhase(T0, 0, T0 - 5000, 3), 'TIMEOUT');
-    assert.equal(evacuationPhase(T0, 0, T0, 0), 'READY');
+  it('timeout 0: TIMEOUT at once when containers remain, READY when none', () => {
+    assert.equal(evacuationPhase(0, 0, 3), 'TIMEOUT');
+    assert.equal(evacuationPhase(0, 0, 0), 'READY');
   });
   it('READY when nothing is left, whatever the timeout', () => {
-    assert.equal(evacuationPhase(T0, 100_000, T0 + 1, 0), 'READY');
-    assert.equal(evacuationPhase(T0, -1, T0 + 1, 0), 'READY');
+    assert.equal(evacuationPhase(1, 100_000, 0), 'READY');
+    assert.equal(evacuationPhase(1, -1, 0), 'READY');
   });
   it('remaining seconds = max(0, floor(left/1000)); 0 when READY', () => {
-    assert.equal(remainingSeconds('WAIT_CONTAINER', T0, 100_000, T0 + 40_500), 59);
-    assert.equal(remainingSeconds('TIMEOUT', T0, 100_000, T0 + 200_000), 0);
-    assert.equal(remainingSeconds('READY', T0, -1, T0), 0);
+    assert.equal(remainingSeconds('WAIT_CONTAINER', T0 + 100_000, T0 + 40_500), 59);
+    assert.equal(remainingSeconds('TIMEOUT', T0 + 100_000, T0 + 200_000), 0);
+    assert.equal(remainingSeconds('READY', undefined, T0), 0);
+  });
+  it('the grace period is the elapsed time given, not the wall clock: a start 2 h "ago" after a clock step still waits', () => {
+    const it30 = nodeItem('node1', { action: EVACUATE, evacuationTimeout: 1800 });
+    const d = evaluateEvacuation({ item: it30, since: T0, elapsedMs: 3_000, containersOnNode: [c(3)], released: new Map(), defaultTimeoutMs: 0, now: T0 + 2 * 3_600_000 });
+    assert.equal(d.status.phase, 'WAIT_CONTAINER');
+    assert.deepEqual(d.toRelease, []);
+    assert.equal(d.status.deadline, T0 + 2 * 3_600_000 + 1_797_000, 'the deadline as the (stepped) wall clock now reads it');
+    assert.equal(d.status.remainingSeconds, 1797);
   });
   it('timeout priority: the item (seconds) over the default (ms); any negative is forever', () => {
     assert.equal(evacuationTimeoutMs(nodeItem('n', { action: EVACUATE, evacuationTimeout: 30 }), 5000), 30_000);

@@ -195,7 +195,7 @@ describe('sync/reconcile: evacuations and releases', () => {
 
   it('release batching: one batch per pass, each container once across items, the rest waits', () => {
     const list = [2, 3, 4, 5, 6].map((n) => tm(n, 'h1'));
-    const evacs = planEvacuations([evac('h1'), tmItem('h1', containerOf(1, 2), { action: EVACUATE, evacuationTimeout: 0 })], new Map(), indexContainers(list), new Map(), 0, T0);
+    const evacs = planEvacuations([evac('h1'), tmItem('h1', containerOf(1, 2), { action: EVACUATE, evacuationTimeout: 0 })], new Map(), indexContainers(list), new Map(), 0, { now: T0, mono: T0 });
     const r = releaseBatch(evacs, 2);
     assert.deepEqual(r.batch, [containerOf(1, 2), containerOf(1, 3)]);
     assert.equal(r.waiting.length, 5, 'container 2 is wanted by both items and counted once');
