@@ -41,7 +41,7 @@ export function prefersMinimal(header: string | string[] | undefined): boolean {
 export function registerAmrmRoutes(app: FastifyInstance, cluster: SimCluster): void {
   app.get('/amrm/v1/attempt', async () => {
     const a = cluster.currentAttempt;
-    return { applicationId: cluster.applicationId, appAttemptId: a.id, registered: a.registered };
+    return { applicationId: cluster.applicationId, appAttemptId: a.id, registered: a.registered, amContainerId: a.amContainerId };
   });
 
   // Versioned by a strong ETag; a reader that sends the tag it holds gets 304 and no body while

@@ -57,7 +57,8 @@ export class SimCluster {
   private readonly attemptList: SimAttempt[] = [];
   private readonly rng: Random;
   private readonly appNumber: number;
-  private readonly epoch: number | undefined;
+  /** The RM's epoch in new container ids (container_e<epoch>_…); a work-preserving RM restart moves it on. */
+  private epoch: number | undefined;
   private nextContainerSeq = 2;
   private tmCount = 0;
   private readonly blacklist = new AmBlacklist();
@@ -268,6 +269,19 @@ export class SimCluster {
     }
     this.blacklist.newAttempt(mode);
     return this.startAttempt();
+  }
+
+  /**
+   * A work-preserving RM restart: running containers keep their ids, the RM's epoch moves on and
+   * the numbering of new containers starts again under it, so the next worker of this attempt is
+   * container_e<epoch>_…_<attempt>_000001 (the number the AM container has: the AM is known by the
+   * attempt's amContainerId, never by its number).
+   */
+  rmRestart(): { epoch: number } {
+    this.epoch = (this.epoch ?? 0) + 1;
+    this.nextContainerSeq = 1;
+    this.counters.rmRestarts++;
+    return { epoch: this.epoch };
   }
 
   /** Changes the number of task managers the application wants. */

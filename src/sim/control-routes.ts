@@ -51,6 +51,9 @@ export function registerControlRoutes(app: FastifyInstance, ctx: ControlContext)
     faults: faults.all(),
   }));
 
+  // A work-preserving RM restart: new containers are numbered from 1 again under the next epoch.
+  app.post('/sim/v1/rm/restart', async () => cluster.rmRestart());
+
   app.get<{ Params: { host: string } }>('/sim/v1/nodes/:host', async (req, reply) => {
     const n = cluster.node(req.params.host);
     if (!n) return sendErrors(reply, 404, `no node ${req.params.host}`);

@@ -27,6 +27,8 @@ export interface SimCounters {
   containersLost: number;
   containersKilled: number;
   attemptsStarted: number;
+  /** Work-preserving RM restarts (each moves the container epoch on and restarts the numbering). */
+  rmRestarts: number;
   faultsInjected: { rm: number; amrm: number };
 }
 
@@ -50,6 +52,7 @@ export function emptyCounters(): SimCounters {
     containersLost: 0,
     containersKilled: 0,
     attemptsStarted: 0,
+    rmRestarts: 0,
     faultsInjected: { rm: 0, amrm: 0 },
   };
 }

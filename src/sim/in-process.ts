@@ -94,7 +94,7 @@ function amrmProxy(cluster: SimCluster, enter: () => void, answer: <T>(call: Los
     async attempt(): Promise<AttemptInfo> {
       enter();
       const a = cluster.currentAttempt;
-      return { applicationId: cluster.applicationId, appAttemptId: a.id, registered: a.registered };
+      return { applicationId: cluster.applicationId, appAttemptId: a.id, registered: a.registered, amContainerId: a.amContainerId };
     },
     async blacklist(): Promise<BlacklistView> {
       enter();

@@ -216,10 +216,16 @@ export class Controller {
     const view = this.watch.blacklist.cache.value ?? { actual: new Set<string>(), othersHold: new Set<string>(), schedulerOnly: [] };
     return {
       ok: true,
-      observed: { actual: view.actual, othersHold: view.othersHold, schedulerOnly: view.schedulerOnly, nodes: this.watch.nodes.cache.value ?? [], ...(this.watch.nodes.runningNodes !== undefined ? { runningNodes: this.watch.nodes.runningNodes } : {}), ...(need.nodeCount > 0 && !this.watch.nodes.listKnown ? { nodesUnknown: true } : {}), containers: containers.ok ? this.watch.containers.cache.value : undefined },
+      observed: { actual: view.actual, othersHold: view.othersHold, schedulerOnly: view.schedulerOnly, nodes: this.watch.nodes.cache.value ?? [], ...(this.watch.nodes.runningNodes !== undefined ? { runningNodes: this.watch.nodes.runningNodes } : {}), ...(need.nodeCount > 0 && !this.watch.nodes.listKnown ? { nodesUnknown: true } : {}), containers: containers.ok ? this.watch.containers.cache.value : undefined, ...this.amContainer() },
       desired: { items: snapshot.items, applicationId: appId, rules: this.rules, jobStarts: this.starts.value },
       ...(containers.ok ? {} : { containersError: containers.error }),
     };
+  }
+
+  /** The attempt's AM container by fact: the proxy's word, else the RM's attempt report. */
+  private amContainer(): { amContainerId?: string } {
+    const id = this.watch.attempt.cache.value?.amContainerId ?? this.watch.blacklist.rmAmContainer(this.watch.attempt.attemptId);
+    return id !== undefined ? { amContainerId: id } : {};
   }
 
   /** A new attempt's client starts empty: re-read its list, re-push, remove what the old one had. */
@@ -274,7 +280,7 @@ export class Controller {
     // whose release is merely in flight; after a release they are evaluated again to show it.
     if (out.result === 'released' && containers) {
       this.memory = afterRelease(this.memory, [...out.released, ...out.unknown], containers);
-      const at = { now: this.deps.clock.now(), mono: monotonicNow(this.deps.clock) };
+      const at = { now: this.deps.clock.now(), mono: monotonicNow(this.deps.clock), ...this.amContainer() };
       this.setEvacuations(planEvacuations(evacuating(d.view.plan), d.clocks, containers, this.memory.released, this.rules.evacuationTimeoutMs, at, this.watch.nodes.cache.value ?? []));
       this.shown.pendingReleases = waiting.slice(batch.length);
     } else if (d.view.evacuations) this.setEvacuations(d.view.evacuations);
@@ -330,7 +336,7 @@ export class Controller {
     const list = this.watch.containers.cache.value?.byHost.get(node) ?? [];
     // A container released by this process is gone, even before the next read says so.
     return list
-      .filter((c) => isTaskManager(c) && !this.memory.released.has(c.containerId))
+      .filter((c) => isTaskManager(c, this.amContainer().amContainerId) && !this.memory.released.has(c.containerId))
       .map((c) => c.containerId)
       .sort();
   }

@@ -55,19 +55,22 @@ export function isLive(c: AppContainer): boolean {
 }
 
 /**
- * The ApplicationMaster's container: container 1 of its attempt (YARN allocates the AM container
- * first). It is never a target: releasing it would kill the job's AM, and this sidecar with it.
- * The proxy contract lists task managers only, but a proxy that lists every container must not
- * turn an evacuation of the AM's node into a job failure.
+ * The ApplicationMaster's container, by fact: the attempt's amContainerId (the proxy's, else the
+ * RM's attempt report). It is never a target: releasing it would kill the job's AM, and this
+ * sidecar with it. Numbers say nothing: after a work-preserving RM restart a worker can be
+ * `…_000001` under a new epoch. Only when no one has named the AM container (an old proxy and an
+ * RM whose attempts could not be read) is container 1 of its attempt taken for it, so that a
+ * proxy that lists every container cannot turn an evacuation of the AM's node into a job failure.
  */
-export function isAmContainer(containerId: string): boolean {
+export function isAmContainer(containerId: string, amContainerId: string | undefined): boolean {
+  if (amContainerId !== undefined) return containerId === amContainerId;
   const p = parseContainerId(containerId);
   return p.ok && p.value.container === 1;
 }
 
 /** A live task manager container (what `taskManagers` lists and evacuations move). */
-export function isTaskManager(c: AppContainer): boolean {
-  return isLive(c) && !isAmContainer(c.containerId);
+export function isTaskManager(c: AppContainer, amContainerId: string | undefined): boolean {
+  return isLive(c) && !isAmContainer(c.containerId, amContainerId);
 }
 
 /** Effective timeout in ms: item's seconds > default; any negative value is -1 (forever). */
@@ -108,6 +111,8 @@ export interface EvacuationInput {
   now: number;
   /** A rack item's hosts (its evacuation covers each of them). */
   hosts?: ReadonlySet<string>;
+  /** The attempt's AM container (isAmContainer). */
+  amContainerId?: string;
 }
 
 export interface EvacuationDecision {
@@ -132,7 +137,7 @@ export function evaluateEvacuation(input: EvacuationInput): EvacuationDecision {
   const timeoutMs = evacuationTimeoutMs(item, input.defaultTimeoutMs);
   const elapsedMs = Math.max(0, input.elapsedMs ?? now - since);
   const targets = input.containersOnNode
-    .filter((c) => isTaskManager(c) && (item.kind !== 'taskmanager' || c.containerId === item.containerId))
+    .filter((c) => isTaskManager(c, input.amContainerId) && (item.kind !== 'taskmanager' || c.containerId === item.containerId))
     .map((c) => c.containerId)
     .sort();
   const phase = evacuationPhase(elapsedMs, timeoutMs, targets.length);

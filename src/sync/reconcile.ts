@@ -48,6 +48,8 @@ export interface Observed {
   nodesUnknown?: boolean;
   /** The app's containers; undefined when they could not be read (no evacuation is decided). */
   containers: ContainerIndex | undefined;
+  /** The attempt's AM container, when the proxy or the RM named it (never released). */
+  amContainerId?: string;
 }
 
 /** Something worth one log line, said once when it happens. */
@@ -101,7 +103,7 @@ export function reconcile(observed: Observed, desired: Desired, memory: Memory, 
   const decision: Decision = { releases: { batch: [], waiting: [] }, deadlines, view: { plan, pending }, memory: next, events, starts, clocks };
   if (!isEmptyDiff(pending)) decision.push = pending;
   if (observed.containers) {
-    const evacuations = planEvacuations(evacuating(plan), clocks, observed.containers, next.released, rules.evacuationTimeoutMs, { now, mono }, observed.nodes);
+    const evacuations = planEvacuations(evacuating(plan), clocks, observed.containers, next.released, rules.evacuationTimeoutMs, { now, mono, amContainerId: observed.amContainerId }, observed.nodes);
     const phases = phaseEvents(next.phases, evacuations);
     events.push(...phases.events);
     next = { ...next, phases: phases.phases };
@@ -184,11 +186,12 @@ export function planEvacuations(
   containers: ContainerIndex,
   released: ReadonlyMap<string, string>,
   defaultTimeoutMs: number,
-  at: { now: number; mono: number },
+  at: { now: number; mono: number; amContainerId?: string | undefined },
   nodes: readonly NodeView[] = [],
 ): Map<string, EvacuationDecision> {
   const out = new Map<string, EvacuationDecision>();
   const { now } = at;
+  const am = at.amContainerId !== undefined ? { amContainerId: at.amContainerId } : {};
   // A rack evacuates every node of it (any state: a node of a failing switch may already be UNHEALTHY).
   const racks = items.some((i) => i.kind === 'rack') ? hostsByRack(nodes) : undefined;
   for (const item of items) {
@@ -198,7 +201,7 @@ export function planEvacuations(
     if (item.kind === 'rack') {
       const hosts = racks?.get(item.id) ?? [];
       const onRack = hosts.flatMap((h) => containers.byHost.get(h) ?? []);
-      out.set(item.id, evaluateEvacuation({ item, since: started, elapsedMs, containersOnNode: onRack, released, defaultTimeoutMs, now, hosts: new Set(hosts) }));
+      out.set(item.id, evaluateEvacuation({ item, since: started, elapsedMs, containersOnNode: onRack, released, defaultTimeoutMs, now, hosts: new Set(hosts), ...am }));
       continue;
     }
     const c = item.kind === 'taskmanager' && item.containerId !== undefined ? containers.byId.get(item.containerId) : undefined;
@@ -206,7 +209,7 @@ export function planEvacuations(
     // (a misnamed node must not release a healthy task manager somewhere else).
     const elsewhere = c && c.host !== item.node ? c.host : undefined;
     const onNode = item.kind === 'node' ? (containers.byHost.get(item.node) ?? []) : c && !elsewhere ? [c] : [];
-    const d = evaluateEvacuation({ item, since: started, elapsedMs, containersOnNode: onNode, released, defaultTimeoutMs, now });
+    const d = evaluateEvacuation({ item, since: started, elapsedMs, containersOnNode: onNode, released, defaultTimeoutMs, now, ...am });
     if (elsewhere) d.status.runsOn = elsewhere;
     out.set(item.id, d);
   }

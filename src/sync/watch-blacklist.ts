@@ -100,6 +100,8 @@ export class BlacklistWatcher {
   private readonly scheduler = new Cached<readonly string[]>("the RM's view of the app's blacklist", { kind: 'on-demand' });
   /** The attempt the RM's view was last read for ('' = read before the attempt was known). */
   private schedulerReadFor: string | undefined;
+  /** The AM container the RM's attempt report names (read with the RM's view), for a proxy that does not name it. */
+  private rmAm: { attemptId: string | undefined; containerId: string } | undefined;
 
   constructor(private readonly deps: { proxy: AmrmProxy; rm: ResourceManagerReader; logger: Logger; metrics: Metrics; owner: string }) {}
 
@@ -214,12 +216,18 @@ export class BlacklistWatcher {
     this.deps.metrics.blacklistHosts.set(own.size);
   }
 
+  /** The AM container of `attemptId` as the RM's attempt report named it, when that was read for this attempt. */
+  rmAmContainer(attemptId: string | undefined): string | undefined {
+    return this.rmAm !== undefined && this.rmAm.attemptId === attemptId ? this.rmAm.containerId : undefined;
+  }
+
   /** Best effort: an older RM or an RM error just skips it. */
   private async schedulerView(applicationId: string | undefined, attemptId: string | undefined): Promise<string[]> {
     if (applicationId === undefined) return [];
     try {
       const attempts = await this.deps.rm.attempts(applicationId);
       const current = attempts.find((a) => a.appAttemptId === attemptId) ?? attempts.at(-1);
+      this.rmAm = current?.containerId !== undefined ? { attemptId: current.appAttemptId, containerId: current.containerId } : undefined;
       return current?.blacklistedNodes ?? [];
     } catch (e) {
       this.deps.logger.debug(`reading the RM's view of the blacklist failed (skipped): ${message(e)}`);

@@ -75,7 +75,13 @@ export class AmrmProxyClient implements AmrmProxy {
     if (!parseAttemptId(appAttemptId).ok) throw shape(`attempt.appAttemptId '${appAttemptId}' is not a YARN attempt id`);
     const reg = o.registered;
     if (typeof reg !== 'boolean' && reg !== 'true' && reg !== 'false') throw shape('attempt.registered is not a boolean');
-    return { applicationId, appAttemptId, registered: reg === true || reg === 'true' };
+    const out: AttemptInfo = { applicationId, appAttemptId, registered: reg === true || reg === 'true' };
+    const am = o.amContainerId;
+    if (am !== undefined && am !== null) {
+      if (typeof am !== 'string' || !parseContainerId(am).ok) throw shape(`attempt.amContainerId '${String(am)}' is not a YARN container id`);
+      out.amContainerId = am;
+    }
+    return out;
   }
 
   async blacklist(): Promise<BlacklistView> {

@@ -63,6 +63,11 @@ export interface AttemptInfo {
   appAttemptId: string;
   /** True once the AM has registered with the RM (only then does a blacklist reach the RM). */
   registered: boolean;
+  /**
+   * The attempt's AM container, as the proxy knows it (the container the NodeManager launched the
+   * AM in). Absent from proxies that predate it: the RM's attempt report names it too.
+   */
+  amContainerId?: string;
 }
 
 export interface AppContainer {

@@ -97,6 +97,19 @@ describe('sim/cluster: placement honours the blacklist as YARN does', () => {
     assert.deepEqual(c.counters.releasedContainerIds, ids);
   });
 
+  it('a work-preserving RM restart moves the epoch on and numbers new containers from 1 again; running ones keep their ids', () => {
+    const c = new SimCluster({ nodes: 4, containers: 2, seed: 9 });
+    const before = c.taskManagers().map((t) => t.id).sort();
+    assert.deepEqual(c.rmRestart(), { epoch: 1 });
+    const [next] = c.placeOn(c.nodes[0].host, 1);
+    assert.equal(next, 'container_e01_1652313600000_0001_01_000001');
+    assert.equal(c.currentAttempt.amContainerId, 'container_1652313600000_0001_01_000001', 'the AM keeps its id (and its number)');
+    assert.deepEqual(c.taskManagers().map((t) => t.id).filter((id) => id !== next).sort(), before);
+    assert.deepEqual(c.release([next]).released, [next], 'a worker numbered 1 is the AM client\'s to release');
+    assert.equal(c.rmRestart().epoch, 2);
+    assert.equal(c.counters.rmRestarts, 2);
+  });
+
   it('new attempt: blacklist starts empty, or is inherited, or stays only in the scheduler (the default with keep-containers, as a real RM does)', () => {
     const mk = (): SimCluster => {
       const c = new SimCluster({ nodes: 6, containers: 6, seed: 3 });

@@ -10,6 +10,8 @@ import { Rig, RigOptions, T0, captureLogger, closeRigs, rig } from './rig';
 import { ItemOpts } from './items';
 import { itemTaskManagers } from '../../src/api/status-presenter';
 import { decodeStarts, startOf, startsRecordKey } from '../../src/sync/evacuation-starts';
+import { AmrmProxy } from '../../src/yarn/types';
+import { SimCluster } from '../../src/sim/cluster';
 
 afterEach(closeRigs);
 
@@ -492,6 +494,42 @@ describe('sync/engine: evacuation', () => {
     assert.equal(r.proxy.releaseCalls.length, 1);
     assert.equal(r.cluster.counters.releasedContainerIds.length, 2);
   });
+
+  /** A proxy that lists the AM's container beside the task managers (the contract lists task managers only; a proxy may list all). */
+  const listingTheAm = (old: boolean) => (p: AmrmProxy, cluster: SimCluster): AmrmProxy => ({
+    ...p,
+    async attempt() {
+      const a = await p.attempt();
+      if (!old) return a;
+      const { amContainerId: _named, ...rest } = a;
+      return rest;
+    },
+    async containers() {
+      const am = cluster.container(cluster.currentAttempt.amContainerId)!;
+      return [...(await p.containers()), { containerId: am.id, nodeId: cluster.node(am.host)!.nodeId, host: am.host, state: 'RUNNING' }];
+    },
+  });
+
+  for (const old of [false, true]) {
+    it(`after a work-preserving RM restart a worker numbered …_000001 is evacuated and listed in taskManagers; the AM never (AM named by ${old ? "the RM's attempt report, the proxy being older" : 'the proxy'})`, async () => {
+      const r = await rig({ proxy: listingTheAm(old) });
+      const am = r.cluster.currentAttempt;
+      const h = am.amHost;
+      r.cluster.rmRestart();
+      const [worker1, worker2] = r.cluster.placeOn(h, 2);
+      assert.match(worker1, /^container_e01_\d+_0001_01_000001$/);
+      assert.match(am.amContainerId, /_01_000001$/, 'the AM container has the same number');
+      await r.block(nodeItem(h));
+      assert.deepEqual(itemTaskManagers(r.engine, nodeItem(h)), [worker1, worker2].sort());
+      await r.block(nodeItem(h, { action: EVACUATE, evacuationTimeout: 0 }));
+      assert.deepEqual(r.proxy.releaseCalls, [[worker1, worker2].sort()]);
+      assert.ok(r.cluster.container(am.amContainerId), 'the AM still runs');
+      assert.deepEqual(r.cluster.counters.releaseUnknownIds, []);
+      await r.step(1000);
+      assert.equal(r.item(h)?.evacuation?.phase, 'READY');
+      assert.ok(r.cluster.container(am.amContainerId), 'the AM still runs');
+    });
+  }
 
   it('a grace period is a duration: a forward wall-clock step of +2 h releases nothing under a 30 min grace; it ends 30 min after the start by the monotonic clock (#31.6)', async () => {
     const { r, h, placed } = await evacuating({ containers: 2, item: { evacuationTimeout: 1800, start: T0 } });

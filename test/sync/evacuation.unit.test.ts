@@ -45,12 +45,23 @@ describe('sync/evacuation: phases (graceful decommission rules, C5)', () => {
     assert.equal(evacuationTimeoutMs(nodeItem('n', { action: EVACUATE }), -20), -1);
     assert.equal(evacuationTimeoutMs(nodeItem('n', { action: EVACUATE, evacuationTimeout: 0 }), 60_000), 0);
   });
-  it("the AM's container (container 1 of its attempt) is never a target", () => {
+  it("the AM's container is never a target: known by the attempt's amContainerId, not by its number", () => {
+    const it = nodeItem('node1', { action: EVACUATE, evacuationTimeout: 0 });
+    const am = containerOf(1, 1);
+    // After a work-preserving RM restart a worker of the same attempt is numbered 1 again, under a new epoch.
+    const worker1 = { ...c(1), containerId: 'container_e02_1652313600000_0001_01_000001' };
+    const d = evaluateEvacuation({ item: it, since: T0, containersOnNode: [c(1), worker1, c(2)], released: new Map(), defaultTimeoutMs: 0, now: T0, amContainerId: am });
+    assert.deepEqual(d.toRelease, [worker1.containerId, containerOf(1, 2)].sort());
+    assert.ok(isAmContainer(am, am));
+    assert.ok(!isAmContainer(worker1.containerId, am));
+    assert.ok(isAmContainer(containerOf(1, 7), containerOf(1, 7)), 'whatever its number');
+  });
+  it('with no one naming the AM container (an old proxy, RM attempts unread) container 1 of its attempt is taken for it', () => {
     const it = nodeItem('node1', { action: EVACUATE, evacuationTimeout: 0 });
     const d = evaluateEvacuation({ item: it, since: T0, containersOnNode: [c(1), c(2)], released: new Map(), defaultTimeoutMs: 0, now: T0 });
     assert.deepEqual(d.toRelease, [containerOf(1, 2)]);
-    assert.ok(isAmContainer(containerOf(2, 1)));
-    assert.ok(!isAmContainer(containerOf(1, 2)));
+    assert.ok(isAmContainer(containerOf(2, 1), undefined));
+    assert.ok(!isAmContainer(containerOf(1, 2), undefined));
   });
   it('finished and released containers are not live', () => {
     assert.ok(isLive(c(1)));

@@ -81,6 +81,8 @@ export interface RigOptions {
   logger?: Logger;
   /** Runs on the cluster before the engine starts. */
   before?: (cluster: SimCluster) => void;
+  /** Stands another proxy in front of the simulator's (one that lists more, or names less). */
+  proxy?: (simulated: AmrmProxy, cluster: SimCluster) => AmrmProxy;
 }
 
 const rigs: Rig[] = [];
@@ -90,7 +92,7 @@ export async function rig(o: RigOptions = {}): Promise<Rig> {
   const cluster = new SimCluster({ nodes: o.nodes ?? 10, containers: 0, slotsPerNode: 32, seed: 3, clock });
   o.before?.(cluster);
   const yarn = inProcessYarn(cluster);
-  const proxy = recording(yarn.proxy);
+  const proxy = recording(o.proxy ? o.proxy(yarn.proxy, cluster) : yarn.proxy);
   const store = o.store ?? new FlakyStore();
   const metrics = createMetrics();
   const settings = { ...TEST_SETTINGS, ...o.settings };

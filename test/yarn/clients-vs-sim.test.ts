@@ -85,6 +85,7 @@ describe('yarn clients against the simulator over real HTTP', () => {
     const a = await amrm.attempt();
     assert.equal(a.applicationId, sim.cluster.applicationId);
     assert.equal(a.registered, true);
+    assert.equal(a.amContainerId, sim.cluster.currentAttempt.amContainerId, "the proxy names the attempt's AM container");
     assert.deepEqual((await amrm.blacklist()).blacklist, []);
     await amrm.updateBlacklist({ additions: ['node0002.sim.local', 'node0003.sim.local'], removals: [] });
     await amrm.updateBlacklist({ additions: [], removals: ['node0003.sim.local'] });
