@@ -94,6 +94,16 @@ if (mode !== 'unit') {
   }
 }
 
+// The release tarball (npm run dist; test/deploy/release.test.ts unpacks and runs it): built here,
+// before the lanes, so its time shows apart (seconds warm; a fresh machine compiles better-sqlite3
+// for the bundled runtime once, about two minutes).
+if (mode === 'all' || mode === 'integration') {
+  const t0 = Date.now();
+  const r = run(process.execPath, [path.join(root, 'scripts', 'dist.js'), '--print-path'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  console.log(`release tarball: ${r.status === 0 ? 'ok' : 'FAILED'} (${seconds(t0)} s)`);
+  if (r.status !== 0 && ci) finish(passed, failed + 1, 'npm run dist failed');
+}
+
 /** One mocha run; its counts come from the reporter through a stats file, not from its output. */
 function lane(name, specs, extra) {
   const stats = path.join(os.tmpdir(), `blocklist-test-stats-${process.pid}-${name}.json`);
