@@ -74,6 +74,7 @@ if (mode !== 'unit') {
     ['ensure-promtool.sh', 'promtool'],
     ['ensure-kerberos.sh', 'Kerberos (MIT KDC, httpd + mod_auth_gssapi, the kerberos npm package)'],
     ['ensure-chromium.sh', 'chromium (the console\'s browser suite)'],
+    ['ensure-compose.sh', 'a Compose client (docker-compose.yml validated by `docker-compose config`)'],
   ];
   for (const [script, what] of REAL_PARTS) {
     const file = path.join(root, 'scripts', script);
