@@ -11,7 +11,8 @@
 #                     the interceptor writes it when the AM registers) and passes both to the sidecar.
 # What you give it (conf/blocklist-am.yaml, BLOCKLIST_* variables, or -Dkey=value arguments):
 #   cluster.resource-blocklist.amrm-proxy.address   only when no interceptor hand-off is used
-#   cluster.resource-blocklist.store.*              SQLite on durable storage, or the shared ZooKeeper
+#   cluster.resource-blocklist.store.zookeeper.quorum   the shared ZooKeeper (the profile's store)
+#   BLOCKLIST_NODE_OPTIONS                          the runtime's flags (default: the V8 limits below)
 #
 # Usage: scripts/launch-in-am.sh [-Dkey=value …]
 # Example (Flink: a wrapper around the AM entry point, or yarn.application-master.env):
@@ -72,5 +73,10 @@ if [ -z "${BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_AMRM_PROXY_ADDRESS:-}" ] && [ -n
   fi
 fi
 
+# V8 for a small, mostly idle service inside the AM's memory budget (docs/deploy.md, Sizing): no
+# optimising compilers (TurboFan, Maglev: ~13 MB less RSS; the sidecar's passes stay in
+# milliseconds), a small young generation, an old-generation cap inside the budget. (--lite-mode
+# would save 2 MB more but turns WebAssembly off, and with it fetch's HTTP parser.)
+BLOCKLIST_NODE_OPTIONS="${BLOCKLIST_NODE_OPTIONS---no-opt --no-maglev --max-semi-space-size=1 --max-old-space-size=128}"
 # shellcheck disable=SC2086 # V8 flags are words, split on purpose
 exec "$node_bin" ${BLOCKLIST_NODE_OPTIONS:-} "$cli" "${args[@]}" "$@"
