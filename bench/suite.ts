@@ -9,10 +9,11 @@ import { benchEvacuation, EvacuationSizes } from './evacuation';
 import { benchMemory, MemorySizes } from './memory';
 import { benchListing, ListingSizes } from './listing';
 import { benchRmFootprint, RmFootprintSizes } from './rm-footprint';
+import { AmFootprintSizes, benchAmFootprint } from './am-footprint';
 import { measureLimits } from './lib/limits';
 import { Row, SectionResult, Skipped } from './lib/report';
 
-export const SECTIONS = ['propagation', 'reconcile', 'throughput', 'evacuation', 'memory', 'rm-footprint', 'listing'] as const;
+export const SECTIONS = ['propagation', 'reconcile', 'throughput', 'evacuation', 'memory', 'rm-footprint', 'listing', 'am-footprint'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 export interface BenchSizes {
@@ -23,6 +24,7 @@ export interface BenchSizes {
   evacuation: EvacuationSizes;
   memory: MemorySizes;
   rmFootprint: RmFootprintSizes;
+  amFootprint: AmFootprintSizes;
   listing: ListingSizes;
 }
 
@@ -36,6 +38,7 @@ export function sizesFor(quick: boolean): BenchSizes {
       evacuation: { nodes: 20, perNode: 10, tickMs: 100, releaseBatchSize: 500 },
       memory: { items: [1_000, 10_000], soakItems: 1_000, soakSeconds: 3 },
       rmFootprint: { nodeCounts: [1_000, 10_000], sidecarCounts: [10], containers: 500, windowMs: 15_000, warmupMs: 3_000 },
+      amFootprint: { idleMs: 5_000 },
       listing: { items: 10_000, listings: 10, memListings: 5, ratioItems: 2_000, ratioRequests: 5 },
     };
   }
@@ -47,6 +50,7 @@ export function sizesFor(quick: boolean): BenchSizes {
     evacuation: { nodes: 100, perNode: 10, tickMs: 100, releaseBatchSize: 500 },
     memory: { items: [1_000, 10_000, 100_000], soakItems: 10_000, soakSeconds: 60 },
     rmFootprint: { nodeCounts: [1_000, 10_000], sidecarCounts: [10, 50], containers: 500, windowMs: 60_000, warmupMs: 5_000 },
+    amFootprint: { idleMs: 20_000 },
     listing: { items: 100_000, listings: 30, memListings: 10, ratioItems: 10_000, ratioRequests: 20 },
   };
 }
@@ -61,6 +65,7 @@ export function tinySizes(): BenchSizes {
     evacuation: { nodes: 3, perNode: 2, tickMs: 20, releaseBatchSize: 4 },
     memory: { items: [10, 100], soakItems: 10, soakSeconds: 1 },
     rmFootprint: { nodeCounts: [50], sidecarCounts: [], containers: 10, windowMs: 500, warmupMs: 200 },
+    amFootprint: { idleMs: 500 },
     listing: { items: 300, listings: 3, memListings: 2, ratioItems: 50, ratioRequests: 2 },
   };
 }
@@ -99,6 +104,9 @@ export async function runBench(sections: readonly SectionName[], sizes: BenchSiz
         break;
       case 'rm-footprint':
         r = await benchRmFootprint(sizes.rmFootprint);
+        break;
+      case 'am-footprint':
+        r = await benchAmFootprint(sizes.amFootprint);
         break;
     }
     for (const row of r.rows) log(`  ${row.figure}: ${row.value.toFixed(3)} ${row.unit} vs ${row.limit.toFixed(3)} ${row.limitUnit} = ${row.ratio.toFixed(2)}× ${row.met === undefined ? '' : row.met ? '(goal met)' : '(GOAL MISSED)'}`);

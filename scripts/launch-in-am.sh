@@ -11,7 +11,8 @@
 #                     the interceptor writes it when the AM registers) and passes both to the sidecar.
 # What you give it (conf/blocklist-am.yaml, BLOCKLIST_* variables, or -Dkey=value arguments):
 #   cluster.resource-blocklist.amrm-proxy.address   only when no interceptor hand-off is used
-#   cluster.resource-blocklist.store.*              SQLite on durable storage, or the shared ZooKeeper
+#   cluster.resource-blocklist.store.zookeeper.quorum   the shared ZooKeeper (the profile's store)
+#   BLOCKLIST_NODE_OPTIONS                          the runtime's flags (default: the V8 limits below)
 #
 # Usage: scripts/launch-in-am.sh [-Dkey=value …]
 # Example (Flink: a wrapper around the AM entry point, or yarn.application-master.env):
@@ -22,6 +23,12 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"
 
 config="${BLOCKLIST_CONFIG_FILE:-$root/conf/blocklist-am.yaml}"
+# The release tarball bundles its Node.js (node/bin/node): a NodeManager host needs none. A checkout
+# uses the node on PATH.
+node_bin="${BLOCKLIST_NODE:-$root/node/bin/node}"
+[ -x "$node_bin" ] || node_bin="node"
+cli="${BLOCKLIST_BIN:-$root/bin/blocklist.js}"
+[ -f "$cli" ] || cli="$root/bin/blocklist"
 yarn_site="${YARN_SITE:-${HADOOP_CONF_DIR:-/etc/hadoop/conf}/yarn-site.xml}"
 
 args=(sidecar -c "$config")
@@ -55,9 +62,9 @@ if [ -z "${BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_AMRM_PROXY_ADDRESS:-}" ] && [ -n
     sleep 0.5
   done
   if [ -n "$handoff" ]; then
-    # One JSON object written by the interceptor; node is here anyway (the sidecar runs on it).
-    address="$(node -e 'const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));process.stdout.write(j.address)' "$handoff")"
-    secret_file="$(node -e 'const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));process.stdout.write(j.secretFile)' "$handoff")"
+    # One JSON object written by the interceptor, read with the runtime the sidecar runs on.
+    address="$("$node_bin" -e 'const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));process.stdout.write(j.address)' "$handoff")"
+    secret_file="$("$node_bin" -e 'const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));process.stdout.write(j.secretFile)' "$handoff")"
     export BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_AMRM_PROXY_ADDRESS="$address"
     export BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_AMRM_PROXY_SECRET_FILE="$secret_file"
     echo "launch-in-am: AMRM proxy $address (hand-off $handoff)" >&2
@@ -66,4 +73,10 @@ if [ -z "${BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_AMRM_PROXY_ADDRESS:-}" ] && [ -n
   fi
 fi
 
-exec node "${BLOCKLIST_BIN:-$root/bin/blocklist}" "${args[@]}" "$@"
+# V8 for a small, mostly idle service inside the AM's memory budget (docs/deploy.md, Sizing): no
+# optimising compilers (TurboFan, Maglev: ~13 MB less RSS; the sidecar's passes stay in
+# milliseconds), a small young generation, an old-generation cap inside the budget. (--lite-mode
+# would save 2 MB more but turns WebAssembly off, and with it fetch's HTTP parser.)
+BLOCKLIST_NODE_OPTIONS="${BLOCKLIST_NODE_OPTIONS---no-opt --no-maglev --max-semi-space-size=1 --max-old-space-size=128}"
+# shellcheck disable=SC2086 # V8 flags are words, split on purpose
+exec "$node_bin" ${BLOCKLIST_NODE_OPTIONS:-} "$cli" "${args[@]}" "$@"

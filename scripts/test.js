@@ -74,6 +74,7 @@ if (mode !== 'unit') {
     ['ensure-promtool.sh', 'promtool'],
     ['ensure-kerberos.sh', 'Kerberos (MIT KDC, httpd + mod_auth_gssapi, the kerberos npm package)'],
     ['ensure-chromium.sh', 'chromium (the console\'s browser suite)'],
+    ['ensure-compose.sh', 'a Compose client (docker-compose.yml validated by `docker-compose config`)'],
   ];
   for (const [script, what] of REAL_PARTS) {
     const file = path.join(root, 'scripts', script);
@@ -94,11 +95,22 @@ if (mode !== 'unit') {
   }
 }
 
+// The release tarball (npm run dist; test/deploy/release.test.ts unpacks and runs it): built here,
+// before the lanes, so its time shows apart (seconds warm; a fresh machine compiles better-sqlite3
+// for the bundled runtime once, about two minutes).
+if (mode === 'all' || mode === 'integration') {
+  const t0 = Date.now();
+  const r = run(process.execPath, [path.join(root, 'scripts', 'dist.js'), '--print-path'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  console.log(`release tarball: ${r.status === 0 ? 'ok' : 'FAILED'} (${seconds(t0)} s)`);
+  if (r.status !== 0 && ci) finish(passed, failed + 1, 'npm run dist failed');
+}
+
 /** One mocha run; its counts come from the reporter through a stats file, not from its output. */
-function lane(name, specs, extra) {
+function lane(name, specs, extra, nodeBin) {
   const stats = path.join(os.tmpdir(), `blocklist-test-stats-${process.pid}-${name}.json`);
   const t0 = Date.now();
-  const r = run(bin('mocha'), ['--config', '.mocharc.json', ...extra, ...specs], {
+  const mocha = ['--config', '.mocharc.json', ...extra, ...specs];
+  const r = run(nodeBin ?? bin('mocha'), nodeBin ? [path.join(root, 'node_modules', 'mocha', 'bin', 'mocha.js'), ...mocha] : mocha, {
     env: { ...process.env, BLOCKLIST_TEST_STATS: stats, BLOCKLIST_TEST_LANE: name },
   });
   let s;
@@ -120,4 +132,20 @@ function lane(name, specs, extra) {
 if (mode === 'files') lane('selected', named.some((a) => a.endsWith('.js')) ? named : [ALL, ...named], []);
 if (mode === 'unit' || mode === 'all') lane('unit', [UNIT], named);
 if (mode === 'integration' || mode === 'all') lane('integration', [ALL], ['--ignore', UNIT, ...named]);
+// Node.js 24, the release's runtime, when this machine's node is older: the unit lane again on the
+// bundled runtime package (the tarball's smoke in test/deploy/release.test.ts already runs the
+// sidecar, better-sqlite3 and the console on it). Seconds, and it keeps the code from using what
+// only the older runtime has; the integration lane stays on one runtime to keep CI within its time.
+if (mode === 'all' && Number(process.versions.node.split('.')[0]) < 24) {
+  const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+  const runtime = pkg.distribution.runtimes[`${process.platform}-${process.arch}`];
+  let node24;
+  try {
+    node24 = path.join(require('./release/runtime').runtimeDir(runtime, (m) => console.log(`node 24 lane: ${m}`)), 'bin', 'node');
+  } catch (e) {
+    console.log(`node 24 lane: no runtime (${e.message})`);
+  }
+  if (node24) lane(`unit (node ${runtime.version})`, [UNIT], named, node24);
+  else if (ci) failed++;
+}
 finish(passed, failed);

@@ -6,17 +6,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerCommands } from './commands';
 import { EXIT } from './exit-codes';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-
-/** The version in the nearest package.json above this file (dist/src/cli → repo root). */
-function packageVersion(): string {
-  for (let dir = __dirname; dir !== path.dirname(dir); dir = path.dirname(dir)) {
-    const f = path.join(dir, 'package.json');
-    if (fs.existsSync(f)) return (JSON.parse(fs.readFileSync(f, 'utf8')) as { version?: string }).version ?? 'unknown';
-  }
-  return 'unknown';
-}
+import { productVersion } from './release-info';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -26,7 +16,7 @@ export function buildProgram(): Command {
       'FLIP-224 blocklist sidecar for Flink on YARN: block sick nodes or task managers with a cause and an expiry;\n' +
         "the sidecar keeps YARN's blacklist for the job equal to the blocklist and evacuates blocked nodes.",
     )
-    .version(packageVersion(), '-V, --version')
+    .version(productVersion(), '-V, --version')
     .showSuggestionAfterError(true)
     .exitOverride();
   registerCommands(program);

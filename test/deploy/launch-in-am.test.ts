@@ -24,6 +24,7 @@ describe('deploy: scripts/launch-in-am.sh', () => {
     const amContainer = sim.cluster.currentAttempt.amContainerId;
     const flags = [
       '-Drest.port=0',
+      '-Dcluster.resource-blocklist.store.type=sqlite',
       `-Dcluster.resource-blocklist.store.sqlite.path=${path.join(dir, 'b.db')}`,
       `-Dcluster.resource-blocklist.amrm-proxy.address=${sim.url}`,
       `-Dlog.audit.file=${path.join(dir, 'audit.jsonl')}`,

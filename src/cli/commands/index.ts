@@ -17,6 +17,7 @@ import * as quickstart from './quickstart';
 import * as demo from './demo';
 import * as yarnSim from './yarn-sim';
 import * as detector from './detector';
+import * as version from './version';
 
 type Register = (program: Command) => void;
 
@@ -36,6 +37,7 @@ const modules: Register[] = [
   status.register,
   detector.register,
   completion.register,
+  version.register,
   // sidecar, yarn-sim and admin commands add themselves here
 ];
 
