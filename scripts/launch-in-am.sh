@@ -13,6 +13,8 @@
 #   cluster.resource-blocklist.amrm-proxy.address   only when no interceptor hand-off is used
 #   cluster.resource-blocklist.store.zookeeper.quorum   the shared ZooKeeper (the profile's store)
 #   BLOCKLIST_NODE_OPTIONS                          the runtime's flags (default: the V8 limits below)
+#   BLOCKLIST_REST_ADDRESS_FILE                     where the sidecar writes its address (default: beside the
+#                                                   hand-off, blocklist-sidecar.json; empty = nowhere)
 #
 # Usage: scripts/launch-in-am.sh [-Dkey=value …]
 # Example (Flink: a wrapper around the AM entry point, or yarn.application-master.env):
@@ -67,6 +69,10 @@ if [ -z "${BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_AMRM_PROXY_ADDRESS:-}" ] && [ -n
     secret_file="$("$node_bin" -e 'const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));process.stdout.write(j.secretFile)' "$handoff")"
     export BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_AMRM_PROXY_ADDRESS="$address"
     export BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_AMRM_PROXY_SECRET_FILE="$secret_file"
+    # Where this sidecar listens (rest.port 0), beside the hand-off, for whoever looks on this host.
+    if [ -z "${BLOCKLIST_REST_ADDRESS_FILE+x}" ]; then
+      export BLOCKLIST_REST_ADDRESS_FILE="$(dirname "$handoff")/blocklist-sidecar.json"
+    fi
     echo "launch-in-am: AMRM proxy $address (hand-off $handoff)" >&2
   else
     echo "launch-in-am: no blocklist-amrm-proxy.json in \$LOCAL_DIRS after ${wait_s}s (is the interceptor in the NodeManager's AMRMProxy pipeline?); set cluster.resource-blocklist.amrm-proxy.address yourself" >&2

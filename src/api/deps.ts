@@ -10,6 +10,7 @@ import { TokenLookup } from '../security/tokens';
 import { ServerTls } from '../security/tls';
 import { RateLimitSettings } from '../security/rest-security';
 import { ConfigEntry } from '../config/config';
+import type { DiscoveryPort } from './routes/discovery';
 
 /** What GET /detector shows (the detector's runner). */
 export interface DetectorPort {
@@ -51,4 +52,6 @@ export interface ApiDeps {
   config?: ConfigEntry[];
   /** The failure detector; absent = GET /detector answers {"mode":"off"}. */
   detector?: DetectorPort;
+  /** The published sidecars for GET /discovery/prometheus; absent = 404. */
+  discovery?: DiscoveryPort;
 }

@@ -23,6 +23,7 @@ import { BlocklistService } from './blocklist-service';
 import { blocklistRoutes } from './routes/blocklist';
 import { ListingCache } from './listing-cache';
 import { opsRoutes } from './routes/ops';
+import { discoveryRoutes } from './routes/discovery';
 
 export function blocklistService(deps: ApiDeps): BlocklistService {
   return new BlocklistService({ store: deps.store, sync: deps.sync, clock: deps.clock, audit: deps.audit, enabled: deps.enabled, ...(deps.expire ? { expire: deps.expire } : {}) });
@@ -63,6 +64,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   });
   await app.register(blocklistRoutes, { service: blocklistService(deps), listing, maxConcurrentListings: deps.maxConcurrentListings ?? 32 });
   await app.register(opsRoutes, deps);
+  const discovery = deps.discovery;
+  if (discovery) await app.register(async (child) => discoveryRoutes(child, { discovery }));
   if (deps.console !== false) await app.register(async (child) => consoleRoutes(child, { auth: deps.auth !== undefined }));
   return app;
 }

@@ -26,6 +26,8 @@ export interface ConnectionFlags {
   tokenFile?: string;
   store?: string;
   cliConfig?: string;
+  /** Find this application's sidecar where the sidecars publish their addresses (find-sidecar.ts). */
+  app?: string;
 }
 
 export type Target =
@@ -74,7 +76,8 @@ export function addConnectionOptions(cmd: Command): Command {
     .option('--token <token>', 'bearer token (env BLOCKLIST_TOKEN); prefer --token-file, a flag shows in ps')
     .option('--token-file <file>', 'file holding the bearer token (env BLOCKLIST_TOKEN_FILE)')
     .option('--store <store>', 'work on a store directly, without a sidecar: sqlite:PATH or zookeeper:host:port[,host:port]/root (env BLOCKLIST_STORE; ZooKeeper credentials from env BLOCKLIST_ZOOKEEPER_AUTH)')
-    .option('--cli-config <file>', 'CLI config file (env BLOCKLIST_CLI_CONFIG; default ~/.config/blocklist/cli.yaml)');
+    .option('--cli-config <file>', 'CLI config file (env BLOCKLIST_CLI_CONFIG; default ~/.config/blocklist/cli.yaml)')
+    .option('--app <applicationId>', "talk to that job's sidecar, found in ZooKeeper (<root>/sidecars): the ZooKeeper of --store zookeeper:…, else the sidecar's own configuration (BLOCKLIST_CONFIG_FILE or conf/blocklist.yaml, BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_STORE_ZOOKEEPER_*)");
 }
 
 export function defaultCliConfigPath(env: NodeJS.ProcessEnv): string {
@@ -130,13 +133,14 @@ function normaliseServer(raw: string, where: string): string {
   return u.toString().replace(/\/+$/, '');
 }
 
-/** Resolves the target of an admin command. Pure apart from reading the two optional files. */
-export function resolveTarget(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env): Target {
+type Pick = (flag: string | undefined, envName: string, key: FileKey) => [string, string] | undefined;
+
+/** Each setting from the closest source that has it: flag, then environment, then the CLI config file. */
+function picker(flags: ConnectionFlags, env: NodeJS.ProcessEnv): Pick {
   const explicitFile = flags.cliConfig ?? env.BLOCKLIST_CLI_CONFIG;
   const cfgPath = explicitFile ?? defaultCliConfigPath(env);
   const file = readCliConfig(cfgPath, explicitFile !== undefined);
-
-  const pick = (flag: string | undefined, envName: string, key: FileKey): [string, string] | undefined => {
+  return (flag, envName, key) => {
     if (flag !== undefined) return [flag, `--${key}`];
     const e = env[envName];
     if (e !== undefined && e !== '') return [e, envName];
@@ -144,18 +148,33 @@ export function resolveTarget(flags: ConnectionFlags, env: NodeJS.ProcessEnv = p
     if (f !== undefined && f !== '') return [f, `${key} in ${cfgPath}`];
     return undefined;
   };
+}
 
-  const store = pick(flags.store, 'BLOCKLIST_STORE', 'store');
+/** The store the flags, environment or CLI config file name (--store, BLOCKLIST_STORE, store:), if any. */
+export function namedStore(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env): Exclude<Target, { kind: 'server' }> | undefined {
+  const store = picker(flags, env)(flags.store, 'BLOCKLIST_STORE', 'store');
+  if (!store) return undefined;
+  if (store[0].startsWith('zookeeper:')) return parseZookeeperStore(store[0], store[1], env);
+  const m = /^sqlite:(.+)$/.exec(store[0]);
+  if (!m) throw usage(`'${store[0]}' (${store[1]}) is not a store; ${STORE_FORMS}`);
+  return { kind: 'sqlite', file: m[1], source: store[1] };
+}
+
+/** Resolves the target of an admin command. Pure apart from reading the two optional files. */
+export function resolveTarget(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env): Target {
+  const pick = picker(flags, env);
   const server = pick(flags.server, 'BLOCKLIST_SERVER', 'server');
   // An explicit --server beats a store named only by env/file, and vice versa; two flags clash.
   if (flags.store !== undefined && flags.server !== undefined) throw usage('give either --server or --store, not both');
-  if (store && !(server && server[1] === '--server')) {
-    if (store[0].startsWith('zookeeper:')) return parseZookeeperStore(store[0], store[1], env);
-    const m = /^sqlite:(.+)$/.exec(store[0]);
-    if (!m) throw usage(`'${store[0]}' (${store[1]}) is not a store; ${STORE_FORMS}`);
-    return { kind: 'sqlite', file: m[1], source: store[1] };
-  }
+  const store = server && server[1] === '--server' ? undefined : namedStore(flags, env);
+  if (store) return store;
+  const [rawUrl, source] = server ?? [DEFAULT_SERVER, 'default'];
+  return { kind: 'server', url: normaliseServer(rawUrl, source), token: resolveToken(flags, env), source };
+}
 
+/** The bearer token (--token, --token-file, their environment variables, the CLI config file). */
+export function resolveToken(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const pick = picker(flags, env);
   let token: string | undefined;
   const tok = pick(flags.token, 'BLOCKLIST_TOKEN', 'token');
   const tokFile = pick(flags.tokenFile, 'BLOCKLIST_TOKEN_FILE', 'token-file');
@@ -164,7 +183,5 @@ export function resolveTarget(flags: ConnectionFlags, env: NodeJS.ProcessEnv = p
   const rank = (src: string) => (src.startsWith('--') ? 0 : src.startsWith('BLOCKLIST_') ? 1 : 2);
   if (tok && (!tokFile || rank(tok[1]) <= rank(tokFile[1]))) token = tok[0];
   else if (tokFile) token = readTokenFile(tokFile[0], tokFile[1]);
-
-  const [rawUrl, source] = server ?? [DEFAULT_SERVER, 'default'];
-  return { kind: 'server', url: normaliseServer(rawUrl, source), token, source };
+  return token;
 }

@@ -75,6 +75,8 @@ export const KEYS = {
   'cluster.resource-blocklist.enabled': bool(true, 'Whether the sidecar enforces the blocklist. When false it pushes nothing to YARN and mutating REST calls answer 503 with a clear message.'),
   'rest.bind-address': str('127.0.0.1', 'Address the REST API listens on. A non-loopback address requires rest.auth.tokens-file.'),
   'rest.port': int(8090, 0, 65535, 'REST API port (0 = pick a free port and log it).'),
+  'rest.address': str('', "The host clients and Prometheus reach the REST API at, published with the port the API listens on (ZooKeeper store: the znode <root>/sidecars/<attempt>; rest.address-file). Empty: rest.bind-address, or for a wildcard bind (0.0.0.0, ::) $NM_HOST (YARN's NodeManager host in a container), else the host name."),
+  'rest.address-file': str('', "A file the sidecar writes its address to once it listens (JSON: url, address, scheme, application, attempt, version, started, host, pid) and removes when it stops. Empty = none. scripts/launch-in-am.sh puts it beside the interceptor's hand-off (blocklist-sidecar.json)."),
   'cluster.resource-blocklist.store.type': oneOf(['sqlite', 'zookeeper'] as const, 'sqlite', 'Where the blocklist lives: an embedded SQLite file, or a ZooKeeper ensemble shared by many jobs.'),
   'cluster.resource-blocklist.store.sqlite.path': str('data/blocklist.db', 'SQLite file of the embedded store (created if missing).'),
   // --- ZooKeeper store ---
@@ -84,6 +86,7 @@ export const KEYS = {
   'cluster.resource-blocklist.store.zookeeper.operation-timeout': duration('5 s', 'Timeout of every ZooKeeper call (a client without quorum otherwise waits forever).', { min: 100 }),
   'cluster.resource-blocklist.store.zookeeper.connect-timeout': duration('10 s', 'Deadline of one connection to ZooKeeper (TCP connect and session handshake) and of a liveness probe while connected; past it the client is closed and a fresh one made (the library would otherwise wait for a handshake forever).', { min: 100 }),
   'cluster.resource-blocklist.store.unreachable-limit': duration('5 min', 'GET /healthz answers 503 once the store (ZooKeeper) has been unreachable this long without a break, so a supervisor can restart the sidecar. 0 = never.', { min: 0 }),
+  'cluster.resource-blocklist.store.zookeeper.publish-address': bool(true, "With the ZooKeeper store, a sidecar whose application is known publishes its address as the ephemeral znode <root>/sidecars/<appattempt id> (gone when the sidecar is): `blocklist --app` and GET /discovery/prometheus find it there."),
   'cluster.resource-blocklist.store.zookeeper.auth': str('', "Digest credentials 'user:password'; when set, znodes are created with a digest ACL for that user.", { secret: true }),
   // --- YARN (issues #3, #4; fixed names) ---
   'yarn.resourcemanager.webapp.address': str('', 'RM web address(es), host:port, comma separated for RM HA (a standby is skipped or its 307 followed).'),

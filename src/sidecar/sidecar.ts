@@ -25,6 +25,9 @@ import { checkBindSafety } from '../security/bind-safety';
 import { loadRestSecurity } from '../security/rest-security';
 import { TokenWatch, watchTokenFile } from '../security/token-reload';
 
+import { PublishedAddress } from './published-address';
+import { packageVersion } from '../core/package-info';
+
 export interface SidecarOptions {
   config: LoadedConfig;
   clock?: Clock;
@@ -35,6 +38,8 @@ export interface SidecarOptions {
   /** Overrides the YARN clients the config names (tests that fake the edge). */
   yarn?: SyncDeps['yarn'];
   env?: NodeJS.ProcessEnv;
+  /** The product version it publishes with its address (default: package.json's). */
+  version?: string;
 }
 
 export interface Sidecar {
@@ -46,6 +51,8 @@ export interface Sidecar {
   /** The failure detector, when cluster.resource-blocklist.detector.mode is not off. */
   detector?: Detector;
   api: FastifyInstance;
+  /** Where it told others it listens (rest.address-file, the ZooKeeper znode). */
+  address: PublishedAddress;
   close(): Promise<void>;
 }
 
@@ -70,6 +77,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
   let api: FastifyInstance | undefined;
   let tokenWatch: TokenWatch | undefined;
   let detector: Detector | undefined;
+  const published = new PublishedAddress({ values: v, env: opts.env ?? process.env, logger: logger.child({ component: 'address' }), version: opts.version ?? packageVersion(), ...(zookeeper ? { zookeeper } : {}) });
   try {
     sync = await createSync({
       config: opts.config,
@@ -103,12 +111,15 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
       expire: () => syncForApi.expireNow(),
       config: effectiveConfig(opts.config),
       ...(detector ? { detector } : {}),
+      discovery: published,
     });
     await api.listen({ host: v['rest.bind-address'], port: v['rest.port'] });
     if (security.tokens) tokenWatch = watchTokenFile(security.tokens, { logger: logger.child({ component: 'security' }), audit });
     await sync.start();
     detector?.start();
+    await published.start(api.server.address() as AddressInfo, security.tls !== undefined, clock.now(), sync.view());
   } catch (e) {
+    await published.stop().catch(() => undefined);
     tokenWatch?.close();
     await detector?.stop().catch(() => undefined);
     await api?.close().catch(() => undefined);
@@ -133,9 +144,12 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
     sync: syncRef,
     ...(detectorRef ? { detector: detectorRef } : {}),
     api: apiRef,
+    address: published,
     async close() {
       if (closed) return;
       closed = true;
+      // First: nobody should be sent to a sidecar that is going.
+      await published.stop().catch((e: Error) => logger.warn(`address: ${e.message}`));
       tokenWatch?.close();
       await detectorRef?.stop().catch((e: Error) => logger.warn(`detector stop: ${e.message}`));
       await syncRef.stop().catch((e: Error) => logger.warn(`sync stop: ${e.message}`));

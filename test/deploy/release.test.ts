@@ -66,7 +66,7 @@ describe('deploy: the release tarball', function () {
     assert.match(text, new RegExp(`flink-yarn-blocklist ${pkg.version}[\\s\\S]*Node\\.js v${runtime.version} \\(bundled`));
   });
 
-  it('launch-in-am.sh finds the hand-off, enforces a block and serves the console from the tarball', async () => {
+  it('launch-in-am.sh finds the hand-off, writes its address beside it, enforces a block and serves the console from the tarball', async () => {
     const dir = tempDir();
     writeYarnSite(dir, sim.url);
     const local = path.join(dir, 'local');
@@ -86,6 +86,8 @@ describe('deploy: the release tarball', function () {
       assert.equal(ui.status, 200);
       assert.match(ui.headers.get('content-type') ?? '', /text\/html/);
       assert.match(await ui.text(), /<script type="module"/);
+      const record = JSON.parse(fs.readFileSync(path.join(local, 'blocklist-sidecar.json'), 'utf8')) as { url: string; application: string };
+      assert.deepEqual([record.url, record.application], [url, sim.cluster.applicationId], 'the address beside the hand-off');
     } finally {
       child.kill('SIGTERM');
     }

@@ -27,7 +27,8 @@ export function painter(flags: CommonFlags): Paint {
 
 /** Opens the client, runs fn, always closes (an SQLite store must be closed to checkpoint). */
 export async function withClient<T>(flags: CommonFlags, fn: (c: BlocklistClient) => Promise<T>, opts: { create?: boolean; dryRun?: boolean } = {}): Promise<T> {
-  const target = resolveTarget(flags);
+  const app = flags.app;
+  const target = app !== undefined ? await (await import('../find-sidecar.js')).sidecarTarget({ ...flags, app }) : resolveTarget(flags);
   // The direct-store transport runs the whole API in-process (fastify, SQLite): loaded only when used,
   // so a plain `blocklist list` against a sidecar starts fast.
   const transport =

@@ -20,7 +20,8 @@ type Flags = ConfigFlags & ConnectionFlags & { markdown?: boolean; local?: boole
 async function runningConfig(flags: Flags): Promise<{ url: string; entries: ConfigEntry[] } | { url?: string; why: string }> {
   let target;
   try {
-    target = resolveTarget(flags);
+    const app = flags.app;
+    target = app !== undefined ? await (await import('../find-sidecar.js')).sidecarTarget({ ...flags, app }) : resolveTarget(flags);
   } catch (e) {
     return { why: (e as Error).message };
   }

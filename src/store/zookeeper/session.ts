@@ -38,6 +38,8 @@ export interface ZkStat {
   mzxid: string;
   pzxid: string;
   numChildren: number;
+  /** The session that owns an ephemeral znode (16 hex digits), '0000000000000000' for a persistent one. */
+  ephemeralOwner?: string;
 }
 
 export type ZkOp =
@@ -63,7 +65,7 @@ export interface ZkSessionOptions {
 const hex = (b: Buffer | undefined): string => (Buffer.isBuffer(b) ? b.toString('hex').padStart(16, '0') : '0000000000000000');
 
 function toStat(s: zk.Stat): ZkStat {
-  return { version: s.version, cversion: s.cversion, mzxid: hex(s.mzxid), pzxid: hex(s.pzxid), numChildren: s.numChildren };
+  return { version: s.version, cversion: s.cversion, mzxid: hex(s.mzxid), pzxid: hex(s.pzxid), numChildren: s.numChildren, ephemeralOwner: hex(s.ephemeralOwner) };
 }
 
 /** ZooKeeper's digest id for user:password: user:base64(sha1("user:password")). */
@@ -233,6 +235,11 @@ export class ZkSession extends EventEmitter {
   /** Creates a persistent znode with the session's ACL; NODE_EXISTS is the caller's business. */
   create(path: string, data: Buffer, timeoutMs: number): Promise<void> {
     return this.call<void>('create', path, timeoutMs, (c, done) => c.create(path, data, this.acls, zk.CreateMode.PERSISTENT, (err) => done(err, undefined)));
+  }
+
+  /** Creates an EPHEMERAL znode (it lives as long as this session); NODE_EXISTS is the caller's business. */
+  createEphemeral(path: string, data: Buffer, timeoutMs: number): Promise<void> {
+    return this.call<void>('create', path, timeoutMs, (c, done) => c.create(path, data, this.acls, zk.CreateMode.EPHEMERAL, (err) => done(err, undefined)));
   }
 
   /**
