@@ -8,7 +8,8 @@ import { registerCommands } from './commands';
 import { EXIT } from './exit-codes';
 import { productVersion } from './release-info';
 
-export function buildProgram(): Command {
+/** `argv` as process.argv (node, script, args…): its first argument picks which command modules load. */
+export function buildProgram(argv?: readonly string[]): Command {
   const program = new Command();
   program
     .name('blocklist')
@@ -19,12 +20,12 @@ export function buildProgram(): Command {
     .version(productVersion(), '-V, --version')
     .showSuggestionAfterError(true)
     .exitOverride();
-  registerCommands(program);
+  registerCommands(program, argv?.[2]);
   return program;
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const program = buildProgram();
+  const program = buildProgram(argv);
   try {
     await program.parseAsync(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT.OK;
