@@ -5,7 +5,6 @@
 import { ConfigValues } from '../config/keys';
 import { Logger } from '../core/logger';
 import { BlocklistStore } from './store';
-import { SqliteStore } from './sqlite/sqlite-store';
 import type { ZkSession } from './zookeeper/session';
 
 /** The store's ZooKeeper settings from the configuration (the store's own and its session's). */
@@ -41,6 +40,8 @@ export async function openStore(values: ConfigValues, logger: Logger, session?: 
     store = await ZookeeperStore.open({ ...zookeeperSettings(values), ...(session ? { session } : {}), logger });
   } else {
     // A long-running sidecar commits on a write thread: the event loop serves requests during the fsync.
+    // Loaded only in SQLite mode, as the ZooKeeper client is only in ZooKeeper mode (the AM profile's idle RSS).
+    const { SqliteStore } = await import('./sqlite/sqlite-store.js');
     store = new SqliteStore(values['cluster.resource-blocklist.store.sqlite.path'], { logger, writeThread: true });
   }
   logger.info('blocklist store opened', { store: store.description });
