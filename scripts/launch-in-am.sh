@@ -80,9 +80,10 @@ if [ -z "${BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_AMRM_PROXY_ADDRESS:-}" ] && [ -n
 fi
 
 # V8 for a small, mostly idle service inside the AM's memory budget (docs/deploy.md, Sizing): no
-# optimising compilers (TurboFan, Maglev: ~13 MB less RSS; the sidecar's passes stay in
-# milliseconds), a small young generation, an old-generation cap inside the budget. (--lite-mode
-# would save 2 MB more but turns WebAssembly off, and with it fetch's HTTP parser.)
-BLOCKLIST_NODE_OPTIONS="${BLOCKLIST_NODE_OPTIONS---no-opt --no-maglev --max-semi-space-size=1 --max-old-space-size=128}"
+# compilers at all (--jitless: the interpreter only; the sidecar's passes stay in milliseconds,
+# docs/benchmarks.md), a small young generation, an old-generation cap inside the budget.
+# --jitless also turns WebAssembly off, and with it fetch(): the sidecar's code never calls it
+# (test/deploy/am-profile.unit.test.ts keeps it so).
+BLOCKLIST_NODE_OPTIONS="${BLOCKLIST_NODE_OPTIONS---jitless --max-semi-space-size=1 --max-old-space-size=128}"
 # shellcheck disable=SC2086 # V8 flags are words, split on purpose
 exec "$node_bin" ${BLOCKLIST_NODE_OPTIONS:-} "$cli" "${args[@]}" "$@"

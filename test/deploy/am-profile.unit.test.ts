@@ -43,4 +43,25 @@ describe('deploy: the AM profile and the Flink snippet', () => {
     assert.match(snippet['flink.yarn.resourcemanager.scheduler.address'], /^\$\{env\.NM_HOST\}:/);
     assert.equal(snippet['containerized.master.env.BLOCKLIST_AMRM_PROXY'], 'true');
   });
+
+  it("launch-in-am.sh runs the sidecar jitless, and the sidecar's code needs nothing jitless lacks (WebAssembly: fetch, WebSocket)", () => {
+    const script = fs.readFileSync(path.join(repoRoot, 'scripts', 'launch-in-am.sh'), 'utf8');
+    const defaults = /BLOCKLIST_NODE_OPTIONS-([^}]*)\}/.exec(script)?.[1] ?? '';
+    assert.match(defaults, /--jitless/);
+    const offenders: string[] = [];
+    const walk = (dir: string): void => {
+      for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+        const p = path.join(dir, e.name);
+        if (e.isDirectory()) walk(p);
+        // quickstart's demo runs on a developer's machine with Node's defaults, never in an AM.
+        else if (p.endsWith('.ts') && !p.includes(`${path.sep}quickstart${path.sep}`)) {
+          fs.readFileSync(p, 'utf8').split('\n').forEach((line, i) => {
+            if (/(^|[^.\w])fetch\(|new WebSocket\(|new EventSource\(|WebAssembly\./.test(line.replace(/\/\/.*$/, ''))) offenders.push(`${path.relative(repoRoot, p)}:${i + 1}`);
+          });
+        }
+      }
+    };
+    walk(path.join(repoRoot, 'src'));
+    assert.deepEqual(offenders, [], 'these need WebAssembly, which --jitless turns off');
+  });
 });
