@@ -24,7 +24,8 @@
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { Logger, silentLogger } from '../../core/logger';
-import { ZK, ZkSession, hasCode, isTransient } from './session';
+import { ZkSession, isTransient } from './session';
+import { SerialSteps, ensurePath } from './steps';
 
 export type ElectionRole = 'leader' | 'follower' | 'candidate';
 
@@ -71,9 +72,7 @@ export class ZkLeaderElection extends EventEmitter {
   private running = false;
   /** Bumped on every (re)join: callbacks of an older round are ignored. */
   private round = 0;
-  private busy = false;
-  private again = false;
-  private retryTimer: NodeJS.Timeout | undefined;
+  private readonly steps: SerialSteps;
   private readonly onSession = (): void => {
     // A new session: our ephemeral znode belongs to the old one and is gone (or will be soon).
     this.mine = undefined;
@@ -87,6 +86,12 @@ export class ZkLeaderElection extends EventEmitter {
     super();
     this.log = opts.logger ?? silentLogger;
     this.retryMs = opts.retryMs ?? 1000;
+    this.steps = new SerialSteps({
+      work: () => this.runRound(),
+      active: () => this.running,
+      retryMs: this.retryMs,
+      onRetry: (e, retryMs) => this.log.warn(`cluster-state election: ${e.message}; trying again in ${retryMs} ms`, { member: this.opts.member }),
+    });
   }
 
   get role(): ElectionRole {
@@ -115,7 +120,7 @@ export class ZkLeaderElection extends EventEmitter {
     this.running = false;
     this.round++;
     this.opts.session.off('session', this.onSession);
-    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.steps.cancel();
     const mine = this.mine;
     this.mine = undefined;
     this.setRole('candidate', 'stopped');
@@ -136,41 +141,25 @@ export class ZkLeaderElection extends EventEmitter {
     this.emit('role', role);
   }
 
-  /** One run of the recipe at a time; a request meanwhile runs it once more afterwards. */
+  /** One run of the recipe at a time; a request meanwhile runs it once more afterwards (steps.ts). */
   private step(): void {
-    if (!this.running) return;
-    if (this.busy) {
-      this.again = true;
-      return;
-    }
-    this.busy = true;
-    const round = this.round;
-    this.runOnce(round).then(
-      () => this.afterStep(),
-      (e: unknown) => {
-        if (round === this.round && this.running) {
-          this.log.warn(`cluster-state election: ${(e as Error).message}; trying again in ${this.retryMs} ms`, { member: this.opts.member });
-          if (this.retryTimer) clearTimeout(this.retryTimer);
-          this.retryTimer = setTimeout(() => this.step(), this.retryMs);
-          this.retryTimer.unref();
-        }
-        this.afterStep();
-      },
-    );
+    this.steps.request();
   }
 
-  private afterStep(): void {
-    this.busy = false;
-    if (this.again) {
-      this.again = false;
-      this.step();
+  /** A failure of an older round (the session changed meanwhile) is not retried: the new round runs. */
+  private async runRound(): Promise<void> {
+    const round = this.round;
+    try {
+      await this.runOnce(round);
+    } catch (e) {
+      if (round === this.round) throw e;
     }
   }
 
   private async runOnce(round: number): Promise<void> {
     const { session, path, operationTimeoutMs: t } = this.opts;
     if (this.mine === undefined) {
-      await this.ensurePath();
+      await ensurePath(this.opts.session, this.opts.path, this.opts.operationTimeoutMs);
       this.mine = await this.join();
       if (round !== this.round) return;
     }
@@ -183,7 +172,7 @@ export class ZkLeaderElection extends EventEmitter {
         // we listed): join again.
         this.mine = undefined;
         this.setRole('candidate', 'member znode gone');
-        await this.ensurePath();
+        await ensurePath(this.opts.session, this.opts.path, this.opts.operationTimeoutMs);
         this.mine = await this.join();
         continue;
       }
@@ -206,20 +195,6 @@ export class ZkLeaderElection extends EventEmitter {
       if (stat) {
         this.setRole('follower', `after ${next.predecessor}`);
         return;
-      }
-    }
-  }
-
-  private async ensurePath(): Promise<void> {
-    const { session, path, operationTimeoutMs: t } = this.opts;
-    let acc = '';
-    for (const seg of path.split('/').slice(1)) {
-      acc += '/' + seg;
-      if (await session.exists(acc, t)) continue;
-      try {
-        await session.create(acc, Buffer.alloc(0), t);
-      } catch (e) {
-        if (!hasCode(e, ZK.NODE_EXISTS)) throw e;
       }
     }
   }

@@ -18,6 +18,7 @@
 import { randomBytes } from 'node:crypto';
 import { Logger, silentLogger } from '../../core/logger';
 import { ZK, ZkSession, hasCode } from './session';
+import { SerialSteps, ensurePath } from './steps';
 
 /** What a sidecar publishes about itself (the znode's data; also `rest.address-file`'s content). */
 export interface SidecarRecord {
@@ -123,9 +124,7 @@ export class Publication {
   private readonly data: Buffer;
   private readonly log: Logger;
   private running = false;
-  private busy = false;
-  private again = false;
-  private retryTimer: NodeJS.Timeout | undefined;
+  private readonly steps: SerialSteps;
   /** Whether the znode is ours in the current session (tests, /status). */
   published = false;
   private readonly onSession = (): void => {
@@ -142,6 +141,16 @@ export class Publication {
   ) {
     this.data = Buffer.from(JSON.stringify({ ...record, instance: this.instance }));
     this.log = opts.logger ?? silentLogger;
+    this.steps = new SerialSteps({
+      work: () => this.runOnce(),
+      active: () => this.running,
+      retryMs: opts.retryMs ?? 1000,
+      onRetry: (e, retryMs) => this.log.warn(`sidecar address: publishing ${this.path} failed: ${e.message}; trying again in ${retryMs} ms`),
+    });
+  }
+
+  private step(): void {
+    this.steps.request();
   }
 
   start(): void {
@@ -158,7 +167,7 @@ export class Publication {
     this.running = false;
     this.opts.session.off('session', this.onSession);
     this.opts.session.off('connected', this.onConnected);
-    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.steps.cancel();
     if (!this.published) return;
     this.published = false;
     try {
@@ -171,40 +180,9 @@ export class Publication {
     }
   }
 
-  /** One run at a time; a request meanwhile runs it once more afterwards. */
-  private step(): void {
-    if (!this.running) return;
-    if (this.busy) {
-      this.again = true;
-      return;
-    }
-    this.busy = true;
-    this.runOnce().then(
-      () => this.afterStep(),
-      (e: unknown) => {
-        if (this.running) {
-          const retryMs = this.opts.retryMs ?? 1000;
-          this.log.warn(`sidecar address: publishing ${this.path} failed: ${(e as Error).message}; trying again in ${retryMs} ms`);
-          if (this.retryTimer) clearTimeout(this.retryTimer);
-          this.retryTimer = setTimeout(() => this.step(), retryMs);
-          this.retryTimer.unref();
-        }
-        this.afterStep();
-      },
-    );
-  }
-
-  private afterStep(): void {
-    this.busy = false;
-    if (this.again) {
-      this.again = false;
-      this.step();
-    }
-  }
-
   private async runOnce(): Promise<void> {
     const { session, operationTimeoutMs: t } = this.opts;
-    await this.ensureParent();
+    await ensurePath(session, this.path.slice(0, this.path.lastIndexOf('/')), t);
     for (let tries = 0; tries < 5 && this.running; tries++) {
       try {
         await session.createEphemeral(this.path, this.data, t);
@@ -251,21 +229,7 @@ export class Publication {
       this.published = false;
       this.step();
     });
-    if (!still && this.running) this.again = true;
-  }
-
-  private async ensureParent(): Promise<void> {
-    const { session, operationTimeoutMs: t } = this.opts;
-    const parent = this.path.slice(0, this.path.lastIndexOf('/'));
-    let acc = '';
-    for (const seg of parent.split('/').slice(1)) {
-      acc += '/' + seg;
-      if (await session.exists(acc, t)) continue;
-      try {
-        await session.create(acc, Buffer.alloc(0), t);
-      } catch (e) {
-        if (!hasCode(e, ZK.NODE_EXISTS)) throw e;
-      }
-    }
+    // Gone between our create and the watch: look again once this run ends.
+    if (!still) this.step();
   }
 }
