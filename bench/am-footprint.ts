@@ -75,5 +75,6 @@ function row(sidecarMb: number, bareMb: number): Row {
 }
 
 function launchDefaults(home: string): string {
-  return /BLOCKLIST_NODE_OPTIONS-([^}]*)\}/.exec(fs.readFileSync(path.join(home, 'scripts', 'launch-in-am.sh'), 'utf8'))?.[1] ?? '?';
+  // The first default is the bundled runtime's (Node.js 24); the other is for older ones.
+  return /default_node_options="([^"]*)"/.exec(fs.readFileSync(path.join(home, 'scripts', 'launch-in-am.sh'), 'utf8'))?.[1] ?? '?';
 }

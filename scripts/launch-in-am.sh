@@ -82,8 +82,15 @@ fi
 # V8 for a small, mostly idle service inside the AM's memory budget (docs/deploy.md, Sizing): no
 # compilers at all (--jitless: the interpreter only; the sidecar's passes stay in milliseconds,
 # docs/benchmarks.md), a small young generation, an old-generation cap inside the budget.
-# --jitless also turns WebAssembly off, and with it fetch(): the sidecar's code never calls it
-# (test/deploy/am-profile.unit.test.ts keeps it so).
-BLOCKLIST_NODE_OPTIONS="${BLOCKLIST_NODE_OPTIONS---jitless --max-semi-space-size=1 --max-old-space-size=128}"
+# --jitless turns WebAssembly off, and with it fetch(): the sidecar's code never calls it
+# (test/deploy/am-profile.unit.test.ts keeps it so), but Node.js 20 sets fetch up at start and dies
+# without WebAssembly, so an older runtime (a checkout's node) gets the optimising compilers off only.
+node_major="$("$node_bin" -p 'process.versions.node.split(".")[0]')"
+if [ "$node_major" -ge 24 ]; then
+  default_node_options="--jitless --max-semi-space-size=1 --max-old-space-size=128"
+else
+  default_node_options="--no-opt --no-maglev --max-semi-space-size=1 --max-old-space-size=128"
+fi
+BLOCKLIST_NODE_OPTIONS="${BLOCKLIST_NODE_OPTIONS-$default_node_options}"
 # shellcheck disable=SC2086 # V8 flags are words, split on purpose
 exec "$node_bin" ${BLOCKLIST_NODE_OPTIONS:-} "$cli" "${args[@]}" "$@"
