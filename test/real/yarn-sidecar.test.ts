@@ -295,7 +295,8 @@ describe('real YARN: the sidecar, the RM REST API and the AMRMProxy interceptor'
     const env: NodeJS.ProcessEnv = { ...process.env, CONTAINER_ID: attempt.containerId, LOCAL_DIRS: path.dirname(s.proxy!.handoffFile), HADOOP_CONF_DIR: conf, BLOCKLIST_BIN: cliMain, BLOCKLIST_CONFIG_FILE: '', BLOCKLIST_PROXY_WAIT: '5' };
     delete env.BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_AMRM_PROXY_ADDRESS;
     delete env.BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_AMRM_PROXY_SECRET_FILE;
-    const flags = ['-Drest.port=0', `-Dcluster.resource-blocklist.store.sqlite.path=${path.join(conf, 'b.db')}`, '-Dcluster.resource-blocklist.poll-interval=200 ms', '-Dcluster.resource-blocklist.max-blocked-fraction=0.7'];
+    // The AM profile stores in ZooKeeper; this suite has none, so a SQLite file stands in.
+    const flags = ['-Drest.port=0', '-Dcluster.resource-blocklist.store.type=sqlite', `-Dcluster.resource-blocklist.store.sqlite.path=${path.join(conf, 'b.db')}`, '-Dcluster.resource-blocklist.poll-interval=200 ms', '-Dcluster.resource-blocklist.max-blocked-fraction=0.7'];
     const { child, url, output } = await launchInAm(flags, env, 15_000);
     try {
       assert.match(output(), /launch-in-am: AMRM proxy http:\/\/127\.0\.0\.1:\d+ \(hand-off /);
