@@ -128,6 +128,8 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     rm: new ResourceManagerClient({
       addresses: v['yarn.resourcemanager.webapp.address'],
       timeoutMs,
+      clock: deps.clock,
+      maxListBytes: v['cluster.resource-blocklist.yarn.max-answer-size'],
       logger: deps.logger,
       ...(v['yarn.resourcemanager.webapp.user'] ? { user: v['yarn.resourcemanager.webapp.user'] } : {}),
       ...(login ? { auth: login } : {}),
@@ -136,6 +138,8 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     proxy: new AmrmProxyClient({
       address: v['cluster.resource-blocklist.amrm-proxy.address'],
       timeoutMs,
+      clock: deps.clock,
+      maxAnswerBytes: v['cluster.resource-blocklist.amrm-proxy.max-answer-size'],
       ...(v['cluster.resource-blocklist.amrm-proxy.secret-file'] ? { secretFile: v['cluster.resource-blocklist.amrm-proxy.secret-file'] } : {}),
       ...tls,
     }),
@@ -259,7 +263,15 @@ function withdrawalFor(deps: SyncDeps): Withdrawal | undefined {
   const address = v['cluster.resource-blocklist.amrm-proxy.address'].trim();
   if (!deps.yarn && address === '') return undefined;
   const ca = v['cluster.resource-blocklist.yarn.ssl.ca-file'];
-  const proxy = deps.yarn?.proxy ?? new AmrmProxyClient({ address, timeoutMs: v['cluster.resource-blocklist.yarn.request-timeout'], ...(ca ? { httpsAgent: createYarnHttpsAgent(ca) } : {}) });
+  const proxy =
+    deps.yarn?.proxy ??
+    new AmrmProxyClient({
+      address,
+      timeoutMs: v['cluster.resource-blocklist.yarn.request-timeout'],
+      clock: deps.clock,
+      maxAnswerBytes: v['cluster.resource-blocklist.amrm-proxy.max-answer-size'],
+      ...(ca ? { httpsAgent: createYarnHttpsAgent(ca) } : {}),
+    });
   const s = syncSettingsFromConfig(v);
   return new Withdrawal({ proxy, owner: v['cluster.resource-blocklist.amrm-proxy.owner'], clock: deps.clock, logger: deps.logger, backoff: new Backoff({ initialMs: s.initialBackoffMs, maxMs: s.maxBackoffMs, jitter: s.backoffJitter ?? 0 }) });
 }
