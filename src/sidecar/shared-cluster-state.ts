@@ -121,6 +121,7 @@ export class SharedClusterState {
     this.nodesZ = new ZkSharedReading<ClusterNode[]>({ ...common, path: `${base}/nodes`, decode: decodeNodes, encode: encodeNodes });
     this.filteredZ = new ZkSharedReading<Filtered>({ ...common, path: `${base}/nodes-filtered`, decode: decodeFiltered, encode: (f) => ({ states: f.states, nodes: encodeNodes(f.nodes) }) });
     const rm = opts.rm;
+    const single = rm.node?.bind(rm);
     this.reader = {
       clusterInfo: () => rm.clusterInfo(),
       application: (id) => rm.application(id),
@@ -130,6 +131,8 @@ export class SharedClusterState {
       // A filtered read (a few states: the detector's node health, every pass of every job's
       // detector) is shared too, at the node counts' pace; another filter than the one shared goes to the RM.
       nodes: (states, need) => (states && states.length ? this.filtered(states) : this.nodes(need?.hosts ?? [])),
+      // One node is a kilobyte: not worth sharing.
+      ...(single ? { node: single } : {}),
     };
     this.wantedPath = `${base}/nodes-wanted`;
     this.election.on('role', (role) => {
