@@ -169,6 +169,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     knownHosts: () => knownNodes(engine.view().nodes?.list),
     engine: () => engineReading(engine.view()),
   });
+  metrics.timePassesFrom({ clock: deps.clock, progress: () => engine.progress() });
   return {
     metrics,
     mode: 'engine',
@@ -185,6 +186,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     taskManagersOn: (node) => engine.taskManagersOn(node),
     view: () => engine.view(),
     synced: () => engine.synced(),
+    progress: () => engine.progress(),
     async start() {
       expiry.start();
       share?.start();
