@@ -40,6 +40,7 @@ export const METRIC_NAMES = {
   rmRequests: 'blocklist_rm_requests_total',
   passRunning: 'blocklist_sync_pass_running_seconds',
   failing: 'blocklist_sync_failing_seconds',
+  peerCallFailures: 'blocklist_peer_call_failures_total',
 } as const;
 
 export type PushResult = 'success' | 'failure';
@@ -84,6 +85,12 @@ export interface Metrics {
   readonly failing: Gauge;
   /** Makes both read the engine's progress at scrape time. */
   timePassesFrom(source: PassSource): void;
+  /**
+   * Outgoing calls that got no complete answer, by peer (rm, proxy, flink) and failure (connection,
+   * transport, idle, deadline, too-large): a peer that trickles counts `deadline` even while the
+   * passes go on with the last node list.
+   */
+  readonly peerCallFailures: Counter<'peer' | 'failure'>;
 }
 
 /** The sync engine's passes right now (the engine, a layer above, implements it). */
@@ -203,6 +210,7 @@ export function createMetrics(opts: MetricsOptions = {}, registry: Registry = ne
       reader.reset();
     },
     ...passGauges(registers, () => passes),
+    peerCallFailures: new Counter({ name: METRIC_NAMES.peerCallFailures, help: 'Calls to the RM, the AMRM proxy and Flink that got no complete answer, by peer and failure (connection, transport, idle, deadline, too-large).', labelNames: ['peer', 'failure'] as const, registers }),
     timePassesFrom(s) {
       passes = s;
     },
@@ -211,6 +219,7 @@ export function createMetrics(opts: MetricsOptions = {}, registry: Registry = ne
   registerEngineSeries(registry, () => source, reader, { maxEvacuations: opts.maxEvacuationSeries ?? DEFAULT_MAX_EVACUATION_SERIES });
   // Label values that always exist, so dashboards see 0 rather than no series.
   for (const phase of ['WAIT_CONTAINER', 'TIMEOUT', 'READY']) m.evacuatingNodes.set({ phase }, 0);
+  for (const peer of ['rm', 'proxy']) for (const failure of ['deadline', 'too-large']) m.peerCallFailures.inc({ peer, failure }, 0);
   for (const result of ['success', 'failure']) {
     m.pushes.inc({ result }, 0);
     m.passes.inc({ result }, 0);
