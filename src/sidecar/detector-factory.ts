@@ -67,6 +67,7 @@ export function createDetector(deps: DetectorFactoryDeps): Detector | undefined 
         timeoutMs: v['cluster.resource-blocklist.yarn.request-timeout'],
         maxAnswerBytes: v['cluster.resource-blocklist.detector.flink.max-answer-size'],
         clock: deps.clock,
+        onFailure: (failure) => deps.sync.metrics.peerCallFailures.inc({ peer: 'flink', failure }),
         ...(ca ? { httpsAgent: createYarnHttpsAgent(ca) } : {}),
       }),
     );

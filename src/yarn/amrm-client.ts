@@ -12,7 +12,7 @@ import * as https from 'node:https';
 import { Clock } from '../core/clock';
 import { parseApplicationId, parseAttemptId, parseContainerId } from '../model/ids';
 import { excerpt, retriableStatus, tryParseJson } from './http-errors';
-import { PeerAnswer, PeerHttp, PeerLimits } from './peer-http';
+import { PeerAnswer, PeerFailure, PeerHttp, PeerLimits } from './peer-http';
 import { hostOfNodeId } from './rm-json';
 import {
   AmrmProxy,
@@ -38,6 +38,8 @@ export interface AmrmClientOptions {
   clock?: Clock;
   /** Largest answer accepted (the blacklist, the containers), bytes; default PROXY_MAX_ANSWER_BYTES. */
   maxAnswerBytes?: number;
+  /** Told of every call that got no complete answer, by kind (a metric). */
+  onFailure?: (failure: PeerFailure) => void;
   /** For an https:// proxy: trusts the configured CA bundle. */
   httpsAgent?: https.Agent;
   /**
@@ -84,6 +86,7 @@ export class AmrmProxyClient implements AmrmProxy {
       baseURL: this.baseUrl + AMRM_BASE_PATH,
       limits: { ...deadline, maxBytes: opts.maxAnswerBytes ?? PROXY_MAX_ANSWER_BYTES, maxBytesKey: PROXY_MAX_ANSWER_KEY },
       ...(opts.clock ? { clock: opts.clock } : {}),
+      ...(opts.onFailure ? { onFailure: opts.onFailure } : {}),
       ...(opts.httpsAgent ? { httpsAgent: opts.httpsAgent } : {}),
     });
   }

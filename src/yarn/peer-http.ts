@@ -37,6 +37,8 @@ export interface PeerHttpOptions {
   /** Times the deadline (a FakeClock in tests). */
   clock?: Clock;
   limits: PeerLimits;
+  /** Told of every call that got no complete answer (a metric counts them by kind). */
+  onFailure?: (failure: PeerFailure) => void;
 }
 
 export interface PeerRequest {
@@ -167,7 +169,9 @@ export class PeerHttp {
         ...(r.bytes ? { responseType: 'arraybuffer' as const } : {}),
       });
     } catch (e) {
-      throw this.failure(r.what, this.urlOf(r.url), e, limits, idleMs, abort.signal.reason === DEADLINE ? received : undefined);
+      const failure = this.failure(r.what, this.urlOf(r.url), e, limits, idleMs, abort.signal.reason === DEADLINE ? received : undefined);
+      this.opts.onFailure?.(failure.failure);
+      throw failure;
     } finally {
       cancel();
     }

@@ -25,7 +25,7 @@ import { Clock, systemClock } from '../core/clock';
 import { Logger, silentLogger } from '../core/logger';
 import { RmAuthenticator, RmAuthorization, offersNegotiate } from './rm-auth';
 import { excerpt, httpError, tryParseJson } from './http-errors';
-import { PeerHttp, PeerLimits, triesElsewhere } from './peer-http';
+import { PeerCallError, PeerFailure, PeerHttp, PeerLimits, triesElsewhere } from './peer-http';
 import { RmShapeError, parseApplication, parseAttempts, parseClusterInfo, parseClusterMetrics, parseContainers, parseNode } from './rm-json';
 import { OFF_THREAD_BYTES, fetchNodes, releaseIdleWorker } from './off-thread';
 import { Answer, caText, fromWorker, parseHere } from './rm-answer';
@@ -56,6 +56,8 @@ export interface RmClientOptions {
    * RM_MAX_SMALL_BYTES.
    */
   maxListBytes?: number;
+  /** Told of every call that got no complete answer, by kind (a metric). */
+  onFailure?: (failure: PeerFailure) => void;
   /** 307 hops followed per call before giving up (a redirect loop between two standbys). */
   maxRedirects?: number;
   logger?: Logger;
@@ -105,6 +107,7 @@ export class ResourceManagerClient implements ResourceManagerReader {
   private readonly clock: Clock;
   private readonly listLimits: PeerLimits;
   private readonly smallLimits: PeerLimits;
+  private readonly onFailure: ((failure: PeerFailure) => void) | undefined;
   private readonly maxRedirects: number;
   private readonly log: Logger;
   private readonly auth: RmAuthenticator | undefined;
@@ -136,7 +139,8 @@ export class ResourceManagerClient implements ResourceManagerReader {
     this.clock = opts.clock ?? systemClock;
     this.listLimits = { deadlineMs: this.timeoutMs, deadlineKey: REQUEST_TIMEOUT_KEY, maxBytes: opts.maxListBytes ?? RM_MAX_LIST_BYTES, maxBytesKey: RM_MAX_LIST_KEY };
     this.smallLimits = { deadlineMs: this.timeoutMs, deadlineKey: REQUEST_TIMEOUT_KEY, maxBytes: RM_MAX_SMALL_BYTES };
-    this.http = new PeerHttp({ clock: this.clock, limits: this.listLimits, ...(opts.httpsAgent ? { httpsAgent: opts.httpsAgent } : {}) });
+    this.onFailure = opts.onFailure;
+    this.http = new PeerHttp({ clock: this.clock, limits: this.listLimits, ...(opts.onFailure ? { onFailure: opts.onFailure } : {}), ...(opts.httpsAgent ? { httpsAgent: opts.httpsAgent } : {}) });
   }
 
   /** The RM base URL tried first on the next call. */
@@ -382,7 +386,16 @@ export class ResourceManagerClient implements ResourceManagerReader {
     const what = `RM GET ${path}`;
     if (how === 'nodes') {
       const f = await fetchNodes(url, { headers, limits: this.listLimits, clock: this.clock, ...(this.ca !== undefined ? { ca: this.ca } : {}) });
-      if (f !== undefined) return fromWorker(what, url, f, this.listLimits);
+      if (f !== undefined) {
+        try {
+          const got = fromWorker(what, url, f, this.listLimits);
+          if (got.kind === 'next' && got.error instanceof PeerCallError) this.onFailure?.(got.error.failure);
+          return got;
+        } catch (e) {
+          if (e instanceof PeerCallError) this.onFailure?.(e.failure);
+          throw e;
+        }
+      }
     }
     try {
       const res = await this.http.request({ what, url, headers, ...(how === 'small' ? { limits: this.smallLimits } : {}) });

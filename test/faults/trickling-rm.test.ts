@@ -3,7 +3,7 @@
  * wedged the sync engine without an error — a new block stayed off YARN, lastError empty,
  * /readyz 200. Now the call ends at its deadline and the block reaches YARN; while the pass waits,
  * /status shows the running pass, and past cluster.resource-blocklist.sync.stall-limit /readyz
- * answers 503 and the metric says how long. A real sidecar on a FakeClock (deadlines and the stall
+ * answers 503 and the metric says how long; the abandoned call is counted by peer and kind. A real sidecar on a FakeClock (deadlines and the stall
  * limit run on it), the simulator's AMRM proxy face, and a fake RM in front of the simulator's RM
  * face that starts to trickle when told.
  */
@@ -93,6 +93,8 @@ describe('faults: an RM that trickles its answers (#31.4)', function () {
     clock.advance(4_000); // the node list's deadline: the pass goes on without it (every blocked host takes a slot of the cap)
     await waitFor('the block is on YARN', () => sim.cluster.clientBlacklistView().includes(host));
     await waitFor('ready again', async () => (await request(url, 'GET', '/readyz')).status === 200);
-    assert.match((await request(url, 'GET', '/metrics')).text, /^blocklist_sync_pass_running_seconds 0$/m);
+    const metrics = (await request(url, 'GET', '/metrics')).text;
+    assert.match(metrics, /^blocklist_sync_pass_running_seconds 0$/m);
+    assert.match(metrics, /^blocklist_peer_call_failures_total\{peer="rm",failure="deadline"\} [1-9]/m, 'the abandoned call is counted');
   });
 });

@@ -13,7 +13,7 @@
 import * as https from 'node:https';
 import { Clock } from '../../core/clock';
 import { excerpt, tryParseJson } from '../../yarn/http-errors';
-import { PeerHttp, PeerLimits } from '../../yarn/peer-http';
+import { PeerFailure, PeerHttp, PeerLimits } from '../../yarn/peer-http';
 import { parseContainerId } from '../../model/ids';
 import { FlinkException, FlinkHistoryEntry, parseExceptions, parseJobsOverview, signatureOf } from '../flink-json';
 import { DetectorSource, SourceContext, SourceReport } from '../source';
@@ -28,6 +28,8 @@ export interface FlinkRestSourceOptions {
   /** Largest answer accepted (a job's exception history: stack traces), bytes; default FLINK_MAX_ANSWER_BYTES. */
   maxAnswerBytes?: number;
   clock?: Clock;
+  /** Told of every call that got no complete answer, by kind (a metric). */
+  onFailure?: (failure: PeerFailure) => void;
   httpsAgent?: https.Agent;
   /** What the JobManager keeps (web.exception-history-size); a full history may hide entries. */
   historySize?: number;
@@ -82,6 +84,7 @@ export class FlinkRestSource implements DetectorSource {
       baseURL: this.baseUrl,
       limits: { ...deadline, maxBytes: opts.maxAnswerBytes ?? FLINK_MAX_ANSWER_BYTES, maxBytesKey: FLINK_MAX_ANSWER_KEY },
       ...(opts.clock ? { clock: opts.clock } : {}),
+      ...(opts.onFailure ? { onFailure: opts.onFailure } : {}),
       ...(opts.httpsAgent ? { httpsAgent: opts.httpsAgent } : {}),
     });
   }
