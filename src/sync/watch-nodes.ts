@@ -14,7 +14,7 @@
  * needs the list (node items in force) and has never read one fails the pass.
  */
 import { Logger } from '../core/logger';
-import { ClusterMetrics, ClusterNode, ResourceManagerReader } from '../yarn/types';
+import { ClusterMetrics, ClusterNode, ResourceManagerReader, YarnCallError } from '../yarn/types';
 import { NodeView } from './desired';
 import { Cached, READ_OK, ReadOutcome, message } from './cache';
 import { NeedsNow, NodeIds, NodeListState, ReadIntervals, countsDue, nodeListDueFor, nodeListMayNeedHosts, nodeReadPlan, unseenHosts } from './read-policy';
@@ -60,19 +60,28 @@ export class NodesWatcher {
     const total = this.counts.value?.totalNodes;
     const joined = total !== undefined && this.totalAtList !== undefined && total > this.totalAtList;
     const plan = this.deps.rm.node ? nodeReadPlan(reason, need.nodeHosts(), unseen, this.table.ids, joined) : ({ how: 'full' } as const);
-    if (plan.how === 'full') {
-      const read = await this.deps.rm.nodes(undefined, unseen.length ? { hosts: [...unseen] } : undefined);
-      this.reads.nodes++;
-      this.totalAtList = Math.max(total ?? 0, read.filter((n) => n.state !== 'NEW').length);
-      this.keep(tableOf(read), need, now);
-      return;
+    if (plan.how === 'single') {
+      try {
+        return this.keep(tableOf(await this.withSingles(plan.ids)), need, now);
+      } catch (e) {
+        // Refused for good (a NodeId the client cannot ask for, an RM answering 4xx): the whole list answers instead.
+        if (!(e instanceof YarnCallError) || e.retriable) throw e;
+      }
     }
+    const read = await this.deps.rm.nodes(undefined, unseen.length ? { hosts: [...unseen] } : undefined);
+    this.reads.nodes++;
+    this.totalAtList = Math.max(total ?? 0, read.filter((n) => n.state !== 'NEW').length);
+    this.keep(tableOf(read), need, now);
+  }
+
+  /** The last list with the named nodes read again. */
+  private async withSingles(ids: readonly string[]): Promise<ClusterNode[]> {
     const byId = new Map(this.table.byId);
-    for (const [id, node] of await this.singles(plan.ids)) {
+    for (const [id, node] of await this.singles(ids)) {
       if (node) byId.set(id, node);
       else byId.delete(id); // the RM no longer knows it (or a guessed NodeId that is not one)
     }
-    this.keep(tableOf([...byId.values()]), need, now);
+    return [...byId.values()];
   }
 
   /** The named nodes, a few requests at a time; undefined for one the RM does not know. Any failure fails all. */

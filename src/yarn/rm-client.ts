@@ -194,10 +194,10 @@ export class ResourceManagerClient implements ResourceManagerReader {
 
   /** One node (a kilobyte or two, against megabytes for the list at 10,000 nodes); undefined on the RM's 404. */
   async node(nodeId: string): Promise<ClusterNode | undefined> {
-    if (!/^[^\s/?#:]+:\d{1,5}$/.test(nodeId)) throw new YarnCallError(`'${nodeId}' is not a NodeId (host:port)`, undefined, false);
+    if (!/^(\[[0-9A-Fa-f:.]+\]|[^\s/?#:[\]%]+):\d{1,5}$/.test(nodeId)) throw new YarnCallError(`'${nodeId}' is not a NodeId (host:port)`, undefined, false);
     let body: unknown;
     try {
-      body = await this.get(`/ws/v1/cluster/nodes/${encodeURIComponent(nodeId)}`, 'small');
+      body = await this.get(`/ws/v1/cluster/nodes/${nodeId}`, 'small');
     } catch (e) {
       if (e instanceof YarnCallError && e.status === 404) return undefined;
       throw e;

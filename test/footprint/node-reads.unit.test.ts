@@ -14,7 +14,7 @@ import { SimCluster } from '../../src/sim/cluster';
 import { inProcessYarn } from '../../src/sim/in-process';
 import { SyncEngine } from '../../src/sync/engine';
 import { MAX_SINGLE_READS, NodeIds, nodeReadPlan } from '../../src/sync/read-policy';
-import { ClusterNode, ResourceManagerReader } from '../../src/yarn/types';
+import { ClusterNode, ResourceManagerReader, YarnCallError } from '../../src/yarn/types';
 import { FlakyStore, TEST_SETTINGS } from '../sync/fakes';
 import { nodeItem } from '../sync/items';
 
@@ -65,7 +65,7 @@ interface Reads {
 }
 
 /** The in-process RM, counted, with nodes it can hide (not yet joined, or removed from the RM). */
-function countedRm(rm: ResourceManagerReader, reads: Reads, hidden: Set<string>): ResourceManagerReader {
+function countedRm(rm: ResourceManagerReader, reads: Reads, hidden: Set<string>, refuse: () => boolean): ResourceManagerReader {
   const visible = (n: ClusterNode): boolean => !hidden.has(n.host);
   const single = rm.node?.bind(rm);
   assert.ok(single);
@@ -81,6 +81,7 @@ function countedRm(rm: ResourceManagerReader, reads: Reads, hidden: Set<string>)
     },
     node: async (id) => {
       reads.singles++;
+      if (refuse()) throw new YarnCallError(`RM GET /ws/v1/cluster/nodes/${id}: 400 BadRequestException`, 400, false);
       const n = await single(id);
       return n && visible(n) ? n : undefined;
     },
@@ -97,11 +98,12 @@ async function setup(hidden: string[] = []) {
   const cluster = new SimCluster({ nodes: 40, containers: 20, slotsPerNode: 32, seed: 3, clock });
   const reads: Reads = { lists: 0, singles: 0 };
   const hide = new Set(hidden);
+  const flags = { refuseSingles: false };
   const yarn = inProcessYarn(cluster);
   const store = new FlakyStore();
   const engine = new SyncEngine({
     store,
-    rm: countedRm(yarn.rm, reads, hide),
+    rm: countedRm(yarn.rm, reads, hide, () => flags.refuseSingles),
     proxy: yarn.proxy,
     clock,
     logger: silentLogger,
@@ -123,7 +125,7 @@ async function setup(hidden: string[] = []) {
     await engine.idle();
   };
   const state = (host: string): string | undefined => engine.view().nodes?.list.find((n) => n.host === host)?.state;
-  return { cluster, reads, hide, engine, step, block, state };
+  return Object.assign(flags, { cluster, reads, hide, engine, step, block, state });
 }
 
 describe('node reads: the engine asks for single nodes while blocks are in force (#31.8)', () => {
@@ -172,6 +174,17 @@ describe('node reads: the engine asks for single nodes while blocks are in force
     s.hide.delete(late); // it joins: the RM's counts grow
     await s.step(10 * MIN + 5000);
     assert.equal(s.state(late), 'RUNNING');
+  });
+
+  it('a single read the RM refuses for good (a 4xx, a NodeId it cannot take) falls back to the whole list', async () => {
+    const s = await setup();
+    const h = s.cluster.nodes[5].host;
+    await s.block(nodeItem(h));
+    s.refuseSingles = true;
+    s.cluster.setNodeState(h, 'LOST');
+    await s.step(10 * MIN + 5000);
+    assert.equal(s.reads.lists, 2);
+    assert.equal(s.state(h), 'LOST');
   });
 
   it('a blocked node the RM forgot (404 on its NodeId) is no longer on the list', async () => {
