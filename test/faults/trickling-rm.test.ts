@@ -16,10 +16,11 @@ import { http as request } from '../support/sidecar';
 import { YarnSidecar, startYarnSidecar, waitFor } from './support';
 
 /** Forwards to `target` until `trickle` is set; then answers every call 200 and a space every 20 ms (at most 1,000). */
-async function switchableRm(target: string): Promise<{ url: string; trickle: boolean; trickled: number; close(): Promise<void> }> {
+async function switchableRm(target: string): Promise<{ url: string; trickle: boolean; trickled: number; paths: string[]; close(): Promise<void> }> {
   const t = new URL(target);
-  const state = { url: '', trickle: false, trickled: 0, close: async () => undefined as void };
+  const state = { url: '', trickle: false, trickled: 0, paths: [] as string[], close: async () => undefined as void };
   const server = http.createServer((req, res) => {
+    state.paths.push((req.url ?? '').split('?')[0]);
     if (state.trickle) {
       res.writeHead(200, { 'Content-Type': 'application/json' });
       let n = 0;
@@ -96,5 +97,24 @@ describe('faults: an RM that trickles its answers (#31.4)', function () {
     const metrics = (await request(url, 'GET', '/metrics')).text;
     assert.match(metrics, /^blocklist_sync_pass_running_seconds 0$/m);
     assert.match(metrics, /^blocklist_peer_call_failures_total\{peer="rm",failure="deadline"\} [1-9]/m, 'the abandoned call is counted');
+  });
+
+  it('a real sidecar refreshes its blocked node by a single-node read, not the whole list (#31.8)', async () => {
+    sim = await startSimulator({ port: 0, nodes: 10, containers: 20, tickMs: 0, seed: 11 });
+    rm = await switchableRm(sim.url);
+    const clock = new FakeClock(Date.now());
+    s = await startYarnSidecar({ rm: rm.url, proxy: sim.url, clock, define: { 'cluster.resource-blocklist.yarn.nodes.refresh-interval': '30 s' } });
+    const url = s.url;
+    await waitFor('first sync', async () => (await request(url, 'GET', '/readyz')).status === 200);
+    const node = sim.cluster.nodes[3];
+    assert.equal((await request(url, 'PUT', `/blocklist/nodes/${node.host}`, { action: 'MARK_BLOCKED', cause: 'refresh test' })).status, 201);
+    await waitFor('the block is on YARN', () => sim.cluster.clientBlacklistView().includes(node.host));
+    sim.cluster.setNodeState(node.host, 'LOST');
+    for (let t = 0; t < 31; t++) clock.advance(1000);
+    const seen = async () => ((await request(url, 'GET', '/status?nodes=true')).body as { nodes?: { list: { host: string; state: string }[] } }).nodes?.list.find((n) => n.host === node.host)?.state;
+    await waitFor('the refresh saw the node leave', async () => (await seen()) === 'LOST');
+    assert.equal(rm.paths.filter((p) => p === '/ws/v1/cluster/nodes').length, 1, 'the whole list once');
+    assert.ok(rm.paths.includes(`/ws/v1/cluster/nodes/${node.nodeId}`), rm.paths.join(' '));
+    assert.match((await request(url, 'GET', '/metrics')).text, /^blocklist_rm_requests_total\{call="node",result="success"\} [1-9]/m);
   });
 });
