@@ -17,6 +17,7 @@
  * and nobody has taken over yet (its znode dies with its session, the next candidate takes over
  * within the session timeout), ZooKeeper is unreachable, or the reading is too old or unreadable.
  */
+import { performance } from 'node:perf_hooks';
 import { Clock } from '../core/clock';
 import { Logger } from '../core/logger';
 import { ZK, ZkSession, hasCode } from '../store/zookeeper/session';
@@ -213,15 +214,17 @@ export class SharedClusterState {
     const asked = this.opts.clock.now();
     try {
       await this.requestNodes(asked);
-      // The leader's read of a big list (and its publish) can take a few seconds on a busy RM.
-      const deadline = asked + 2 * this.opts.operationTimeoutMs;
-      while (this.opts.clock.now() < deadline) {
+      // The leader's read of a big list (and its publish) can take a few seconds on a busy RM. A
+      // wait on ZooKeeper and the RM, timed as ZooKeeper's own operations are (monotonic, real):
+      // on the injected clock it would never end where that clock stands still.
+      const until = performance.now() + 2 * this.opts.operationTimeoutMs;
+      while (performance.now() < until) {
         const r = await this.nodesZ.latest();
         if (r && r.readAt >= asked) {
           this.counts.sharedAnswers.nodes++;
           return r.value;
         }
-        await new Promise<void>((resolve) => this.opts.clock.setTimer(100, resolve));
+        await new Promise<void>((resolve) => setTimeout(resolve, 100).unref());
       }
     } catch (e) {
       this.opts.logger.debug(`shared cluster state: asking the leader for a fresh node list failed (${(e as Error).message})`);
