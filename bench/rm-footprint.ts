@@ -5,8 +5,8 @@
  * only (the AMRM proxy is local to the AM and costs the RM nothing).
  *
  * Method: start, let the first reads happen (start-up is paid once per job), then count every RM
- * call over a window (60 s in the full run) and divide by its length. Goal: ≤ 1 KB/s per idle
- * sidecar at 10,000 nodes, so 1,000 jobs cost the RM ≤ 1 MB/s.
+ * call over a window (60 s in the full run) and divide by its length. Goal: ≤ 1 KB/s per sidecar at
+ * 10,000 nodes, idle and with 10 nodes blocked and one evacuating, so 1,000 jobs cost the RM ≤ 1 MB/s.
  */
 import * as path from 'node:path';
 import { silentLogger } from '../src/core/logger';
@@ -82,8 +82,9 @@ interface Measured {
  */
 function countWindow(tap: RmTap, seconds: number, nodesRefreshS: number): Measured {
   const total = tap.total();
-  const list = tap.counts.get('nodes') ?? { requests: 0, bytes: 0 };
-  const scaled = (total.bytes - list.bytes + (list.bytes * nodesRefreshS) / DEFAULT_NODES_REFRESH_S) / seconds;
+  // The whole list and the single nodes read instead of it both follow yarn.nodes.refresh-interval.
+  const refreshed = ['nodes', 'node'].reduce((b, k) => b + (tap.counts.get(k as 'nodes' | 'node')?.bytes ?? 0), 0);
+  const scaled = (total.bytes - refreshed + (refreshed * nodesRefreshS) / DEFAULT_NODES_REFRESH_S) / seconds;
   const detail = [...tap.counts.entries()]
     .sort((a, b) => b[1].bytes - a[1].bytes)
     .map(([k, c]) => `${k} ${c.requests}× ${(c.bytes / 1024).toFixed(1)} KB`)
@@ -256,8 +257,9 @@ export async function benchRmFootprint(sizes: RmFootprintSizes): Promise<Section
       limitUnit: 'B/s',
       limitWhat: '1 KB/s (1,000 jobs ≤ 1 MB/s)',
       ratio: r.bps / GOAL_BYTES_PER_S,
-      goal: idleAtMax ? '≤ 1×' : 'context',
-      met: idleAtMax ? r.bps <= GOAL_BYTES_PER_S : undefined,
+      // Idle at the largest size, and blocks in force there (#31.8: single-node reads, not the list).
+      goal: idleAtMax || s.busy ? '≤ 1×' : 'context',
+      met: idleAtMax || s.busy ? r.bps <= GOAL_BYTES_PER_S : undefined,
       note: `${r.rps.toFixed(2)} req/s over ${(sizes.windowMs / 1000).toFixed(0)} s: ${r.detail}`,
     };
     out.rows.push(row);

@@ -6,11 +6,12 @@
 import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
 
-export type RmCallKind = 'metrics' | 'nodes' | 'info' | 'app' | 'attempts' | 'containers' | 'other';
+export type RmCallKind = 'metrics' | 'nodes' | 'node' | 'info' | 'app' | 'attempts' | 'containers' | 'other';
 
 export function rmCallKind(url: string): RmCallKind {
   const p = url.split('?')[0];
   if (p === '/ws/v1/cluster/metrics') return 'metrics';
+  if (p.startsWith('/ws/v1/cluster/nodes/')) return 'node';
   if (p.startsWith('/ws/v1/cluster/nodes')) return 'nodes';
   if (p === '/ws/v1/cluster/info' || p === '/ws/v1/cluster') return 'info';
   if (/\/appattempts\/[^/]+\/containers$/.test(p)) return 'containers';

@@ -42,6 +42,8 @@ export interface ApiDeps {
    * never): a sidecar cut off from its store for that long is better restarted by its supervisor.
    */
   storeUnreachableLimitMs?: number;
+  /** cluster.resource-blocklist.sync.stall-limit: /readyz answers 503 past it (0 or absent: never). */
+  syncStallLimitMs?: number;
   /** Most full GET /blocklist responses in flight at once (rest.listing.max-concurrent); past it 503 + Retry-After. */
   maxConcurrentListings?: number;
   /** How long GET /blocklist's serialisation is kept after its last use (rest.listing.cache-retention, ms); absent = 30 s. */

@@ -8,7 +8,7 @@ import { appliesTo, isExpired } from '../model/effective';
 import { DesiredPlan, fractionShare, newSlots } from '../sync/desired';
 import { EvacuationStatus, withCountdown } from '../sync/evacuation';
 import { SyncView } from '../sync/view';
-import { SyncFacade } from '../sync/facade';
+import { SyncFacade, SyncProgress } from '../sync/facade';
 import { NodeState } from '../yarn/types';
 import { knownHosts } from '../sync/known-hosts';
 import { nearestHosts } from '../model/nearest';
@@ -74,6 +74,9 @@ export interface SafetyCapStatus {
 export interface StatusOptions {
   /** Include the cluster's nodes as last read (megabytes on a big cluster: only when asked). */
   nodes?: boolean;
+  /** The engine's passes right now, and how long they may run or fail before the sync counts as stalled (0: never). */
+  progress?: SyncProgress;
+  stallLimitMs?: number;
 }
 
 export interface SidecarStatus {
@@ -101,6 +104,29 @@ export interface SidecarStatus {
   safetyCap?: SafetyCapStatus;
   /** Only when asked for (`GET /status?nodes=true`). */
   nodes?: { readAt: number; list: NodeSummary[] };
+  /** A reconcile pass is running, since then (epoch ms). */
+  passRunningSince?: number;
+  /** Every pass has failed since then (epoch ms). */
+  failingSince?: number;
+  /** Why YARN is not being brought up to date (past cluster.resource-blocklist.sync.stall-limit): /readyz answers 503 with it. */
+  stalled?: string;
+}
+
+/**
+ * Why the sync counts as stalled at `now`, in words; undefined while it is not. A pass that runs past
+ * the limit waits on a peer beyond its calls' deadlines' worth; passes failing that long leave YARN behind.
+ */
+export function syncStall(progress: SyncProgress | undefined, view: SyncView, now: number, limitMs: number): string | undefined {
+  if (!progress || limitMs <= 0) return undefined;
+  const since = (t: number): string => `${Math.round((now - t) / 1000)} s (since ${new Date(t).toISOString()})`;
+  if (progress.passRunningSince !== undefined && now - progress.passRunningSince > limitMs) {
+    return `a reconcile pass has been running for ${since(progress.passRunningSince)}, past cluster.resource-blocklist.sync.stall-limit (${Math.round(limitMs / 1000)} s): a peer is answering too slowly`;
+  }
+  if (progress.failingSince !== undefined && now - progress.failingSince > limitMs) {
+    const err = lastError(view);
+    return `every reconcile pass has failed for ${since(progress.failingSince)}, past cluster.resource-blocklist.sync.stall-limit (${Math.round(limitMs / 1000)} s)${err ? `: ${err}` : ''}`;
+  }
+  return undefined;
 }
 
 export const DISABLED_STATUS: ItemSyncStatus = { state: 'disabled', detail: 'cluster.resource-blocklist.enabled is false' };
@@ -266,6 +292,11 @@ export function sidecarStatus(view: SyncView, now: number, opts: StatusOptions =
   if (view.owners && Object.keys(view.owners).length) s.blacklist.owners = Object.fromEntries(Object.entries(view.owners).map(([o, h]) => [o, [...h]]));
   const plan = view.plan;
   if (plan) s.safetyCap = { blockedRunningNodes: plan.capUsed, runningNodes: plan.capNodes, limit: plan.capacity, maxBlockedFraction: view.maxBlockedFraction };
+  const p = opts.progress;
+  if (p?.passRunningSince !== undefined) s.passRunningSince = p.passRunningSince;
+  if (p?.failingSince !== undefined) s.failingSince = p.failingSince;
+  const stalled = syncStall(p, view, now, opts.stallLimitMs ?? 0);
+  if (stalled !== undefined) s.stalled = stalled;
   if (opts.nodes && view.nodes) s.nodes = { readAt: view.nodes.readAt, list: view.nodes.list.map((n) => (n.rack !== undefined ? { host: n.host, rack: n.rack, state: n.state } : { host: n.host, state: n.state })) };
   return s;
 }

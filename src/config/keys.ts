@@ -58,6 +58,20 @@ function validCron(expr: string): boolean {
   }
 }
 
+/** A size in bytes: a whole number with an optional unit (b, kb, mb, gb; KiB, MiB, GiB), multiples of 1024 as Flink's MemorySize. */
+const size = (def: string, description: string, min: number): KeyDef<number> => ({
+  default: def,
+  description,
+  parse(r) {
+    const m = /^\s*(\d+)\s*(b|bytes|k|kb|kib|m|mb|mib|g|gb|gib)?\s*$/i.exec(r);
+    if (!m) throw new Error(`'${r}' is not a size (a whole number of bytes, or with kb, mb or gb)`);
+    const unit = (m[2] ?? 'b').toLowerCase()[0];
+    const n = Number(m[1]) * (unit === 'k' ? 1024 : unit === 'm' ? 1024 ** 2 : unit === 'g' ? 1024 ** 3 : 1);
+    if (!Number.isSafeInteger(n) || n < min) throw new Error(`'${r}' is below the minimum of ${min} bytes`);
+    return n;
+  },
+});
+
 const fraction = (def: number, description: string): KeyDef<number> => ({
   default: String(def),
   description,
@@ -111,7 +125,9 @@ export const KEYS = {
     },
   }),
   'yarn.application.id': str('', 'The Flink application. Empty: from CONTAINER_ID, else from the proxy (GET /amrm/v1/attempt).'),
-  'cluster.resource-blocklist.yarn.request-timeout': duration('10 s', 'Timeout of every RM and proxy call.', { min: 1 }),
+  'cluster.resource-blocklist.yarn.request-timeout': duration('10 s', "Deadline of every call to the RM, the AMRM proxy and Flink's JobManager: the whole call, from the request to the last byte of the answer (a peer that trickles its answer is abandoned at it, and another RM of an HA list tried).", { min: 1 }),
+  'cluster.resource-blocklist.yarn.max-answer-size': size('32 mb', "Largest answer read from the RM's lists (the node list, an application's attempts, an attempt's containers); past it the call fails with an error naming this key and nothing more is read. A real Hadoop 3.5 RM writes ~1.8 KB per node: ~18 MB at 10,000 nodes. The RM's other answers are bounded at 4 MB.", 64 * 1024),
+  'cluster.resource-blocklist.amrm-proxy.max-answer-size': size('16 mb', "Largest answer read from the AMRM proxy (its blacklist with owners: ~4 MB at 100,000 hosts; the application's containers); past it the call fails with an error naming this key.", 64 * 1024),
   // --- sync engine (fixed names first) ---
   'cluster.resource-blocklist.poll-interval': duration('1 s', 'How often the store is polled for changes made by other writers.', { min: 10 }),
   'cluster.resource-blocklist.max-blocked-fraction': fraction(0.33, 'Never blacklist more than this fraction of the RUNNING nodes for one app, rounded down, but at least one node while another RUNNING node stays free (0 = never); later items are deferred (oldest kept), and their answers say so.'),
@@ -130,6 +146,7 @@ export const KEYS = {
   'cluster.resource-blocklist.yarn.nodes.refresh-interval': duration('10 min', "How often the RM's node list (megabytes at 10,000 nodes) is re-read while node items are in force; a blocked host missing from the last list is looked up at once, and the safety cap's denominator comes from /ws/v1/cluster/metrics (about 1 KB) every yarn.refresh-interval.", { min: 1000 }),
   'cluster.resource-blocklist.yarn.cluster-state.shared': bool(true, "With the ZooKeeper store: one sidecar per store, elected on the ensemble, reads the RM's node counts and node list and shares them through ZooKeeper; the others read them there, and read the RM themselves when that reading is older than two intervals (the elected sidecar gone, ZooKeeper unreachable)."),
   'cluster.resource-blocklist.full-resync-interval': duration('5 min', "How often the proxy's blacklist and the RM's view are re-read in full, even when nothing seems changed.", { min: 1000 }),
+  'cluster.resource-blocklist.sync.stall-limit': duration('1 min', "GET /readyz answers 503 (and /status says why) once a reconcile pass has been running this long, or every pass has failed this long: YARN's blacklist is not being brought up to date (a peer that answers too slowly, the proxy down). It answers 200 again after the next good pass. 0 = never.", { min: 0 }),
   'cluster.resource-blocklist.retry.initial-backoff': duration('200 ms', 'First retry delay after a failed push (doubles each time).', { min: 1 }),
   'cluster.resource-blocklist.retry.max-backoff': duration('30 s', 'Cap of the retry delay.', { min: 1 }),
   // --- logs ---
@@ -161,6 +178,7 @@ export const KEYS = {
   'cluster.resource-blocklist.detector.action': oneOf(['MARK_BLOCKED', 'MARK_BLOCKED_AND_EVACUATE_TASKS'] as const, 'MARK_BLOCKED', 'Action of automatic blocks.'),
   'cluster.resource-blocklist.detector.poll-interval': duration('10 s', 'How often the detector reads its sources. Flink keeps only its 16 newest failures: poll faster than a job can fail 16 times.', { min: 100 }),
   'cluster.resource-blocklist.detector.flink.rest-address': str('', "Flink JobManager REST address (e.g. http://127.0.0.1:8081); empty = no Flink source."),
+  'cluster.resource-blocklist.detector.flink.max-answer-size': size('16 mb', "Largest answer read from Flink's JobManager (a job's exception history: up to 16 failures with their concurrent ones and stack traces); past it the call fails with an error naming this key.", 64 * 1024),
   'cluster.resource-blocklist.detector.evacuate-decommissioning': bool(false, 'Evacuate a node YARN is decommissioning ahead of YARN\'s own timeout (an EVACUATE item that does not count toward the automatic-block cap).'),
   'cluster.resource-blocklist.yarn.ssl.ca-file': str('', 'PEM CA bundle trusted for https:// RM and AMRM proxy addresses (only these CAs). Empty = the system roots.'),
   // --- Kerberos to the RM (Flink's own key names) ---

@@ -11,6 +11,7 @@
  *  - process.ts: the process's own series (prom-client's defaults, build info), once per process.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Clock } from '../core/clock';
 import { processRegistry } from './process';
 import { BlocklistSource, StoreReader } from './store-reading';
 import { registerItemSeries } from './item-series';
@@ -37,6 +38,9 @@ export const METRIC_NAMES = {
   expiredItems: 'blocklist_expired_items_total',
   quarantinedItems: 'blocklist_quarantined_items',
   rmRequests: 'blocklist_rm_requests_total',
+  passRunning: 'blocklist_sync_pass_running_seconds',
+  failing: 'blocklist_sync_failing_seconds',
+  peerCallFailures: 'blocklist_peer_call_failures_total',
 } as const;
 
 export type PushResult = 'success' | 'failure';
@@ -75,6 +79,24 @@ export interface Metrics {
    * counts nothing: while the feature is off nothing is blocked.
    */
   countFromStore(source: BlocklistSource): void;
+  /** blocklist_sync_pass_running_seconds: how long the running pass has run (0: none); a wedge grows it. */
+  readonly passRunning: Gauge;
+  /** blocklist_sync_failing_seconds: how long every pass has failed (0: the last one succeeded). */
+  readonly failing: Gauge;
+  /** Makes both read the engine's progress at scrape time. */
+  timePassesFrom(source: PassSource): void;
+  /**
+   * Outgoing calls that got no complete answer, by peer (rm, proxy, flink) and failure (connection,
+   * transport, idle, deadline, too-large): a peer that trickles counts `deadline` even while the
+   * passes go on with the last node list.
+   */
+  readonly peerCallFailures: Counter<'peer' | 'failure'>;
+}
+
+/** The sync engine's passes right now (the engine, a layer above, implements it). */
+export interface PassSource {
+  clock: Clock;
+  progress(): { passRunningSince?: number; failingSince?: number };
 }
 
 export interface MetricsOptions {
@@ -89,9 +111,37 @@ export interface MetricsOptions {
 export const DEFAULT_MAX_ITEM_SERIES = 1000;
 export const DEFAULT_MAX_EVACUATION_SERIES = 100;
 
+/** The two gauges of the engine's passes, read from `source()` at scrape time. */
+function passGauges(registers: Registry[], source: () => PassSource | undefined): { passRunning: Gauge; failing: Gauge } {
+  const secondsSince = (pick: (p: ReturnType<PassSource['progress']>) => number | undefined): number => {
+    const s = source();
+    const t = s ? pick(s.progress()) : undefined;
+    return s && t !== undefined ? Math.max(0, (s.clock.now() - t) / 1000) : 0;
+  };
+  return {
+    passRunning: new Gauge({
+      name: METRIC_NAMES.passRunning,
+      help: 'Seconds the running reconcile pass has been running (0: none runs); one that keeps growing waits on a peer.',
+      registers,
+      collect() {
+        this.set(secondsSince((p) => p.passRunningSince));
+      },
+    }),
+    failing: new Gauge({
+      name: METRIC_NAMES.failing,
+      help: 'Seconds every reconcile pass has failed (0: the last pass succeeded).',
+      registers,
+      collect() {
+        this.set(secondsSince((p) => p.failingSince));
+      },
+    }),
+  };
+}
+
 export function createMetrics(opts: MetricsOptions = {}, registry: Registry = new Registry()): Metrics {
   const registers = [registry];
   let source: BlocklistSource | undefined;
+  let passes: PassSource | undefined;
   // Every scrape-time gauge of one scrape shares one reading of the store.
   const reader = new StoreReader(() => source);
   const sharedCounts = async () => (await reader.read())?.counts;
@@ -159,11 +209,17 @@ export function createMetrics(opts: MetricsOptions = {}, registry: Registry = ne
       source = s;
       reader.reset();
     },
+    ...passGauges(registers, () => passes),
+    peerCallFailures: new Counter({ name: METRIC_NAMES.peerCallFailures, help: 'Calls to the RM, the AMRM proxy and Flink that got no complete answer, by peer and failure (connection, transport, idle, deadline, too-large).', labelNames: ['peer', 'failure'] as const, registers }),
+    timePassesFrom(s) {
+      passes = s;
+    },
   };
   registerItemSeries(registry, reader, opts.maxItemSeries ?? DEFAULT_MAX_ITEM_SERIES);
   registerEngineSeries(registry, () => source, reader, { maxEvacuations: opts.maxEvacuationSeries ?? DEFAULT_MAX_EVACUATION_SERIES });
   // Label values that always exist, so dashboards see 0 rather than no series.
   for (const phase of ['WAIT_CONTAINER', 'TIMEOUT', 'READY']) m.evacuatingNodes.set({ phase }, 0);
+  for (const peer of ['rm', 'proxy']) for (const failure of ['deadline', 'too-large']) m.peerCallFailures.inc({ peer, failure }, 0);
   for (const result of ['success', 'failure']) {
     m.pushes.inc({ result }, 0);
     m.passes.inc({ result }, 0);

@@ -6,7 +6,7 @@ import { Counter } from 'prom-client';
 import { ResourceManagerReader } from '../yarn/types';
 
 type Call = keyof ResourceManagerReader;
-const CALLS: readonly Call[] = ['clusterInfo', 'clusterMetrics', 'nodes', 'application', 'attempts', 'containers'];
+const CALLS: readonly Call[] = ['clusterInfo', 'clusterMetrics', 'nodes', 'node', 'application', 'attempts', 'containers'];
 
 export function countedResourceManager(rm: ResourceManagerReader, requests: Counter<'call' | 'result'>): ResourceManagerReader {
   for (const call of CALLS) for (const result of ['success', 'failure']) requests.inc({ call, result }, 0);
@@ -22,6 +22,7 @@ export function countedResourceManager(rm: ResourceManagerReader, requests: Coun
         throw e;
       }
     };
+  const single = rm.node?.bind(rm);
   return {
     clusterInfo: counted('clusterInfo', () => rm.clusterInfo()),
     clusterMetrics: counted('clusterMetrics', () => rm.clusterMetrics()),
@@ -29,5 +30,7 @@ export function countedResourceManager(rm: ResourceManagerReader, requests: Coun
     application: counted('application', (id: string) => rm.application(id)),
     attempts: counted('attempts', (id: string) => rm.attempts(id)),
     containers: counted('containers', (id: string, attempt: string) => rm.containers(id, attempt)),
+    // Single nodes only where the reader has them: without, the engine reads the list instead.
+    ...(single ? { node: counted('node', single) } : {}),
   };
 }

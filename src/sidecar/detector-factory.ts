@@ -61,7 +61,16 @@ export function createDetector(deps: DetectorFactoryDeps): Detector | undefined 
   const flinkAddress = v['cluster.resource-blocklist.detector.flink.rest-address'].trim();
   if (flinkAddress) {
     const ca = v['cluster.resource-blocklist.yarn.ssl.ca-file'];
-    sources.push(new FlinkRestSource({ address: flinkAddress, timeoutMs: v['cluster.resource-blocklist.yarn.request-timeout'], ...(ca ? { httpsAgent: createYarnHttpsAgent(ca) } : {}) }));
+    sources.push(
+      new FlinkRestSource({
+        address: flinkAddress,
+        timeoutMs: v['cluster.resource-blocklist.yarn.request-timeout'],
+        maxAnswerBytes: v['cluster.resource-blocklist.detector.flink.max-answer-size'],
+        clock: deps.clock,
+        onFailure: (failure) => deps.sync.metrics.peerCallFailures.inc({ peer: 'flink', failure }),
+        ...(ca ? { httpsAgent: createYarnHttpsAgent(ca) } : {}),
+      }),
+    );
   } else {
     deps.logger.info('cluster.resource-blocklist.detector.flink.rest-address is empty: the detector reads YARN only (no Flink exception history)');
   }

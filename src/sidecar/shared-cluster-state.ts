@@ -17,6 +17,7 @@
  * and nobody has taken over yet (its znode dies with its session, the next candidate takes over
  * within the session timeout), ZooKeeper is unreachable, or the reading is too old or unreadable.
  */
+import { performance } from 'node:perf_hooks';
 import { Clock } from '../core/clock';
 import { Logger } from '../core/logger';
 import { ZK, ZkSession, hasCode } from '../store/zookeeper/session';
@@ -121,6 +122,7 @@ export class SharedClusterState {
     this.nodesZ = new ZkSharedReading<ClusterNode[]>({ ...common, path: `${base}/nodes`, decode: decodeNodes, encode: encodeNodes });
     this.filteredZ = new ZkSharedReading<Filtered>({ ...common, path: `${base}/nodes-filtered`, decode: decodeFiltered, encode: (f) => ({ states: f.states, nodes: encodeNodes(f.nodes) }) });
     const rm = opts.rm;
+    const single = rm.node?.bind(rm);
     this.reader = {
       clusterInfo: () => rm.clusterInfo(),
       application: (id) => rm.application(id),
@@ -130,6 +132,8 @@ export class SharedClusterState {
       // A filtered read (a few states: the detector's node health, every pass of every job's
       // detector) is shared too, at the node counts' pace; another filter than the one shared goes to the RM.
       nodes: (states, need) => (states && states.length ? this.filtered(states) : this.nodes(need?.hosts ?? [])),
+      // One node is a kilobyte: not worth sharing.
+      ...(single ? { node: single } : {}),
     };
     this.wantedPath = `${base}/nodes-wanted`;
     this.election.on('role', (role) => {
@@ -176,30 +180,51 @@ export class SharedClusterState {
   }
 
   /**
-   * The node list. When it lacks a host the caller needs (a new block on a host not seen yet), a
-   * fresher list is fetched — unless this one was read within yarn.refresh-interval, which already
-   * says the RM does not know the host. A follower asks the leader for it (one RM read for every
-   * sidecar of the cluster, however many need the host) and reads the RM itself only when no new
-   * reading comes within twice the operation timeout.
+   * The node list, read from the RM only when a sidecar of the cluster needs it (its first node
+   * item, a host not seen, nodes joined: their refreshes read single nodes themselves). A shared
+   * list that lacks a host the caller needs is not good enough unless it was read within
+   * yarn.refresh-interval, which already says the RM does not know the host. A follower whose
+   * shared list is missing, stale or short asks the leader for a fresh one (one RM read for every
+   * sidecar of the cluster, however many ask) and reads the RM itself only when no new reading
+   * comes within twice the operation timeout.
    */
   private async nodes(needHosts: readonly string[]): Promise<ClusterNode[]> {
-    const got = await this.shared('nodes', this.nodesZ, this.opts.nodesIntervalMs, () => this.opts.rm.nodes());
-    if (needHosts.length === 0 || this.opts.clock.now() - got.readAt < this.opts.metricsIntervalMs) return got.value;
+    const read = (): Promise<ClusterNode[]> => this.opts.rm.nodes();
+    if (this.election.isLeader) {
+      const got = await this.shared('nodes', this.nodesZ, this.opts.nodesIntervalMs, read);
+      return this.covers(got, needHosts) ? got.value : (await this.readAndPublish('nodes', this.nodesZ, read)).value;
+    }
+    const r = await this.nodesZ.latest().catch(() => undefined);
+    if (this.fresh(r, this.opts.nodesIntervalMs) && this.covers(r, needHosts)) {
+      this.counts.sharedAnswers.nodes++;
+      return r.value;
+    }
+    return this.nodesFromLeader();
+  }
+
+  /** Whether a reading answers for `needHosts`: it has them all, or it is too young for the RM to know more. */
+  private covers(got: SharedReading<ClusterNode[]>, needHosts: readonly string[]): boolean {
+    if (needHosts.length === 0 || this.opts.clock.now() - got.readAt < this.opts.metricsIntervalMs) return true;
     const hosts = new Set(got.value.map((n) => n.host));
-    if (needHosts.every((h) => hosts.has(h))) return got.value;
-    if (this.election.isLeader) return (await this.readAndPublish('nodes', this.nodesZ, () => this.opts.rm.nodes())).value;
+    return needHosts.every((h) => hosts.has(h));
+  }
+
+  /** A follower's fresh node list: asked of the leader (watchWanted), read from the RM itself when none comes in time. */
+  private async nodesFromLeader(): Promise<ClusterNode[]> {
     const asked = this.opts.clock.now();
     try {
       await this.requestNodes(asked);
-      // The leader's read of a big list (and its publish) can take a few seconds on a busy RM.
-      const deadline = asked + 2 * this.opts.operationTimeoutMs;
-      while (this.opts.clock.now() < deadline) {
+      // The leader's read of a big list (and its publish) can take a few seconds on a busy RM. A
+      // wait on ZooKeeper and the RM, timed as ZooKeeper's own operations are (monotonic, real):
+      // on the injected clock it would never end where that clock stands still.
+      const until = performance.now() + 2 * this.opts.operationTimeoutMs;
+      while (performance.now() < until) {
         const r = await this.nodesZ.latest();
         if (r && r.readAt >= asked) {
           this.counts.sharedAnswers.nodes++;
           return r.value;
         }
-        await new Promise<void>((resolve) => this.opts.clock.setTimer(100, resolve));
+        await new Promise<void>((resolve) => setTimeout(resolve, 100).unref());
       }
     } catch (e) {
       this.opts.logger.debug(`shared cluster state: asking the leader for a fresh node list failed (${(e as Error).message})`);
@@ -297,7 +322,7 @@ export class SharedClusterState {
     this.cancelTimer = this.opts.clock.setTimer(Math.min(this.opts.metricsIntervalMs, this.opts.nodesIntervalMs), () => this.tick());
   }
 
-  /** The leader keeps both readings fresh for everyone, whatever its own engine needs. */
+  /** The leader keeps the node counts fresh for everyone, whatever its own engine needs (the node list: on request). */
   private tick(): void {
     if (!this.running || this.ticking) return;
     this.ticking = true;
@@ -313,8 +338,6 @@ export class SharedClusterState {
   private async refreshAsLeader(): Promise<void> {
     if (!this.election.isLeader) return;
     if (await this.due('metrics', this.metricsZ, this.opts.metricsIntervalMs)) await this.readAndPublish('metrics', this.metricsZ, () => this.opts.rm.clusterMetrics());
-    if (!this.election.isLeader) return;
-    if (await this.due('nodes', this.nodesZ, this.opts.nodesIntervalMs)) await this.readAndPublish('nodes', this.nodesZ, () => this.opts.rm.nodes());
   }
 
   /**

@@ -108,6 +108,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
       maxConcurrentListings: v['rest.listing.max-concurrent'],
       listingRetentionMs: v['rest.listing.cache-retention'],
       storeUnreachableLimitMs: v['cluster.resource-blocklist.store.unreachable-limit'],
+      syncStallLimitMs: v['cluster.resource-blocklist.sync.stall-limit'],
       expire: () => syncForApi.expireNow(),
       config: effectiveConfig(opts.config),
       ...(detector ? { detector } : {}),

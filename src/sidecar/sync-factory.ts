@@ -128,6 +128,9 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     rm: new ResourceManagerClient({
       addresses: v['yarn.resourcemanager.webapp.address'],
       timeoutMs,
+      clock: deps.clock,
+      maxListBytes: v['cluster.resource-blocklist.yarn.max-answer-size'],
+      onFailure: (failure) => metrics.peerCallFailures.inc({ peer: 'rm', failure }),
       logger: deps.logger,
       ...(v['yarn.resourcemanager.webapp.user'] ? { user: v['yarn.resourcemanager.webapp.user'] } : {}),
       ...(login ? { auth: login } : {}),
@@ -136,6 +139,9 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     proxy: new AmrmProxyClient({
       address: v['cluster.resource-blocklist.amrm-proxy.address'],
       timeoutMs,
+      clock: deps.clock,
+      maxAnswerBytes: v['cluster.resource-blocklist.amrm-proxy.max-answer-size'],
+      onFailure: (failure) => metrics.peerCallFailures.inc({ peer: 'proxy', failure }),
       ...(v['cluster.resource-blocklist.amrm-proxy.secret-file'] ? { secretFile: v['cluster.resource-blocklist.amrm-proxy.secret-file'] } : {}),
       ...tls,
     }),
@@ -165,6 +171,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     knownHosts: () => knownNodes(engine.view().nodes?.list),
     engine: () => engineReading(engine.view()),
   });
+  metrics.timePassesFrom({ clock: deps.clock, progress: () => engine.progress() });
   return {
     metrics,
     mode: 'engine',
@@ -181,6 +188,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     taskManagersOn: (node) => engine.taskManagersOn(node),
     view: () => engine.view(),
     synced: () => engine.synced(),
+    progress: () => engine.progress(),
     async start() {
       expiry.start();
       share?.start();
@@ -259,7 +267,15 @@ function withdrawalFor(deps: SyncDeps): Withdrawal | undefined {
   const address = v['cluster.resource-blocklist.amrm-proxy.address'].trim();
   if (!deps.yarn && address === '') return undefined;
   const ca = v['cluster.resource-blocklist.yarn.ssl.ca-file'];
-  const proxy = deps.yarn?.proxy ?? new AmrmProxyClient({ address, timeoutMs: v['cluster.resource-blocklist.yarn.request-timeout'], ...(ca ? { httpsAgent: createYarnHttpsAgent(ca) } : {}) });
+  const proxy =
+    deps.yarn?.proxy ??
+    new AmrmProxyClient({
+      address,
+      timeoutMs: v['cluster.resource-blocklist.yarn.request-timeout'],
+      clock: deps.clock,
+      maxAnswerBytes: v['cluster.resource-blocklist.amrm-proxy.max-answer-size'],
+      ...(ca ? { httpsAgent: createYarnHttpsAgent(ca) } : {}),
+    });
   const s = syncSettingsFromConfig(v);
   return new Withdrawal({ proxy, owner: v['cluster.resource-blocklist.amrm-proxy.owner'], clock: deps.clock, logger: deps.logger, backoff: new Backoff({ initialMs: s.initialBackoffMs, maxMs: s.maxBackoffMs, jitter: s.backoffJitter ?? 0 }) });
 }

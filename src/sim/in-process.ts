@@ -8,6 +8,7 @@
  */
 import { AmrmProxy, AppContainer, ApplicationInfo, AttemptInfo, AttemptSummary, BlacklistChange, BlacklistReading, BlacklistVersion, BlacklistView, BlacklistWrite, ClusterInfo, ClusterMetrics, ClusterNode, CompletedContainersPage, NodeState, ReleaseResult, ResourceManagerReader, YarnCallError } from '../yarn/types';
 import { SimCluster } from './cluster';
+import { SimNode } from './cluster-types';
 import { countNodeStates } from '../yarn/node-counts';
 import { Face, FaultInjector } from './faults';
 
@@ -45,6 +46,10 @@ export function inProcessYarn(cluster: SimCluster, faults: FaultInjector = new F
   };
 }
 
+function clusterNode(n: SimNode): ClusterNode {
+  return { id: n.nodeId, host: n.host, rack: n.rack, state: n.state, healthReport: n.healthReport, numContainers: n.containers.size, nodeHTTPAddress: n.httpAddress };
+}
+
 function rmReader(cluster: SimCluster, enter: () => void): ResourceManagerReader {
   const app = (appId: string): void => {
     if (appId !== cluster.applicationId) throw new YarnCallError(`app with id: ${appId} not found`, 404, false);
@@ -60,7 +65,12 @@ function rmReader(cluster: SimCluster, enter: () => void): ResourceManagerReader
     },
     async nodes(states?: readonly NodeState[]): Promise<ClusterNode[]> {
       enter();
-      return cluster.nodes.filter((n) => !states || states.includes(n.state)).map((n) => ({ id: n.nodeId, host: n.host, rack: n.rack, state: n.state, healthReport: n.healthReport, numContainers: n.containers.size, nodeHTTPAddress: n.httpAddress }));
+      return cluster.nodes.filter((n) => !states || states.includes(n.state)).map(clusterNode);
+    },
+    async node(nodeId: string): Promise<ClusterNode | undefined> {
+      enter();
+      const n = cluster.nodeById(nodeId);
+      return n ? clusterNode(n) : undefined;
     },
     async application(appId: string): Promise<ApplicationInfo> {
       enter();

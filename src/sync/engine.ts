@@ -27,7 +27,7 @@ import { Backoff } from './backoff';
 import { DeadlineTimer } from './deadline-timer';
 import { Controller, ControllerSettings, PassOutcome } from './controller';
 import { SyncFacade } from './facade';
-import { SyncView } from './view';
+import { SyncProgress, SyncView } from './view';
 
 export interface SyncSettings extends ControllerSettings {
   pollIntervalMs: number;
@@ -135,6 +135,9 @@ export class SyncEngine implements SyncFacade {
   private kicksDuringPass = 0;
   /** Ends a pacing wait early (stop()). */
   private cancelPace: (() => void) | undefined;
+  /** The running pass's start, and the first failed pass's since the last good one (progress()). */
+  private passStartedAt: number | undefined;
+  private failingSince: number | undefined;
 
   constructor(private readonly deps: SyncEngineDeps) {
     this.metrics = deps.metrics ?? createMetrics();
@@ -226,6 +229,13 @@ export class SyncEngine implements SyncFacade {
     return this.controller.synced();
   }
 
+  progress(): SyncProgress {
+    return {
+      ...(this.passStartedAt !== undefined ? { passRunningSince: this.passStartedAt } : {}),
+      ...(this.failingSince !== undefined ? { failingSince: this.failingSince } : {}),
+    };
+  }
+
   /** Waits for the store's writes due an answer; whether there were any (their answers then go out next turn). */
   private async durableFirst(): Promise<boolean> {
     const waiting = this.deps.store.durable?.();
@@ -267,17 +277,21 @@ export class SyncEngine implements SyncFacade {
       // meanwhile waited for all of it (sequential block/unblock through the API: 21 % slower).
       if (await this.durableFirst()) await new Promise<void>((resolve) => setImmediate(resolve));
       const started = performance.now();
+      const startedAt = (this.passStartedAt = this.deps.clock.now());
       try {
         out = await this.controller.pass();
       } catch (e) {
         // The controller reports failures as outcomes; this is a bug, but never stop syncing.
         out = { result: 'failed', stage: 'store', error: `unexpected: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}` };
       }
+      this.passStartedAt = undefined;
       this.deadlines.replaceAll(this.controller.deadlines());
       if (out.result === 'failed') {
+        this.failingSince ??= startedAt;
         this.scheduleRetry(out, why);
         return 'failed';
       }
+      this.failingSince = undefined;
       if (this.lastFailure !== undefined) this.deps.logger.info(`reconcile recovered after ${this.backoff.attempts} failed attempt(s) (last: ${this.lastFailure})`);
       this.lastFailure = undefined;
       this.backoff.reset();

@@ -3,10 +3,10 @@
  * The API depends on this small interface only; NoSync serves when no YARN is configured.
  * The engine hands out data (SyncView); the API words it (src/api/status-presenter.ts).
  */
-import { SyncView, emptyView } from './view';
+import { SyncProgress, SyncView, emptyView } from './view';
 
 export type { EvacuationPhase, EvacuationStatus } from './evacuation';
-export type { SyncView } from './view';
+export type { SyncProgress, SyncView } from './view';
 
 export interface SyncFacade {
   /** A mutation through this sidecar changed the store: reconcile now, not at the next poll. */
@@ -17,6 +17,8 @@ export interface SyncFacade {
   view(): SyncView;
   /** At least one successful sync has happened (readiness). */
   synced(): boolean;
+  /** A pass running now and how long the passes have been failing (readiness, /status, metrics); absent without an engine. */
+  progress?(): SyncProgress;
 }
 
 /** Used when the sidecar has no YARN to talk to (API-only mode, tests of the API layer). */

@@ -9,7 +9,9 @@
  *  - node list (/ws/v1/cluster/nodes, megabytes at 10,000 nodes): which blocked hosts are RUNNING.
  *    Read only while node items are in force: first when one appears, again when an item names a
  *    host the last list did not have (at most once per yarn.refresh-interval: a list read since
- *    that lacks the host already says the RM does not know it), and every yarn.nodes.refresh-interval;
+ *    that lacks the host already says the RM does not know it), and every yarn.nodes.refresh-interval.
+ *    After the first, a read asks for the needed nodes one by one (/ws/v1/cluster/nodes/{nodeid},
+ *    ~1-2 KB each) instead of the whole list whenever that can answer (nodeReadPlan);
  *  - the application's containers (from the AMRM proxy, local to the AM): every pass while an
  *    evacuation is in progress, every yarn.refresh-interval while any node or task manager item is in
  *    force (GET /blocklist shows their task managers), never when nothing is blocked.
@@ -89,6 +91,51 @@ export function nodeListDueFor(s: NodeListState, u: { unseen: string[]; any: boo
   if (unseen.length > 0 && age >= p.refreshMs) return { due: true, reason: 'unseen-host', unseen };
   if (age >= p.nodesRefreshMs) return { due: true, reason: 'refresh', unseen };
   return { due: false, unseen };
+}
+
+/** Most single-node reads (GET /ws/v1/cluster/nodes/{nodeid}) one read makes; past it the whole list is cheaper to ask for. */
+export const MAX_SINGLE_READS = 100;
+
+/** What the last full node list says about where each node is: enough to ask the RM for single nodes. */
+export interface NodeIds {
+  /** The NodeIds (host:port) of each host on the list (several NodeManagers may share a host). */
+  ids: ReadonlyMap<string, readonly string[]>;
+  /** The hosts of each rack path on the list. */
+  racks: ReadonlyMap<string, readonly string[]>;
+  /** The port every NodeId on the list has, when they all share one (a fixed yarn.nodemanager.address): a host's likely NodeId. */
+  commonPort?: string;
+}
+
+/** How a due node-list read is made: the whole list, or the named nodes one by one. */
+export type NodeReadPlan = { how: 'full' } | { how: 'single'; ids: string[] };
+
+/**
+ * How to make a due read of the nodes (#31.8): the whole list (megabytes at 10,000 nodes) only when
+ * nothing smaller can answer — the first read, a host whose NodeId cannot be known, more nodes than
+ * MAX_SINGLE_READS, or nodes joined the cluster (`joined`: the RM counts more nodes than the list
+ * had) while a host is missing or a rack is blocked (either may be among them). Otherwise the RM is
+ * asked for each needed node: a blocked host's nodes, a blocked rack's nodes, and a missing host at
+ * the cluster's common port. A missing host whose NodeId cannot be guessed is looked for again only
+ * by a full read.
+ */
+export function nodeReadPlan(reason: ReadReason, needed: readonly string[], unseen: readonly string[], known: NodeIds, joined: boolean): NodeReadPlan {
+  if (reason === 'first' || known.ids.size === 0) return { how: 'full' };
+  const unseenSet = new Set(unseen);
+  const ids = new Set<string>();
+  let racks = false;
+  let missing = false;
+  for (const h of needed) {
+    const rack = known.racks.get(h);
+    if (rack) racks = true;
+    for (const host of rack ?? [h]) for (const id of known.ids.get(host) ?? []) ids.add(id);
+    if (rack || known.ids.has(h)) continue;
+    missing = true;
+    if (known.commonPort !== undefined) ids.add(`${h}:${known.commonPort}`);
+    else if (unseenSet.has(h)) return { how: 'full' };
+  }
+  if (joined && (missing || racks)) return { how: 'full' };
+  if (ids.size > MAX_SINGLE_READS) return { how: 'full' };
+  return { how: 'single', ids: [...ids] };
 }
 
 /** The application's containers, from the proxy. */

@@ -41,6 +41,14 @@ export interface SyncView {
   evacuations: ReadonlyMap<string, EvacuationStatus>;
 }
 
+/** How the engine's passes are going right now (not as of the last pass, as SyncView is). */
+export interface SyncProgress {
+  /** A pass is running, since this instant (epoch ms): one that runs long waits on a peer. */
+  passRunningSince?: number;
+  /** Every pass has failed since this instant (epoch ms): the first failed pass after the last good one. */
+  failingSince?: number;
+}
+
 export function emptyView(enabled: boolean, engine: boolean, maxBlockedFraction = 0): SyncView {
   return { enabled, engine, maxBlockedFraction, pending: { additions: [], removals: [] }, pendingReleases: [], evacuations: new Map() };
 }

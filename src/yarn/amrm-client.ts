@@ -6,12 +6,13 @@
  * Errors: {"errors":[…]} bodies become YarnCallError; 4xx (except 408/429) are not retriable —
  * a refused update (e.g. "*", YARN's "Cannot add * to the blacklist!") will not get better.
  */
-import { AxiosInstance, AxiosResponse } from 'axios';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as https from 'node:https';
+import { Clock } from '../core/clock';
 import { parseApplicationId, parseAttemptId, parseContainerId } from '../model/ids';
-import { excerpt, retriableStatus, transportError, tryParseJson, createYarnHttp } from './http-errors';
+import { excerpt, retriableStatus, tryParseJson } from './http-errors';
+import { PeerAnswer, PeerFailure, PeerHttp, PeerLimits } from './peer-http';
 import { hostOfNodeId } from './rm-json';
 import {
   AmrmProxy,
@@ -31,8 +32,14 @@ import {
 export interface AmrmClientOptions {
   /** The proxy's address: `host:port` or `http(s)://host:port`. */
   address: string;
-  /** Timeout of each call, ms. */
+  /** Deadline of each call, connect to last byte, ms. */
   timeoutMs?: number;
+  /** Times the deadlines (default: the system clock). */
+  clock?: Clock;
+  /** Largest answer accepted (the blacklist, the containers), bytes; default PROXY_MAX_ANSWER_BYTES. */
+  maxAnswerBytes?: number;
+  /** Told of every call that got no complete answer, by kind (a metric). */
+  onFailure?: (failure: PeerFailure) => void;
   /** For an https:// proxy: trusts the configured CA bundle. */
   httpsAgent?: https.Agent;
   /**
@@ -45,11 +52,20 @@ export interface AmrmClientOptions {
 
 export const AMRM_BASE_PATH = '/amrm/v1';
 
+/**
+ * The proxy's biggest answers: its blacklist with its owners (~4 MB at 100,000 hosts of the
+ * simulator's names; twice that with 40-character names) and an application's containers (~150
+ * bytes each). /attempt is a few hundred bytes.
+ */
+export const PROXY_MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+export const PROXY_MAX_ANSWER_KEY = 'cluster.resource-blocklist.amrm-proxy.max-answer-size';
+const ATTEMPT_MAX_BYTES = 64 * 1024;
 export class AmrmProxyClient implements AmrmProxy {
   readonly baseUrl: string;
-  private readonly http: AxiosInstance;
+  private readonly http: PeerHttp;
   private readonly timeoutMs: number;
   private readonly secretFile: string | undefined;
+  private readonly attemptLimits: PeerLimits;
 
   constructor(opts: AmrmClientOptions) {
     const a = opts.address.trim();
@@ -64,11 +80,19 @@ export class AmrmProxyClient implements AmrmProxy {
     this.baseUrl = `${u.protocol}//${u.host}`;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.secretFile = opts.secretFile?.trim() ? opts.secretFile.trim() : undefined;
-    this.http = createYarnHttp({ timeoutMs: this.timeoutMs, baseURL: this.baseUrl + AMRM_BASE_PATH, ...(opts.httpsAgent ? { httpsAgent: opts.httpsAgent } : {}) });
+    const deadline = { deadlineMs: this.timeoutMs, deadlineKey: 'cluster.resource-blocklist.yarn.request-timeout' };
+    this.attemptLimits = { ...deadline, maxBytes: ATTEMPT_MAX_BYTES };
+    this.http = new PeerHttp({
+      baseURL: this.baseUrl + AMRM_BASE_PATH,
+      limits: { ...deadline, maxBytes: opts.maxAnswerBytes ?? PROXY_MAX_ANSWER_BYTES, maxBytesKey: PROXY_MAX_ANSWER_KEY },
+      ...(opts.clock ? { clock: opts.clock } : {}),
+      ...(opts.onFailure ? { onFailure: opts.onFailure } : {}),
+      ...(opts.httpsAgent ? { httpsAgent: opts.httpsAgent } : {}),
+    });
   }
 
   async attempt(): Promise<AttemptInfo> {
-    const o = await this.call('GET', '/attempt');
+    const o = await this.call('GET', '/attempt', undefined, { limits: this.attemptLimits });
     const applicationId = str(o, 'applicationId', 'attempt');
     const appAttemptId = str(o, 'appAttemptId', 'attempt');
     if (!parseApplicationId(applicationId).ok) throw shape(`attempt.applicationId '${applicationId}' is not a YARN application id`);
@@ -215,31 +239,27 @@ export class AmrmProxyClient implements AmrmProxy {
    * response's entity tag (nothing to decode or parse).
    */
   private async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown>>;
-  private async call(method: 'GET' | 'POST', path: string, body: unknown, opts: { headers: Record<string, string> }): Promise<Record<string, unknown>>;
-  private async call(method: 'GET' | 'POST', path: string, body: unknown, opts: CallOptions): Promise<Record<string, unknown> | typeof UNCHANGED>;
+  private async call(method: 'GET' | 'POST', path: string, body: unknown, opts: CallOptions & Required<Pick<CallOptions, 'unchanged'>>): Promise<Record<string, unknown> | typeof UNCHANGED>;
+  private async call(method: 'GET' | 'POST', path: string, body: unknown, opts: Omit<CallOptions, 'unchanged'>): Promise<Record<string, unknown>>;
   private async call(method: 'GET' | 'POST', path: string, body?: unknown, opts: CallOptions = {}): Promise<Record<string, unknown> | typeof UNCHANGED> {
     const what = `AMRM proxy ${method} ${AMRM_BASE_PATH}${path}`;
-    let res: AxiosResponse<unknown>;
-    const headers: Record<string, string> = { ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...opts.headers };
+    const headers: Record<string, string> = { ...opts.headers };
     if (this.secretFile !== undefined) headers.Authorization = `Bearer ${readSecret(this.secretFile)}`;
     const unchanged = opts.unchanged;
-    try {
-      res = await this.http.request<unknown>({ method, url: path, data: body, headers, ...(unchanged ? { responseType: 'arraybuffer' as const } : {}) });
-    } catch (e) {
-      throw transportError(what, this.baseUrl + AMRM_BASE_PATH + path, e, this.timeoutMs);
-    }
+    const res = await this.http.request({ what, method, url: path, body, headers, ...(unchanged ? { bytes: true } : {}), ...(opts.limits ? { limits: opts.limits } : {}) });
     // 304 answers only a conditional request; to any other it is an error like any non-2xx.
     if (res.status === 304 && headers['If-None-Match'] !== undefined) return UNCHANGED;
-    if (Buffer.isBuffer(res.data)) {
-      if (unchanged && res.status >= 200 && res.status < 300 && unchanged(res.data, entityTagOf(res))) return UNCHANGED;
-      res.data = res.data.toString('utf8');
+    let text = res.text;
+    if (res.raw !== undefined) {
+      if (unchanged && res.status >= 200 && res.status < 300 && unchanged(res.raw, entityTagOf(res))) return UNCHANGED;
+      text = res.raw.toString('utf8');
     }
-    const parsed = tryParseJson(res.data);
+    const parsed = tryParseJson(text);
     if (res.status < 200 || res.status >= 300) {
-      throw new YarnCallError(`${what}: ${res.status} ${errorText(parsed) ?? (excerpt(res.data) || '(empty body)')}`, res.status, retriableStatus(res.status));
+      throw new YarnCallError(`${what}: ${res.status} ${errorText(parsed) ?? (excerpt(text) || '(empty body)')}`, res.status, retriableStatus(res.status));
     }
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      throw new YarnCallError(`${what}: ${res.status} but the body is not a JSON object: ${excerpt(res.data)}`, res.status, true);
+      throw new YarnCallError(`${what}: ${res.status} but the body is not a JSON object: ${excerpt(text)}`, res.status, true);
     }
     return parsed as Record<string, unknown>;
   }
@@ -247,6 +267,8 @@ export class AmrmProxyClient implements AmrmProxy {
 
 interface CallOptions {
   headers?: Record<string, string>;
+  /** This call's limits instead of the client's. */
+  limits?: PeerLimits;
   /** Given the raw 2xx body and its entity tag (if the answer has a well-formed one): true when the caller has it already. */
   unchanged?: (raw: Buffer, etag: string | undefined) => boolean;
 }
@@ -257,9 +279,9 @@ function isEntityTag(t: string): boolean {
 }
 
 /** The response's ETag when it is a well-formed entity tag; else none (the digest path). */
-function entityTagOf(res: AxiosResponse<unknown>): string | undefined {
-  const v: unknown = res.headers.etag;
-  return typeof v === 'string' && isEntityTag(v.trim()) ? v.trim() : undefined;
+function entityTagOf(res: PeerAnswer): string | undefined {
+  const v = res.headers.etag;
+  return v !== undefined && isEntityTag(v.trim()) ? v.trim() : undefined;
 }
 
 /** A completed-containers epoch: an opaque short token (the proxies send 16 hex digits). */

@@ -6,10 +6,12 @@
  */
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { Clock } from '../core/clock';
+import { PeerLimits } from './peer-http';
 import { ClusterNode } from './types';
 import { RmShapeError, parseNodes } from './rm-json';
 import { decodeNodeRows } from './node-rows';
-import type { AnswerHeaders, FetchNodesRequest, FetchReply, ParseReply, ParseRequest } from './rm-json-worker';
+import type { AnswerHeaders, CancelRequest, FetchNodesRequest, FetchReply, ParseReply, ParseRequest } from './rm-json-worker';
 
 /** 256 KB of JSON is ~700 nodes: ~5 ms inline on a busy 2-core machine. */
 export const OFF_THREAD_BYTES = 256 * 1024;
@@ -70,18 +72,33 @@ export function parseNodesInline(text: string): ClusterNode[] {
   return parseNodes(body);
 }
 
-/** Posts one request to the worker; undefined when there is no worker (or it died meanwhile). */
-async function ask(msg: ParseRequest | FetchNodesRequest): Promise<Reply | undefined> {
+/** What ask() answers when its deadline passed first (the worker was told to abandon the request). */
+const PAST_DEADLINE = Symbol('past deadline');
+
+/**
+ * Posts one request to the worker; undefined when there is no worker (or it died meanwhile).
+ * With a deadline (on the caller's clock) the request is cancelled in the worker when it passes.
+ */
+async function ask(msg: ParseRequest | FetchNodesRequest, deadline?: { clock: Clock; ms: number }): Promise<Reply | typeof PAST_DEADLINE | undefined> {
   const r = getWorker();
   if (!r) return undefined;
+  let cancel: (() => void) | undefined;
   try {
-    return await new Promise<Reply>((resolve, reject) => {
+    return await new Promise<Reply | typeof PAST_DEADLINE>((resolve, reject) => {
       r.pending.set(msg.id, { resolve, reject });
       if (r.pending.size === 1) r.w.ref();
       r.w.postMessage(msg);
+      cancel = deadline?.clock.setTimer(deadline.ms, () => {
+        if (!r.pending.delete(msg.id)) return;
+        if (r.pending.size === 0) r.w.unref();
+        r.w.postMessage({ id: msg.id, kind: 'cancel' } satisfies CancelRequest);
+        resolve(PAST_DEADLINE);
+      });
     });
   } catch {
     return undefined;
+  } finally {
+    cancel?.();
   }
 }
 
@@ -92,7 +109,7 @@ async function ask(msg: ParseRequest | FetchNodesRequest): Promise<Reply | undef
 export async function parseNodesText(text: string): Promise<ClusterNode[]> {
   if (text.length < OFF_THREAD_BYTES) return parseNodesInline(text);
   const reply = await ask({ id: nextId++, kind: 'nodes', body: text });
-  if (reply === undefined || !('ok' in reply)) return parseNodesInline(text);
+  if (reply === undefined || reply === PAST_DEADLINE || !('ok' in reply)) return parseNodesInline(text);
   if (!reply.ok) {
     if (reply.notJson) throw new NotJsonError('not JSON');
     if (reply.shape) throw new RmShapeError(reply.error);
@@ -107,14 +124,21 @@ export type FetchedNodes =
   | { kind: 'other'; status: number; headers: AnswerHeaders; text: string }
   | { kind: 'not-json'; status: number; headers: AnswerHeaders; text: string }
   | { kind: 'shape'; status: number; headers: AnswerHeaders; error: string }
+  | { kind: 'too-large'; status: number; bytes: number }
+  | { kind: 'deadline' }
   | { kind: 'transport'; code?: string; message: string; timeout: boolean };
 
 /**
  * One GET of `url` made by the worker, the body parsed and validated there; only the rows come
- * back. Undefined when no worker can run it: the caller then makes the request itself.
+ * back. The limits are the caller's: the worker stops reading past maxBytes, and the deadline
+ * runs here, on the caller's clock. Undefined when no worker can run it: the caller then makes
+ * the request itself.
  */
-export async function fetchNodes(url: string, o: { headers: Record<string, string>; timeoutMs: number; ca?: string }): Promise<FetchedNodes | undefined> {
-  const reply = await ask({ id: nextId++, kind: 'fetch-nodes', url, headers: o.headers, timeoutMs: o.timeoutMs, ...(o.ca !== undefined ? { ca: o.ca } : {}) });
+export async function fetchNodes(url: string, o: { headers: Record<string, string>; limits: PeerLimits; clock: Clock; ca?: string }): Promise<FetchedNodes | undefined> {
+  const { limits } = o;
+  const request: FetchNodesRequest = { id: nextId++, kind: 'fetch-nodes', url, headers: o.headers, timeoutMs: limits.idleMs ?? limits.deadlineMs, maxBytes: limits.maxBytes, ...(o.ca !== undefined ? { ca: o.ca } : {}) };
+  const reply = await ask(request, { clock: o.clock, ms: limits.deadlineMs });
+  if (reply === PAST_DEADLINE) return { kind: 'deadline' };
   if (reply === undefined || !('kind' in reply)) return undefined;
   if (reply.kind !== 'nodes') {
     const { id: _id, ...rest } = reply;

@@ -5,7 +5,7 @@
  * request goes; this file says what came back in the one shape it reasons about.
  */
 import * as https from 'node:https';
-import { isConnectionCode } from './http-errors';
+import { PeerLimits, deadlineError, idleError, tooLargeError, triesElsewhere, unreachableError } from './peer-http';
 import { RmShapeError } from './rm-json';
 import { FetchedNodes, NotJsonError, parseNodesInline } from './off-thread';
 import { ClusterNode, YarnCallError } from './types';
@@ -24,12 +24,14 @@ export interface Answer {
 }
 
 /** The worker's reply as an answer (or the next RM, or an error), as exchange() gives it. */
-export function fromWorker(what: string, url: string, f: FetchedNodes, timeoutMs: number): { kind: 'answer'; answer: Answer } | { kind: 'next'; error: YarnCallError } {
-  if (f.kind === 'transport') {
-    const error = f.timeout
-      ? new YarnCallError(`${what}: no answer from ${url} within ${timeoutMs} ms`, undefined, true)
-      : new YarnCallError(`${what}: cannot reach ${url}${f.code ? ` (${f.code})` : ''}: ${f.message}`, undefined, true);
-    if (f.timeout || isConnectionCode(f.code)) return { kind: 'next', error };
+export function fromWorker(what: string, url: string, f: FetchedNodes, limits: PeerLimits): { kind: 'answer'; answer: Answer } | { kind: 'next'; error: YarnCallError } {
+  if (f.kind === 'transport' || f.kind === 'deadline' || f.kind === 'too-large') {
+    const error =
+      f.kind === 'deadline' ? deadlineError(what, url, limits)
+      : f.kind === 'too-large' ? tooLargeError(what, url, limits)
+      : f.timeout ? idleError(what, url, limits.idleMs ?? limits.deadlineMs)
+      : unreachableError(what, url, f.code, f.message);
+    if (triesElsewhere(error)) return { kind: 'next', error };
     throw error;
   }
   const answer: Answer = { status: f.status, text: '', ...f.headers };

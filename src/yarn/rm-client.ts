@@ -19,13 +19,14 @@
  *  - Every body is validated (rm-json.ts) before use: a broken RM yields a YarnCallError, never a
  *    TypeError in the caller.
  */
-import { AxiosInstance, AxiosResponse } from 'axios';
 import * as https from 'node:https';
 import { parseApplicationId, parseAttemptId } from '../model/ids';
+import { Clock, systemClock } from '../core/clock';
 import { Logger, silentLogger } from '../core/logger';
 import { RmAuthenticator, RmAuthorization, offersNegotiate } from './rm-auth';
-import { excerpt, httpError, isConnectionError, transportError, tryParseJson, createYarnHttp } from './http-errors';
-import { RmShapeError, parseApplication, parseAttempts, parseClusterInfo, parseClusterMetrics, parseContainers } from './rm-json';
+import { excerpt, httpError, tryParseJson } from './http-errors';
+import { PeerCallError, PeerFailure, PeerHttp, PeerLimits, triesElsewhere } from './peer-http';
+import { RmShapeError, parseApplication, parseAttempts, parseClusterInfo, parseClusterMetrics, parseContainers, parseNode } from './rm-json';
 import { OFF_THREAD_BYTES, fetchNodes, releaseIdleWorker } from './off-thread';
 import { Answer, caText, fromWorker, parseHere } from './rm-answer';
 import {
@@ -45,8 +46,18 @@ export interface RmClientOptions {
   addresses: string | string[];
   /** Simple-auth user sent as `?user.name=`; empty or absent = none. */
   user?: string;
-  /** Timeout of each HTTP request (one RM, one hop), ms. */
+  /** Deadline of each HTTP request (one RM, one hop), connect to last byte, ms. */
   timeoutMs?: number;
+  /** Times the deadlines (default: the system clock). */
+  clock?: Clock;
+  /**
+   * Largest answer accepted from the RM's lists (the node list, an application's attempts, an
+   * attempt's containers), bytes; default RM_MAX_LIST_BYTES. Its other answers are bounded by
+   * RM_MAX_SMALL_BYTES.
+   */
+  maxListBytes?: number;
+  /** Told of every call that got no complete answer, by kind (a metric). */
+  onFailure?: (failure: PeerFailure) => void;
   /** 307 hops followed per call before giving up (a redirect loop between two standbys). */
   maxRedirects?: number;
   logger?: Logger;
@@ -62,6 +73,17 @@ export interface RmClientOptions {
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * The RM's lists at 10,000 nodes: a real Hadoop 3.5 RM writes ~1.8 KB of JSON per node (resource
+ * informations of three kinds, utilisation, attributes): ~18 MB, with room for longer host names
+ * and more resource types (docs/operations.md).
+ */
+export const RM_MAX_LIST_BYTES = 32 * 1024 * 1024;
+/** /cluster/info, /cluster/metrics and one application: kilobytes (an application's diagnostics are capped by YARN at 64 K characters). */
+export const RM_MAX_SMALL_BYTES = 4 * 1024 * 1024;
+export const RM_MAX_LIST_KEY = 'cluster.resource-blocklist.yarn.max-answer-size';
+export const REQUEST_TIMEOUT_KEY = 'cluster.resource-blocklist.yarn.request-timeout';
 
 /** Normalises `host:port` to `http://host:port` and drops a trailing slash. */
 export function normaliseBaseUrl(address: string): string {
@@ -79,9 +101,13 @@ export function normaliseBaseUrl(address: string): string {
 
 export class ResourceManagerClient implements ResourceManagerReader {
   readonly addresses: string[];
-  private readonly http: AxiosInstance;
+  private readonly http: PeerHttp;
   private readonly user: string | undefined;
   private readonly timeoutMs: number;
+  private readonly clock: Clock;
+  private readonly listLimits: PeerLimits;
+  private readonly smallLimits: PeerLimits;
+  private readonly onFailure: ((failure: PeerFailure) => void) | undefined;
   private readonly maxRedirects: number;
   private readonly log: Logger;
   private readonly auth: RmAuthenticator | undefined;
@@ -110,7 +136,11 @@ export class ResourceManagerClient implements ResourceManagerReader {
     this.auth = opts.auth;
     this.offThread = opts.offThread ?? true;
     this.ca = caText(opts.httpsAgent);
-    this.http = createYarnHttp({ timeoutMs: this.timeoutMs, ...(opts.httpsAgent ? { httpsAgent: opts.httpsAgent } : {}) });
+    this.clock = opts.clock ?? systemClock;
+    this.listLimits = { deadlineMs: this.timeoutMs, deadlineKey: REQUEST_TIMEOUT_KEY, maxBytes: opts.maxListBytes ?? RM_MAX_LIST_BYTES, maxBytesKey: RM_MAX_LIST_KEY };
+    this.smallLimits = { deadlineMs: this.timeoutMs, deadlineKey: REQUEST_TIMEOUT_KEY, maxBytes: RM_MAX_SMALL_BYTES };
+    this.onFailure = opts.onFailure;
+    this.http = new PeerHttp({ clock: this.clock, limits: this.listLimits, ...(opts.onFailure ? { onFailure: opts.onFailure } : {}), ...(opts.httpsAgent ? { httpsAgent: opts.httpsAgent } : {}) });
   }
 
   /** The RM base URL tried first on the next call. */
@@ -119,11 +149,11 @@ export class ResourceManagerClient implements ResourceManagerReader {
   }
 
   async clusterInfo(): Promise<ClusterInfo> {
-    return this.shaped('cluster info', await this.get('/ws/v1/cluster/info'), parseClusterInfo);
+    return this.shaped('cluster info', await this.get('/ws/v1/cluster/info', 'small'), parseClusterInfo);
   }
 
   async clusterMetrics(): Promise<ClusterMetrics> {
-    const m = this.shaped('cluster metrics', await this.get('/ws/v1/cluster/metrics'), parseClusterMetrics);
+    const m = this.shaped('cluster metrics', await this.get('/ws/v1/cluster/metrics', 'small'), parseClusterMetrics);
     this.nodeCount = Math.max(m.totalNodes, m.activeNodes + m.decommissioningNodes + m.decommissionedNodes + m.lostNodes + m.unhealthyNodes + m.rebootedNodes + m.shutdownNodes);
     return m;
   }
@@ -148,7 +178,7 @@ export class ResourceManagerClient implements ResourceManagerReader {
   private async nodesAt(path: string): Promise<ClusterNode[]> {
     // About 350 bytes of JSON per node: below OFF_THREAD_BYTES the worker costs more than it saves.
     const expectBig = this.bigNodeList ?? (this.nodeCount === undefined || this.nodeCount * 350 >= OFF_THREAD_BYTES);
-    const a = await this.getAnswer(path, this.offThread && expectBig ? 'nodes' : 'text');
+    const a = await this.getAnswer(path, this.offThread && expectBig ? 'nodes' : 'list');
     const got = a.nodes ?? parseHere(a.text);
     const big = (a.bytes ?? Buffer.byteLength(a.text)) >= OFF_THREAD_BYTES;
     if (this.offThread && big !== this.bigNodeList) {
@@ -162,15 +192,28 @@ export class ResourceManagerClient implements ResourceManagerReader {
     });
   }
 
+  /** One node (a kilobyte or two, against megabytes for the list at 10,000 nodes); undefined on the RM's 404. */
+  async node(nodeId: string): Promise<ClusterNode | undefined> {
+    if (!/^(\[[0-9A-Fa-f:.]+\]|[^\s/?#:[\]%]+):\d{1,5}$/.test(nodeId)) throw new YarnCallError(`'${nodeId}' is not a NodeId (host:port)`, undefined, false);
+    let body: unknown;
+    try {
+      body = await this.get(`/ws/v1/cluster/nodes/${nodeId}`, 'small');
+    } catch (e) {
+      if (e instanceof YarnCallError && e.status === 404) return undefined;
+      throw e;
+    }
+    return this.shaped(`node ${nodeId}`, body, (b) => parseNode(typeof b === 'object' && b !== null ? (b as { node?: unknown }).node : undefined, 'node'));
+  }
+
   async application(appId: string): Promise<ApplicationInfo> {
     this.checkApp(appId);
-    const body = await this.get(`/ws/v1/cluster/apps/${appId}`);
+    const body = await this.get(`/ws/v1/cluster/apps/${appId}`, 'small');
     return this.shaped(`application ${appId}`, body, (b) => parseApplication(b, appId));
   }
 
   async attempts(appId: string): Promise<AttemptSummary[]> {
     this.checkApp(appId);
-    const body = await this.get(`/ws/v1/cluster/apps/${appId}/appattempts`);
+    const body = await this.get(`/ws/v1/cluster/apps/${appId}/appattempts`, 'list');
     return this.shaped(`attempts of ${appId}`, body, (b) => parseAttempts(b, appId));
   }
 
@@ -182,7 +225,7 @@ export class ResourceManagerClient implements ResourceManagerReader {
     if (app.ok && (a.value.application.clusterTimestamp !== app.value.clusterTimestamp || a.value.application.id !== app.value.id)) {
       throw new YarnCallError(`attempt ${attemptId} does not belong to ${appId}`, undefined, false);
     }
-    const body = await this.get(`/ws/v1/cluster/apps/${appId}/appattempts/${attemptId}/containers`);
+    const body = await this.get(`/ws/v1/cluster/apps/${appId}/appattempts/${attemptId}/containers`, 'list');
     return this.shaped(`containers of ${attemptId}`, body, parseContainers);
   }
 
@@ -255,21 +298,16 @@ export class ResourceManagerClient implements ResourceManagerReader {
     return u.toString();
   }
 
-  /** GET path, parsed as JSON (a body that is not JSON is a YarnCallError). */
-  private async get(path: string): Promise<unknown> {
-    const text = await this.getText(path);
+  /** GET path from the preferred RM (falling over to the others), parsed as JSON (a body that is not JSON is a YarnCallError). */
+  private async get(path: string, size: 'small' | 'list'): Promise<unknown> {
+    const text = (await this.getAnswer(path, size)).text;
     const body = tryParseJson(text);
     if (body === undefined) throw new YarnCallError(`RM GET ${path}: 200 but the body is not JSON: ${excerpt(text)}`, 200, true);
     return body;
   }
 
-  /** GET path from the preferred RM, falling over to the others on connection failure: the raw 2xx body. */
-  private async getText(path: string): Promise<string> {
-    return (await this.getAnswer(path, 'text')).text;
-  }
-
   /** The 2xx answer to GET path, from the preferred RM or the next that can be reached. */
-  private async getAnswer(path: string, how: 'text' | 'nodes'): Promise<Answer> {
+  private async getAnswer(path: string, how: How): Promise<Answer> {
     const n = this.addresses.length;
     const failures: string[] = [];
     let last: YarnCallError | undefined;
@@ -292,7 +330,7 @@ export class ResourceManagerClient implements ResourceManagerReader {
     throw new YarnCallError(`no ResourceManager reachable for GET ${path}: ${failures.join('; ')}`, last?.status, true);
   }
 
-  private async getFrom(base: string, path: string, how: 'text' | 'nodes'): Promise<{ kind: 'ok'; answer: Answer; answeredBy: number } | { kind: 'next'; error: YarnCallError }> {
+  private async getFrom(base: string, path: string, how: How): Promise<{ kind: 'ok'; answer: Answer; answeredBy: number } | { kind: 'next'; error: YarnCallError }> {
     let url = this.withUser(base + path);
     let answeredBy = this.addresses.indexOf(base);
     let reloggedIn = false;
@@ -340,31 +378,38 @@ export class ResourceManagerClient implements ResourceManagerReader {
 
   /**
    * One request, one answer: the node list through the worker when one runs (it fetches and
-   * parses), everything else — and the node list when no worker can start — with axios here. A
-   * connection failure is 'next' (another RM of the HA list may answer); other failures throw.
+   * parses), everything else — and the node list when no worker can start — on this thread. A
+   * connection failure, or no complete answer within the deadline, is 'next' (another RM of the
+   * HA list may answer); other failures throw.
    */
-  private async exchange(url: string, path: string, headers: Record<string, string>, how: 'text' | 'nodes'): Promise<{ kind: 'answer'; answer: Answer } | { kind: 'next'; error: YarnCallError }> {
+  private async exchange(url: string, path: string, headers: Record<string, string>, how: How): Promise<{ kind: 'answer'; answer: Answer } | { kind: 'next'; error: YarnCallError }> {
+    const what = `RM GET ${path}`;
     if (how === 'nodes') {
-      const f = await fetchNodes(url, { headers, timeoutMs: this.timeoutMs, ...(this.ca !== undefined ? { ca: this.ca } : {}) });
-      if (f !== undefined) return fromWorker(`RM GET ${path}`, url, f, this.timeoutMs);
+      const f = await fetchNodes(url, { headers, limits: this.listLimits, clock: this.clock, ...(this.ca !== undefined ? { ca: this.ca } : {}) });
+      if (f !== undefined) {
+        try {
+          const got = fromWorker(what, url, f, this.listLimits);
+          if (got.kind === 'next' && got.error instanceof PeerCallError) this.onFailure?.(got.error.failure);
+          return got;
+        } catch (e) {
+          if (e instanceof PeerCallError) this.onFailure?.(e.failure);
+          throw e;
+        }
+      }
     }
-    let res: AxiosResponse<unknown>;
     try {
-      res = await this.http.get<unknown>(url, Object.keys(headers).length ? { headers } : undefined);
+      const res = await this.http.request({ what, url, headers, ...(how === 'small' ? { limits: this.smallLimits } : {}) });
+      const { location, 'www-authenticate': negotiate } = res.headers;
+      return { kind: 'answer', answer: { status: res.status, text: res.text, ...(location !== undefined ? { location } : {}), ...(negotiate !== undefined ? { wwwAuthenticate: negotiate } : {}) } };
     } catch (e) {
-      const err = transportError(`RM GET ${path}`, url, e, this.timeoutMs);
-      if (isConnectionError(e)) return { kind: 'next', error: err };
-      throw err;
+      if (triesElsewhere(e)) return { kind: 'next', error: e as YarnCallError };
+      throw e;
     }
-    const text = typeof res.data === 'string' ? res.data : JSON.stringify(res.data) ?? '';
-    const location = res.headers['location'];
-    const negotiate = res.headers['www-authenticate'];
-    return {
-      kind: 'answer',
-      answer: { status: res.status, text, ...(typeof location === 'string' ? { location } : {}), ...(typeof negotiate === 'string' ? { wwwAuthenticate: negotiate } : {}) },
-    };
   }
 }
+
+/** Which bound an answer has, and who reads it: `nodes` is the node list for the worker. */
+type How = 'small' | 'list' | 'nodes';
 
 /** The host name of a URL as a Kerberos service principal names it: lower case, no port, no brackets. */
 export function hostOf(url: string): string {

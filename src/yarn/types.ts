@@ -104,6 +104,11 @@ export interface ResourceManagerReader {
    * (the shared cluster state) must not answer with one that lacks them if a fresher one can be had.
    */
   nodes(states?: readonly NodeState[], need?: { hosts: readonly string[] }): Promise<ClusterNode[]>;
+  /**
+   * One node by its NodeId (host:port, GET /ws/v1/cluster/nodes/{nodeid}); undefined when the RM
+   * knows no such node. Absent: the reader can only list (callers then read the list).
+   */
+  node?(nodeId: string): Promise<ClusterNode | undefined>;
   application(appId: string): Promise<ApplicationInfo>;
   attempts(appId: string): Promise<AttemptSummary[]>;
   containers(appId: string, attemptId: string): Promise<AppContainer[]>;

@@ -127,7 +127,10 @@ describe('shared cluster state: one elected sidecar reads the RM for all (real Z
     const ms = ['a', 'b', 'c'].map((n) => member(n));
     await until('a leader', () => leaders().length === 1 && members.every((m) => m.share.election.role !== 'candidate'), 10_000);
     const leader = leaders()[0];
-    await until('the leader published both readings', () => leader.share.stats().rmReads.metrics > 0 && leader.share.stats().rmReads.nodes > 0, 5000);
+    await until('the leader published the node counts', () => leader.share.stats().rmReads.metrics > 0, 5000);
+    // The node list is read only when a sidecar needs it (#31.8): nobody has asked yet.
+    assert.equal(leader.rm.nodesCalls, 0, 'the leader read the node list on its own');
+    await znodeExists(ms.find((m) => m !== leader) as Member, 'metrics');
     const expected = await new ResourceManagerClient({ addresses: sim!.rmUrl }).clusterMetrics();
     for (const m of ms.filter((x) => x !== leader)) {
       const got = await m.share.reader.clusterMetrics();
@@ -137,6 +140,7 @@ describe('shared cluster state: one elected sidecar reads the RM for all (real Z
       assert.equal(m.rm.metricsCalls + m.rm.nodesCalls, 0, `${m.name} read the RM itself`);
       assert.ok(m.share.stats().sharedAnswers.metrics >= 1 && m.share.stats().sharedAnswers.nodes >= 1);
     }
+    assert.equal(leader.rm.nodesCalls, 1, 'one node list read, asked for by the first follower, answered both');
     // Three intervals of leadership: the leader keeps reading on its own schedule, the others still never.
     const before = leader.rm.metricsCalls;
     await sleep(3 * METRICS_MS + 200);
@@ -153,11 +157,10 @@ describe('shared cluster state: one elected sidecar reads the RM for all (real Z
     await until('a leader', () => leaders().length === 1 && members.every((m) => m.share.election.role !== 'candidate'), 10_000);
     const leader = leaders()[0];
     const [b, c] = ms.filter((m) => m !== leader);
-    await until('a shared node list', () => leader.share.stats().rmReads.nodes > 0, 5000);
-    // The leader counts its read before its publish lands: wait for the znode, or the follower
-    // (rightly) reads the RM itself.
-    await znodeExists(b, 'nodes');
+    // Nobody has read the list yet: the follower's first need asks the leader for it.
     assert.equal((await b.share.reader.nodes()).length, 39);
+    assert.equal(b.rm.nodesCalls, 0, 'the follower did not read the RM itself');
+    assert.equal(leader.rm.nodesCalls, 1);
     // The host joins the cluster; the shared list does not have it yet.
     for (const m of ms) m.rm.hidden.delete(newHost);
     await sleep(METRICS_MS + 50); // older than the refresh interval: worth a fresh read

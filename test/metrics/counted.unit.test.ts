@@ -30,6 +30,16 @@ describe('metrics: RM calls and the detector cap', () => {
     assert.match(text, /blocklist_rm_requests_total\{call="attempts",result="success"\} 1/);
     assert.match(text, /blocklist_rm_requests_total\{call="nodes",result="failure"\} 1/);
     assert.match(text, /blocklist_rm_requests_total\{call="containers",result="failure"\} 0/, 'every call is there from the start');
+    assert.equal(counted.node, undefined, 'a reader without single nodes gets none (the engine then reads the list)');
+  });
+
+  it('passes single-node reads through and counts them (#31.8: without, every refresh read the whole list)', async () => {
+    const registry = new Registry();
+    const requests = new Counter({ name: 'blocklist_rm_requests_total', help: 'h', labelNames: ['call', 'result'] as const, registers: [registry] });
+    const rm = { node: async (id: string) => ({ id, host: 'h1' }) } as unknown as ResourceManagerReader;
+    const counted = countedResourceManager(rm, requests);
+    assert.deepEqual(await counted.node?.('h1:8041'), { id: 'h1:8041', host: 'h1' });
+    assert.match(await registry.metrics(), /blocklist_rm_requests_total\{call="node",result="success"\} 1/);
   });
 
   it('the detector cap gauges read its last report, and nothing before it', async () => {

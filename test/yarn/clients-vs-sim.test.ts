@@ -72,6 +72,16 @@ describe('yarn clients against the simulator over real HTTP', () => {
     assert.ok(listBytes > 10 * metricsBytes, `node list ${listBytes} B`);
   });
 
+  it('RM client: one node by its NodeId (GET /ws/v1/cluster/nodes/{nodeid}); a NodeId the RM does not know is undefined, a bad one refused', async () => {
+    const rm = new ResourceManagerClient({ addresses: sim.rmUrl });
+    sim.cluster.setNodeState('node0005.sim.local', 'LOST');
+    const id = sim.cluster.node('node0005.sim.local')?.nodeId ?? '';
+    const n = await rm.node(id);
+    assert.deepEqual({ host: n?.host, state: n?.state, id: n?.id }, { host: 'node0005.sim.local', state: 'LOST', id });
+    assert.equal(await rm.node('ghost.example.com:8041'), undefined);
+    await assert.rejects(rm.node('node0005.sim.local'), /not a NodeId/);
+  });
+
   it('RM client: a single live container arrives as a bare object and still parses', async () => {
     await sim.close();
     sim = await startSimulator({ port: 0, nodes: 3, containers: 0, tickMs: 0 });

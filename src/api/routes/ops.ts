@@ -2,13 +2,17 @@
 import { FastifyInstance } from 'fastify';
 import { ApiDeps } from '../deps';
 import { sendErrors } from '../errors';
-import { sidecarStatus } from '../status-presenter';
+import { sidecarStatus, syncStall } from '../status-presenter';
 
 export async function opsRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   // ?nodes=true adds the cluster's nodes (the console's picture); `now` is the sidecar's clock.
   const statusQuery = { type: 'object', properties: { nodes: { type: 'string', enum: ['true', 'false', ''] } } } as const;
   app.get<{ Querystring: { nodes?: string } }>('/status', { schema: { querystring: statusQuery } }, async (req) => ({
-    ...sidecarStatus(deps.sync.view(), deps.clock.now(), { nodes: req.query.nodes === 'true' || req.query.nodes === '' }),
+    ...sidecarStatus(deps.sync.view(), deps.clock.now(), {
+      nodes: req.query.nodes === 'true' || req.query.nodes === '',
+      ...(deps.sync.progress ? { progress: deps.sync.progress() } : {}),
+      ...(deps.syncStallLimitMs !== undefined ? { stallLimitMs: deps.syncStallLimitMs } : {}),
+    }),
     // Stored rows that cannot be decoded: not enforced, until removed (DELETE / blocklist unblock).
     quarantined: deps.store.quarantined?.() ?? [],
     now: deps.clock.now(),
@@ -30,6 +34,8 @@ export async function opsRoutes(app: FastifyInstance, deps: ApiDeps): Promise<vo
       problems.push(`store unreachable: ${(e as Error).message}`);
     }
     if (!deps.sync.synced()) problems.push('no successful sync with YARN yet');
+    const stalled = syncStall(deps.sync.progress?.(), deps.sync.view(), deps.clock.now(), deps.syncStallLimitMs ?? 0);
+    if (stalled !== undefined) problems.push(stalled);
     if (problems.length) return sendErrors(reply, 503, problems);
     return { status: 'ready' };
   });

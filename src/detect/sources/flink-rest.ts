@@ -10,9 +10,10 @@
  * holds none of the entries seen before and the history is full, the ones in between were lost;
  * that is logged and counted (blocklist_detector_missed_total{source="flink"}).
  */
-import { AxiosInstance } from 'axios';
 import * as https from 'node:https';
-import { createYarnHttp, excerpt, transportError, tryParseJson } from '../../yarn/http-errors';
+import { Clock } from '../../core/clock';
+import { excerpt, tryParseJson } from '../../yarn/http-errors';
+import { PeerFailure, PeerHttp, PeerLimits } from '../../yarn/peer-http';
 import { parseContainerId } from '../../model/ids';
 import { FlinkException, FlinkHistoryEntry, parseExceptions, parseJobsOverview, signatureOf } from '../flink-json';
 import { DetectorSource, SourceContext, SourceReport } from '../source';
@@ -22,7 +23,13 @@ import { Failure } from '../types';
 export interface FlinkRestSourceOptions {
   /** http://host:port of the JobManager's REST endpoint. */
   address: string;
+  /** Deadline of each call, connect to last byte, ms. */
   timeoutMs?: number;
+  /** Largest answer accepted (a job's exception history: stack traces), bytes; default FLINK_MAX_ANSWER_BYTES. */
+  maxAnswerBytes?: number;
+  clock?: Clock;
+  /** Told of every call that got no complete answer, by kind (a metric). */
+  onFailure?: (failure: PeerFailure) => void;
   httpsAgent?: https.Agent;
   /** What the JobManager keeps (web.exception-history-size); a full history may hide entries. */
   historySize?: number;
@@ -47,11 +54,20 @@ function readCursor(c: JsonValue | undefined): Record<string, JobCursor> {
 }
 const ACTIVE = new Set(['RESTARTING', 'FAILING', 'INITIALIZING']);
 
+/**
+ * A job's exception history is the JobManager's biggest answer: up to 16 entries, each a root
+ * failure with its concurrent ones, each with a stack trace of a few to tens of kilobytes.
+ */
+export const FLINK_MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+export const FLINK_MAX_ANSWER_KEY = 'cluster.resource-blocklist.detector.flink.max-answer-size';
+/** GET /config: a few hundred bytes. */
+const CONFIG_MAX_BYTES = 64 * 1024;
+
 export class FlinkRestSource implements DetectorSource {
   readonly name = 'flink';
   readonly baseUrl: string;
-  private readonly http: AxiosInstance;
-  private readonly timeoutMs: number;
+  private readonly http: PeerHttp;
+  private readonly configLimits: PeerLimits;
   private readonly historySize: number;
   /** The Flink version the JobManager reports (for GET /detector), once read. */
   flinkVersion: string | undefined;
@@ -61,14 +77,21 @@ export class FlinkRestSource implements DetectorSource {
     const withScheme = /^https?:\/\//i.test(a) ? a : `http://${a}`;
     const u = new URL(withScheme);
     this.baseUrl = `${u.protocol}//${u.host}`;
-    this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.historySize = opts.historySize ?? 16;
-    this.http = createYarnHttp({ timeoutMs: this.timeoutMs, baseURL: this.baseUrl, ...(opts.httpsAgent ? { httpsAgent: opts.httpsAgent } : {}) });
+    const deadline = { deadlineMs: opts.timeoutMs ?? 10_000, deadlineKey: 'cluster.resource-blocklist.yarn.request-timeout' };
+    this.configLimits = { ...deadline, maxBytes: CONFIG_MAX_BYTES };
+    this.http = new PeerHttp({
+      baseURL: this.baseUrl,
+      limits: { ...deadline, maxBytes: opts.maxAnswerBytes ?? FLINK_MAX_ANSWER_BYTES, maxBytesKey: FLINK_MAX_ANSWER_KEY },
+      ...(opts.clock ? { clock: opts.clock } : {}),
+      ...(opts.onFailure ? { onFailure: opts.onFailure } : {}),
+      ...(opts.httpsAgent ? { httpsAgent: opts.httpsAgent } : {}),
+    });
   }
 
   async poll(ctx: SourceContext): Promise<SourceReport> {
     if (this.flinkVersion === undefined) {
-      const cfg = await this.get('/config').catch(() => undefined);
+      const cfg = await this.get('/config', this.configLimits).catch(() => undefined);
       if (isObj(cfg) && typeof cfg['flink-version'] === 'string') this.flinkVersion = cfg['flink-version'];
     }
     const jobs = parseJobsOverview(await this.get('/jobs/overview'));
@@ -102,17 +125,12 @@ export class FlinkRestSource implements DetectorSource {
     return { failures, unattributed, cursor: { jobs: after as unknown as JsonValue } };
   }
 
-  private async get(path: string): Promise<unknown> {
+  private async get(path: string, limits?: PeerLimits): Promise<unknown> {
     const what = `Flink JobManager GET ${path}`;
-    let res;
-    try {
-      res = await this.http.get<unknown>(path);
-    } catch (e) {
-      throw transportError(what, this.baseUrl + path, e, this.timeoutMs);
-    }
-    const body = tryParseJson(res.data);
+    const res = await this.http.request({ what, url: path, ...(limits ? { limits } : {}) });
+    const body = tryParseJson(res.text);
     if (res.status < 200 || res.status >= 300) {
-      const errs = isObj(body) && Array.isArray(body.errors) ? body.errors.join('; ') : excerpt(res.data);
+      const errs = isObj(body) && Array.isArray(body.errors) ? body.errors.join('; ') : excerpt(res.text);
       throw new Error(`${what}: ${res.status} ${errs}`);
     }
     return body;
