@@ -1,0 +1,48 @@
+package io.github.flinkyarnblocklist.flinkyarn;
+
+import java.time.Duration;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.PipelineOptions;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.runtime.jobgraph.JobGraph;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+
+/** The jobs the rig runs in the session (their classes reach the containers through the dist jar's class path). */
+final class Jobs {
+  static final String STREAM = "blocklist-stream";
+
+  private Jobs() {}
+
+  /**
+   * A streaming job that never ends: parallelism 3 (one slot per TaskManager, so each NodeManager
+   * hosts one subtask), a rebalance so every TaskManager exchanges data with every other (a lost
+   * one fails its peers' channels at once), checkpoints every 2 s, a fixed-delay restart strategy.
+   */
+  static JobGraph stream() {
+    Configuration conf = new Configuration();
+    conf.set(PipelineOptions.NAME, STREAM);
+    conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+    conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, Integer.MAX_VALUE);
+    conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofSeconds(1));
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+    env.setParallelism(3);
+    env.enableCheckpointing(2000);
+    env.fromSequence(0, Long.MAX_VALUE).name("numbers")
+        .rebalance()
+        .map(new Slow()).name("slow")
+        .sinkTo(new DiscardingSink<>()).name("discard");
+    return env.getStreamGraph().getJobGraph(Jobs.class.getClassLoader(), new JobID());
+  }
+
+  /** A few hundred records a second per subtask: the job stays cheap on 2 cores. */
+  static final class Slow implements MapFunction<Long, Long> {
+    @Override
+    public Long map(Long v) throws Exception {
+      Thread.sleep(5);
+      return v;
+    }
+  }
+}
