@@ -27,9 +27,17 @@ if is_flink_am "$@"; then
   log_dir="${LOG_DIRS:-.}"
   log_dir="${log_dir%%,*}"
   if [ -x "$home/scripts/launch-in-am.sh" ] || [ -f "$home/scripts/launch-in-am.sh" ]; then
-    # Its own session is not needed: YARN ends the container's whole process group with it.
     bash "$home/scripts/launch-in-am.sh" >>"$log_dir/blocklist-sidecar.log" 2>&1 </dev/null &
-    echo "flink-am-wrapper: blocklist sidecar started (pid $!, log $log_dir/blocklist-sidecar.log)" >&2
+    sidecar=$!
+    echo "flink-am-wrapper: blocklist sidecar started (pid $sidecar, log $log_dir/blocklist-sidecar.log)" >&2
+    # The sidecar ends with the JobManager. This shell's pid becomes Flink's JVM below (exec); a
+    # JobManager that dies (kill -9, a crash) leaves its container's other processes running unless
+    # the NodeManager confines them, and the next attempt's sidecar must not meet this one.
+    am=$$
+    (
+      while kill -0 "$am" 2>/dev/null; do sleep 1; done
+      kill -TERM "$sidecar" 2>/dev/null
+    ) </dev/null >/dev/null 2>&1 &
   else
     echo "flink-am-wrapper: no $home/scripts/launch-in-am.sh; Flink starts without the blocklist sidecar" >&2
   fi

@@ -77,6 +77,8 @@ final class FlinkSession {
     c.setString("taskmanager.memory.jvm-metaspace.size", "128m");
     c.setString("taskmanager.numberOfTaskSlots", "1");
     c.setString("yarn.application.name", "blocklist-flink-session");
+    // Without HA Flink asks YARN for one attempt only; the failover check needs a second.
+    c.setString("yarn.application-attempts", "4");
     c.setString("env.java.opts.all", "-Djdk.net.hosts.file=" + hostsFile + " -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto");
     c.setString("yarn.flink-dist-jar", distJar().toString());
     c.setString(YarnConfigOptionsInternal.APPLICATION_LOG_CONFIG_FILE.key(), logConfig().toString());
