@@ -121,11 +121,12 @@ function suite(line: FlinkYarnLine, full: boolean): void {
       const onY = app.taskManagers.filter((t) => t.host === y).map((t) => t.containerId);
       const t0 = await block(y, EVACUATE);
       const released = await waitForFlinkApp(rig, `${y}'s TaskManagers released`, (a) => a.taskManagers.every((t) => !onY.includes(t.containerId)) && a.schedulerBlacklist.includes(y), 60_000);
+      const releasedMs = Date.now() - t0;
       assert.ok(released.schedulerBlacklist.includes(blockedX));
       const j = await waitForFlinkJob(rig, rig.streamJobId, `the job RUNNING again with nothing on ${y}`, (x) => allRunning(x) && !jobHosts(x).has(y));
       const ms = Date.now() - t0;
       const limit = killRecoveryMs === undefined ? '' : `; the same job's recovery from kill -9 ${seconds(killRecoveryMs)}, ratio ${(ms / killRecoveryMs).toFixed(2)}x (goal <= 1.2x)`;
-      figure(`PUT EVACUATE -> job RUNNING again elsewhere: ${seconds(ms)}${limit}`);
+      figure(`PUT EVACUATE -> job RUNNING again elsewhere: ${seconds(ms)} (${seconds(releasedMs)} to the container's release, one AM heartbeat at most)${limit}`);
       const now = await flinkApp(rig);
       assert.ok(!tmHosts(now).includes(y), `no TaskManager on ${y}`);
       const fresh = now.taskManagers.filter((t) => !app.taskManagers.some((o) => o.containerId === t.containerId));
