@@ -30,9 +30,9 @@ if is_flink_am "$@"; then
     bash "$home/scripts/launch-in-am.sh" >>"$log_dir/blocklist-sidecar.log" 2>&1 </dev/null &
     sidecar=$!
     echo "flink-am-wrapper: blocklist sidecar started (pid $sidecar, log $log_dir/blocklist-sidecar.log)" >&2
-    # The sidecar ends with the JobManager. This shell's pid becomes Flink's JVM below (exec); a
-    # JobManager that dies (kill -9, a crash) leaves its container's other processes running unless
-    # the NodeManager confines them, and the next attempt's sidecar must not meet this one.
+    # The sidecar ends with the JobManager (this shell's pid becomes Flink's JVM below, by exec),
+    # whatever the NodeManager does with a dead container's other processes: it must never meet
+    # the next attempt's sidecar.
     am=$$
     (
       while kill -0 "$am" 2>/dev/null; do sleep 1; done

@@ -23,6 +23,14 @@ const EVACUATE = 'MARK_BLOCKED_AND_EVACUATE_TASKS';
 const AM_HEARTBEAT_IDLE_MS = 5000;
 const AM_HEARTBEAT_PENDING_MS = 500;
 
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 const figure = (text: string): void => console.log(`      figure: ${text}`);
 
@@ -154,6 +162,11 @@ function suite(line: FlinkYarnLine, full: boolean): void {
         120_000,
       );
       assert.notEqual(next.amContainer?.containerId, app.amContainer!.containerId);
+      // The first attempt's sidecar ended with its JobManager (the wrapper named its pid in the container's stderr).
+      const err = fs.readFileSync(path.join(rig.workDir, 'yarn', `nm${rig.nodes.indexOf(app.amContainer!.host) + 1}`, 'log', app.applicationId, app.amContainer!.containerId, 'jobmanager.err'), 'utf8');
+      const pid = Number(/blocklist sidecar started \(pid (\d+)/.exec(err)?.[1]);
+      assert.ok(pid > 0, err.slice(0, 500));
+      await until(`attempt 1's sidecar (pid ${pid}) gone`, 10_000, async () => (alive(pid) ? undefined : true));
       await unblock(x);
       await unblock(w);
       await waitForFlinkApp(rig, "attempt 2's blacklist emptied by its sidecar", (a) => a.schedulerBlacklist.length === 0, 30_000);

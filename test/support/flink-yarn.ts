@@ -121,6 +121,8 @@ export function deployKeys(p: DeployPlace): Record<string, string> {
     'flink.yarn.resourcemanager.scheduler.address': `\${env.NM_HOST}:${p.amrmProxyPort}`,
     'yarn.container-start-command-template': 'bash flink-am-wrapper.sh %java% %jvmmem% %jvmopts% %logging% %class% %args% %redirects%',
     'yarn.ship-files': path.join(p.blocklistHome, 'scripts', 'flink-am-wrapper.sh'),
+    // This application opts in to the interceptor (decisions.md, intercept: the AM container's environment).
+    [`${env}BLOCKLIST_AMRM_PROXY`]: 'true',
     [`${env}BLOCKLIST_HOME`]: p.blocklistHome,
     [`${env}HADOOP_CONF_DIR`]: p.hadoopConfDir,
     [`${env}BLOCKLIST_REST_PORT`]: String(p.sidecarPort),
