@@ -129,6 +129,8 @@ export function deployKeys(p: DeployPlace): Record<string, string> {
     [`${env}BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_STORE_SQLITE_PATH`]: p.storeFile,
     [`${env}BLOCKLIST_LOG_AUDIT_FILE`]: p.auditFile,
     // The checks hold two of the three nodes blocked at once; the default 0.33 allows one here.
+    // A full resync every 2 s (default 5 min), so a check can wait for one.
+    [`${env}BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_FULL_RESYNC_INTERVAL`]: '2 s',
     [`${env}BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_MAX_BLOCKED_FRACTION`]: '0.7',
   };
 }
@@ -194,6 +196,11 @@ async function control<T>(rig: FlinkYarnRig, method: 'GET' | 'POST', p: string):
   const text = await res.text();
   if (res.status !== 200) throw new Error(`rig control ${method} ${p}: ${res.status} ${text}`);
   return JSON.parse(text) as T;
+}
+
+/** Submits the batch job whose hanging attempt makes Flink's speculative execution block its node. */
+export function submitSlowBatch(rig: FlinkYarnRig): Promise<{ jobId: string }> {
+  return control(rig, 'POST', '/flink/jobs/slow-batch');
 }
 
 export function flinkApp(rig: FlinkYarnRig): Promise<FlinkApp> {

@@ -83,6 +83,12 @@ final class FlinkSession {
     c.setString("yarn.flink-dist-jar", distJar().toString());
     c.setString(YarnConfigOptionsInternal.APPLICATION_LOG_CONFIG_FILE.key(), logConfig().toString());
     c.setString("yarn.staging-directory", work.resolve("staging").toUri().toString());
+    // Speculative execution for batch jobs (Jobs.slowBatch): a slow attempt's node is blocked for an
+    // hour once the other subtask of two finished and it ran 1 s longer than 1.5x that one's time.
+    c.setString("execution.batch.speculative.enabled", "true");
+    c.setString("execution.batch.speculative.block-slow-node-duration", "1 h");
+    c.setString("slow-task-detector.execution-time.baseline-ratio", "0.5");
+    c.setString("slow-task-detector.execution-time.baseline-lower-bound", "1 s");
     for (Map.Entry<String, String> e : user.entrySet()) c.setString(e.getKey(), e.getValue());
     return c;
   }

@@ -180,6 +180,11 @@ public final class FlinkYarnRig {
       reply(ex, 200, yarn.kill(flink.applicationId(), attempt, q.get("container")));
       return;
     }
+    // POST /flink/jobs/slow-batch: the batch job whose slow attempt makes Flink block a node itself.
+    if (path.equals("/flink/jobs/slow-batch") && method.equals("POST")) {
+      reply(ex, 200, Map.of("jobId", flink.submit(Jobs.slowBatch()).toString()));
+      return;
+    }
     reply(ex, 404, Map.of("errors", List.of("no such control endpoint: " + method + " " + path)));
   }
 

@@ -2,7 +2,11 @@ package io.github.flinkyarnblocklist.flinkyarn;
 
 import java.time.Duration;
 import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.RuntimeExecutionMode;
 import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.functions.RichMapFunction;
+import org.apache.flink.configuration.ExecutionOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.PipelineOptions;
 import org.apache.flink.configuration.RestartStrategyOptions;
@@ -13,6 +17,7 @@ import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 /** The jobs the rig runs in the session (their classes reach the containers through the dist jar's class path). */
 final class Jobs {
   static final String STREAM = "blocklist-stream";
+  static final String SLOW_BATCH = "blocklist-slow-batch";
 
   private Jobs() {}
 
@@ -42,6 +47,45 @@ final class Jobs {
     @Override
     public Long map(Long v) throws Exception {
       Thread.sleep(5);
+      return v;
+    }
+  }
+
+  /**
+   * A batch job whose first attempt of one map subtask hangs: Flink's slow-task detector (the
+   * session's speculative-execution keys, FlinkSession) blocks that attempt's node, and the
+   * next TaskManager Flink asks for carries the block to YARN through Flink's own AMRMClient. The
+   * speculative attempt is quick, so the job finishes.
+   */
+  static JobGraph slowBatch() {
+    Configuration conf = new Configuration();
+    conf.set(PipelineOptions.NAME, SLOW_BATCH);
+    conf.set(ExecutionOptions.RUNTIME_MODE, RuntimeExecutionMode.BATCH);
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+    env.setParallelism(2);
+    env.fromSequence(0, 99).name("numbers")
+        .rebalance()
+        .map(new HangsOnce()).name("hangs-once")
+        // A wider last stage: once the speculative attempt has ended the slow one, the job asks
+        // for more TaskManagers, and Flink's YARN driver hands YARN its blocked nodes only with a
+        // container request (the speculative attempt itself may take a slot already there).
+        .sinkTo(new DiscardingSink<>()).name("discard").setParallelism(3);
+    return env.getStreamGraph().getJobGraph(Jobs.class.getClassLoader(), new JobID());
+  }
+
+  /** Subtask 0's first attempt sleeps 10 minutes before its first record; every other attempt is quick. */
+  static final class HangsOnce extends RichMapFunction<Long, Long> {
+    private transient boolean hang;
+
+    @Override
+    public void open(OpenContext ctx) {
+      hang = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0
+          && getRuntimeContext().getTaskInfo().getAttemptNumber() == 0;
+    }
+
+    @Override
+    public Long map(Long v) throws Exception {
+      if (hang) Thread.sleep(600_000);
       return v;
     }
   }
