@@ -62,10 +62,10 @@ final class Jobs {
     conf.set(PipelineOptions.NAME, SLOW_BATCH);
     conf.set(ExecutionOptions.RUNTIME_MODE, RuntimeExecutionMode.BATCH);
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-    env.setParallelism(2);
-    env.fromSequence(0, 99).name("numbers")
+    // Set on each operator: the adaptive batch scheduler decides a parallelism that is not.
+    env.fromSequence(0, 99).name("numbers").setParallelism(2)
         .rebalance()
-        .map(new HangsOnce()).name("hangs-once")
+        .map(new HangsOnce()).name("hangs-once").setParallelism(2)
         // A wider last stage: once the speculative attempt has ended the slow one, the job asks
         // for more TaskManagers, and Flink's YARN driver hands YARN its blocked nodes only with a
         // container request (the speculative attempt itself may take a slot already there).
