@@ -15,7 +15,7 @@ import { cliMain } from '../support/paths';
 import { until } from '../support/real-yarn';
 import { http } from '../support/sidecar';
 import {
-  FlinkApp, FlinkJob, FlinkYarnLine, FlinkYarnRig, allRunning, flinkApp, flinkJob, flinkYarn, killContainer, requireFlinkYarn, stopFlinkYarn, submitSlowBatch, waitForFlinkApp, waitForFlinkJob,
+  FlinkApp, FlinkJob, FlinkYarnLine, FlinkYarnRig, allRunning, flinkApp, flinkJob, flinkYarn, killContainer, requireFlinkYarn, startNeighbour, neighbourApp, stopFlinkYarn, submitSlowBatch, waitForFlinkApp, waitForFlinkJob,
 } from '../support/flink-yarn';
 
 const EVACUATE = 'MARK_BLOCKED_AND_EVACUATE_TASKS';
@@ -165,6 +165,25 @@ function suite(line: FlinkYarnLine, full: boolean): void {
         const after = await flinkApp(rig);
         assert.ok(after.schedulerBlacklist.includes(h), `Flink's own entry ${h} stays: ${JSON.stringify(after.schedulerBlacklist)}`);
         assert.ok(allRunning(await job()), 'the streaming job runs on');
+      });
+    }
+
+    if (full) {
+      it('a plain AM on the same NodeManagers is untouched: its own entry alone on its blacklist, none of the sidecar\'s blocks', async () => {
+        const own = 'neighbour-own.blocklist.test';
+        await startNeighbour(rig, own);
+        await until('the plain AM registered with its own entry', 60_000, async () => {
+          const n = await neighbourApp(rig);
+          return n.attemptState === 'RUNNING' && n.schedulerBlacklist?.includes(own) ? n : undefined;
+        });
+        const x = rig.nodes[0];
+        await block(x);
+        await waitForFlinkApp(rig, `${x} on Flink's blacklist`, (a) => a.schedulerBlacklist.includes(x), 30_000);
+        const n = await neighbourApp(rig);
+        assert.deepEqual(n.schedulerBlacklist, [own], "the neighbour's blacklist is its own");
+        await unblock(x);
+        await waitForFlinkApp(rig, `${x} off Flink's blacklist`, (a) => !a.schedulerBlacklist.includes(x), 30_000);
+        assert.deepEqual((await neighbourApp(rig)).schedulerBlacklist, [own]);
       });
     }
 

@@ -85,15 +85,25 @@ export function requireFlinkYarn(ctx: Mocha.Context, line: FlinkYarnLine): void 
   ctx.skip();
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address() as net.AddressInfo;
-      s.close(() => resolve(a.port));
-    });
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
   });
+}
+
+/**
+ * A port free now and below Linux's ephemeral range (32768-60999): it is bound seconds later by
+ * another process (the NodeManagers, the sidecar in the AM), and a port picked from the ephemeral
+ * range was meanwhile handed to the rig's own listener on port 0 (the sidecar then met EADDRINUSE).
+ */
+async function fixedPort(): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await canListen(port)) return port;
+  }
+  throw new Error('no free port in 20000-31999');
 }
 
 export interface DeployPlace {
@@ -170,10 +180,10 @@ async function launch(line: FlinkYarnLine): Promise<FlinkYarnRig> {
   fs.mkdirSync(work);
   fs.mkdirSync(durable);
   const place: DeployPlace = {
-    amrmProxyPort: await freePort(),
+    amrmProxyPort: await fixedPort(),
     blocklistHome: repoRoot,
     hadoopConfDir: path.join(work, 'hadoop-conf'),
-    sidecarPort: await freePort(),
+    sidecarPort: await fixedPort(),
     storeFile: path.join(durable, 'blocklist.db'),
     auditFile: path.join(durable, 'audit.jsonl'),
   };
@@ -196,6 +206,24 @@ async function control<T>(rig: FlinkYarnRig, method: 'GET' | 'POST', p: string):
   const text = await res.text();
   if (res.status !== 200) throw new Error(`rig control ${method} ${p}: ${res.status} ${text}`);
   return JSON.parse(text) as T;
+}
+
+/** What the RM holds for the plain AM beside Flink (not opted in), and the hand-offs the interceptor wrote it. */
+export interface NeighbourApp {
+  applicationId: string | null;
+  state?: string;
+  attemptState?: string | null;
+  schedulerBlacklist?: string[];
+  handoffFiles?: string[];
+}
+
+/** Starts (once) a plain AM on the same NodeManagers with `ownHost` on its own blacklist. */
+export function startNeighbour(rig: FlinkYarnRig, ownHost: string): Promise<NeighbourApp> {
+  return control(rig, 'POST', `/neighbour?own=${encodeURIComponent(ownHost)}`);
+}
+
+export function neighbourApp(rig: FlinkYarnRig): Promise<NeighbourApp> {
+  return control(rig, 'GET', '/neighbour');
 }
 
 /** Submits the batch job whose hanging attempt makes Flink's speculative execution block its node. */

@@ -36,13 +36,17 @@ public final class FlinkYarnRig {
   private final MiniYarn yarn;
   private final FlinkSession flink;
   private final Map<String, String> ipOf;
+  private final Neighbour neighbour;
+  private final String hostsFile;
   private JobID streamJob;
   private volatile boolean ready;
 
-  private FlinkYarnRig(MiniYarn yarn, FlinkSession flink, Map<String, String> ipOf) {
+  private FlinkYarnRig(Path work, MiniYarn yarn, FlinkSession flink, String hostsFile) throws IOException {
     this.yarn = yarn;
     this.flink = flink;
-    this.ipOf = ipOf;
+    this.hostsFile = hostsFile;
+    this.ipOf = hosts(hostsFile);
+    this.neighbour = new Neighbour(work, yarn, flink.yarn());
   }
 
   public static void main(String[] args) throws Exception {
@@ -62,7 +66,7 @@ public final class FlinkYarnRig {
     yarn.writeClientSite(work.resolve("hadoop-conf"));
     long yarnMs = System.currentTimeMillis() - t0;
     FlinkSession flink = new FlinkSession(work, yarn.conf());
-    FlinkYarnRig rig = new FlinkYarnRig(yarn, flink, hosts(hostsFile));
+    FlinkYarnRig rig = new FlinkYarnRig(work, yarn, flink, hostsFile);
     flink.deploy(flink.configuration(hostsFile, user));
     long deployMs = System.currentTimeMillis() - t0;
     rig.streamJob = flink.submit(Jobs.stream());
@@ -183,6 +187,11 @@ public final class FlinkYarnRig {
     // POST /flink/jobs/slow-batch: the batch job whose slow attempt makes Flink block a node itself.
     if (path.equals("/flink/jobs/slow-batch") && method.equals("POST")) {
       reply(ex, 200, Map.of("jobId", flink.submit(Jobs.slowBatch()).toString()));
+      return;
+    }
+    // POST /neighbour?own=<host>: start the plain AM beside Flink; GET /neighbour: what YARN holds for it.
+    if (path.equals("/neighbour")) {
+      reply(ex, 200, method.equals("POST") ? neighbour.start(hostsFile, q.getOrDefault("own", "")) : neighbour.state());
       return;
     }
     reply(ex, 404, Map.of("errors", List.of("no such control endpoint: " + method + " " + path)));

@@ -112,6 +112,10 @@ final class MiniYarn {
     }
   }
 
+  int amrmProxyPort() {
+    return amrmProxyPort;
+  }
+
   /** The RM's live configuration (its addresses as bound). */
   YarnConfiguration conf() {
     return new YarnConfiguration(cluster.getResourceManager().getConfig());
