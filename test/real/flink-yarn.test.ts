@@ -171,12 +171,14 @@ function suite(line: FlinkYarnLine, full: boolean): void {
     if (full) {
       it('a plain AM on the same NodeManagers is untouched: its own entry alone on its blacklist, none of the sidecar\'s blocks', async () => {
         const own = 'neighbour-own.blocklist.test';
+        const before = await flinkApp(rig);
         await startNeighbour(rig, own);
         await until('the plain AM registered with its own entry', 60_000, async () => {
           const n = await neighbourApp(rig);
           return n.attemptState === 'RUNNING' && n.schedulerBlacklist?.includes(own) ? n : undefined;
         });
-        const x = rig.nodes[0];
+        // A node not on Flink's blacklist already (Flink's own entry of the check before stays there).
+        const x = rig.nodes.find((h) => !before.schedulerBlacklist.includes(h))!;
         await block(x);
         await waitForFlinkApp(rig, `${x} on Flink's blacklist`, (a) => a.schedulerBlacklist.includes(x), 30_000);
         const n = await neighbourApp(rig);
