@@ -169,7 +169,7 @@ function suite(line: FlinkYarnLine, full: boolean): void {
     }
 
     if (full) {
-      it('a plain AM on the same NodeManagers is untouched: its own entry alone on its blacklist, none of the sidecar\'s blocks', async () => {
+      it('a plain AM on the same NodeManagers, not opted in, is untouched: its own entry alone on its blacklist, none of the sidecar\'s blocks, no hand-off', async () => {
         const own = 'neighbour-own.blocklist.test';
         const before = await flinkApp(rig);
         await startNeighbour(rig, own);
@@ -185,7 +185,10 @@ function suite(line: FlinkYarnLine, full: boolean): void {
         assert.deepEqual(n.schedulerBlacklist, [own], "the neighbour's blacklist is its own");
         await unblock(x);
         await waitForFlinkApp(rig, `${x} off Flink's blacklist`, (a) => !a.schedulerBlacklist.includes(x), 30_000);
-        assert.deepEqual((await neighbourApp(rig)).schedulerBlacklist, [own]);
+        const after = await neighbourApp(rig);
+        assert.deepEqual(after.schedulerBlacklist, [own]);
+        // Not opted in: the interceptor passed it through and wrote it no hand-off (Flink's AM, opted in, has one).
+        assert.deepEqual(after.handoffFiles, []);
       });
     }
 
