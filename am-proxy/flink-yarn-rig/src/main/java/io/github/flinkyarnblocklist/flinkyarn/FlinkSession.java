@@ -30,12 +30,11 @@ import org.apache.hadoop.yarn.conf.YarnConfiguration;
  * (the keys the test passes, docs/deploy.md's) on top of the rig's own sizing.
  */
 final class FlinkSession {
-  /** JobManager container: with one TaskManager it fits a NodeManager of START_NODE_MB, two TaskManagers do not. */
+  /** The rig's sizes (a user's keys may change them: the rig reads the sizes YARN gave). */
   static final int JM_MB = 768;
   static final int TM_MB = 1024;
-  static final int START_NODE_MB = 2000;
-  /** After the first placement: room for the AM and three TaskManagers on any node. */
-  static final int NODE_MB = JM_MB + 3 * TM_MB;
+  /** Until Flink's AM runs: room for it on any node. */
+  static final int START_NODE_MB = 8192;
 
   private final Path work;
   private final YarnConfiguration yarnConf;
@@ -101,6 +100,12 @@ final class FlinkSession {
         .setMasterMemoryMB(JM_MB).setTaskManagerMemoryMB(TM_MB).setSlotsPerTaskManager(1).createClusterSpecification();
     client = d.deploySessionCluster(spec).getClusterClient();
     appId = client.getClusterId();
+  }
+
+  /** A TaskManager container's memory as YARN sizes it: Flink's process size, rounded up to the scheduler's 64 MB steps. */
+  static int taskManagerMb(Configuration flinkConf) {
+    long mb = flinkConf.get(org.apache.flink.configuration.TaskManagerOptions.TOTAL_PROCESS_MEMORY).getMebiBytes();
+    return (int) ((mb + 63) / 64 * 64);
   }
 
   JobID submit(JobGraph g) throws Exception {

@@ -67,12 +67,19 @@ public final class FlinkYarnRig {
     long yarnMs = System.currentTimeMillis() - t0;
     FlinkSession flink = new FlinkSession(work, yarn.conf());
     FlinkYarnRig rig = new FlinkYarnRig(work, yarn, flink, hostsFile);
-    flink.deploy(flink.configuration(hostsFile, user));
+    org.apache.flink.configuration.Configuration flinkConf = flink.configuration(hostsFile, user);
+    flink.deploy(flinkConf);
     long deployMs = System.currentTimeMillis() - t0;
+    // One TaskManager per node: the AM's node gets room for the AM and one, the others for one;
+    // once they run, any node has room for the AM and three.
+    ApplicationAttemptId attempt = flink.yarn().getApplicationReport(flink.applicationId()).getCurrentApplicationAttemptId();
+    String amHost = (String) ((Map<?, ?>) rig.state().get("amContainer")).get("host");
+    int jm = (int) yarn.amContainerMb(attempt);
+    int tm = FlinkSession.taskManagerMb(flinkConf);
+    yarn.setNodeMemory(h -> h.equals(amHost) ? jm + tm : tm);
     rig.streamJob = flink.submit(Jobs.stream());
     rig.waitOneTaskManagerPerNode(240_000);
-    // Placed one per node by the nodes' size; from now on any node has room for more.
-    yarn.setNodeMemory(FlinkSession.NODE_MB);
+    yarn.setNodeMemory(h -> jm + 3 * tm);
     HttpServer control = rig.serveControl();
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("rmWebapp", "http://127.0.0.1:" + yarn.rmWebPort());

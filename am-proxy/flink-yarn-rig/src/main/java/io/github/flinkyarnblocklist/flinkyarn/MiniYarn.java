@@ -143,14 +143,31 @@ final class MiniYarn {
     }
   }
 
-  /** Sets every NodeManager's memory in the RM's view (RM admin's updateNodeResource). */
-  void setNodeMemory(int mb) throws Exception {
+  /**
+   * Sets each NodeManager's memory in the RM's view (RM admin's updateNodeResource: `mbOf` of its
+   * host) and waits until the scheduler holds the new sizes.
+   */
+  void setNodeMemory(java.util.function.ToIntFunction<String> mbOf) throws Exception {
     ResourceManager rm = cluster.getResourceManager();
     Map<NodeId, ResourceOption> m = new LinkedHashMap<>();
     for (RMNode n : rm.getRMContext().getRMNodes().values()) {
-      m.put(n.getNodeID(), ResourceOption.newInstance(Resource.newInstance(mb, 8), -1));
+      m.put(n.getNodeID(), ResourceOption.newInstance(Resource.newInstance(mbOf.applyAsInt(n.getHostName()), 8), -1));
     }
     rm.getRMContext().getRMAdminService().updateNodeResource(UpdateNodeResourceRequest.newInstance(m));
+    AbstractYarnScheduler<?, ?> s = (AbstractYarnScheduler<?, ?>) rm.getResourceScheduler();
+    long deadline = System.currentTimeMillis() + 10_000;
+    for (Map.Entry<NodeId, ResourceOption> e : m.entrySet()) {
+      while (s.getSchedulerNode(e.getKey()).getTotalResource().getMemorySize() != e.getValue().getResource().getMemorySize()) {
+        if (System.currentTimeMillis() > deadline) throw new IllegalStateException("node resource not updated: " + e.getKey());
+        Thread.sleep(20);
+      }
+    }
+  }
+
+  /** The memory YARN gave the attempt's AM container. */
+  long amContainerMb(ApplicationAttemptId attempt) {
+    return schedulerAttempt(attempt).getLiveContainers().stream().filter(c -> c.isAMContainer())
+        .mapToLong(c -> c.getAllocatedResource().getMemorySize()).findFirst().orElseThrow();
   }
 
   SchedulerApplicationAttempt schedulerAttempt(ApplicationAttemptId id) {
