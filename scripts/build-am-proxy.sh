@@ -11,7 +11,7 @@ stamp_file="$root/am-proxy/target/build-stamp"
 stamp="$( (cd "$root/am-proxy" && find . -path '*/target' -prune -o -type f -print | LC_ALL=C sort | xargs sha256sum; javac -version 2>&1; mvn -v 2>/dev/null | sed -n 1p) | sha256sum | cut -d' ' -f1)"
 outputs_present() {
   local f
-  for f in interceptor/target/test-classpath.txt flink-launcher/target/runtime-classpath.txt flink-launcher-1.20/target/runtime-classpath.txt; do
+  for f in interceptor/target/test-classpath.txt flink-launcher/target/runtime-classpath.txt flink-launcher-1.20/target/runtime-classpath.txt flink-yarn-rig/target/runtime-classpath.txt flink-yarn-rig-1.20/target/runtime-classpath.txt; do
     [[ -f "$root/am-proxy/$f" ]] || return 1
     tr ':' '\n' <"$root/am-proxy/$f" | while read -r jar; do [[ -e "$jar" ]] || exit 1; done || return 1
   done

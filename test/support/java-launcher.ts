@@ -18,7 +18,19 @@ export interface JavaLauncher {
   timeoutMs: number;
 }
 
-export function startJavaLauncher<T>(l: JavaLauncher): Promise<T> {
+export async function startJavaLauncher<T>(l: JavaLauncher): Promise<T> {
+  return (await startJavaLauncherWithStop<T>(l)).ready;
+}
+
+export interface StartedLauncher<T> {
+  /** Its JSON answer. */
+  ready: T;
+  /** Closes its stdin (the launchers end then, their containers with them) and waits for the JVM's exit; SIGKILL after 15 s. */
+  stop(): Promise<void>;
+}
+
+/** As startJavaLauncher, for a launcher a suite ends before the run does (a heavy one, not to run beside the next). */
+export async function startJavaLauncherWithStop<T>(l: JavaLauncher): Promise<StartedLauncher<T>> {
   const proc = spawn('java', l.args, { stdio: ['pipe', 'pipe', fs.openSync(l.log, 'a')], cwd: l.dir });
   process.once('exit', () => {
     proc.stdin?.end();
@@ -31,7 +43,15 @@ export function startJavaLauncher<T>(l: JavaLauncher): Promise<T> {
       // best effort: a temp dir
     }
   });
-  return new Promise<T>((resolve, reject) => {
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  const stop = async (): Promise<void> => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return;
+    proc.stdin?.end();
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  const ready = await new Promise<T>((resolve, reject) => {
     let out = '';
     const fail = (e: Error): void => {
       clearTimeout(timer);
@@ -58,4 +78,5 @@ export function startJavaLauncher<T>(l: JavaLauncher): Promise<T> {
       }
     });
   });
+  return { ready, stop };
 }
