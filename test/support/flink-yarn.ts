@@ -136,6 +136,8 @@ export function deployKeys(p: DeployPlace): Record<string, string> {
     [`${env}BLOCKLIST_HOME`]: p.blocklistHome,
     [`${env}HADOOP_CONF_DIR`]: p.hadoopConfDir,
     [`${env}BLOCKLIST_REST_PORT`]: String(p.sidecarPort),
+    // The AM profile stores in ZooKeeper; the rig has none: a SQLite file shared by the attempts.
+    [`${env}BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_STORE_TYPE`]: 'sqlite',
     [`${env}BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_STORE_SQLITE_PATH`]: p.storeFile,
     [`${env}BLOCKLIST_LOG_AUDIT_FILE`]: p.auditFile,
     // The checks hold two of the three nodes blocked at once; the default 0.33 allows one here.
