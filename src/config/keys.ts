@@ -3,7 +3,7 @@
  * keys; the names marked "fixed" are used by operators' scripts and must not change.
  * docs/configuration.md is generated from this table (`blocklist config --markdown`).
  */
-import { Cron } from 'croner';
+import * as cron from 'node-cron';
 import { parseDuration } from './duration';
 
 export interface KeyDef<T> {
@@ -47,16 +47,6 @@ const duration = (def: string, description: string, opts: { allowNegative?: bool
     return ms;
   },
 });
-
-/** Whether croner (the expiry job's scheduler) takes `expr`; a paused job schedules nothing. */
-function validCron(expr: string): boolean {
-  try {
-    new Cron(expr, { paused: true }).stop();
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** A size in bytes: a whole number with an optional unit (b, kb, mb, gb; KiB, MiB, GiB), multiples of 1024 as Flink's MemorySize. */
 const size = (def: string, description: string, min: number): KeyDef<number> => ({
@@ -134,9 +124,9 @@ export const KEYS = {
   'cluster.resource-blocklist.evacuation.timeout': duration('0 s', 'Default graceful evacuation timeout (an item\'s evacuationTimeout wins). 0 = release at once; negative = wait forever.', { allowNegative: true }),
   'cluster.resource-blocklist.expiry.cron': {
     default: '*/10 * * * * *',
-    description: 'Cron schedule of the job that deletes expired items from the store (five fields, or six with seconds first).',
+    description: 'node-cron schedule (with seconds) of the job that deletes expired items from the store.',
     parse(r: string) {
-      if (!validCron(r)) throw new Error(`'${r}' is not a valid cron expression`);
+      if (!cron.validate(r)) throw new Error(`'${r}' is not a valid cron expression`);
       return r;
     },
   } as KeyDef<string>,

@@ -1,5 +1,5 @@
 /**
- * The expiry job: on a cron schedule (`cluster.resource-blocklist.expiry.cron`, croner), delete the
+ * The expiry job: on a node-cron schedule (`cluster.resource-blocklist.expiry.cron`), delete the
  * items whose endTimestamp has passed from the store, with one audit line per deleted item.
  *
  * This is housekeeping only. Whether an item counts is decided by time (model/effective), so the
@@ -7,7 +7,7 @@
  * Idempotent with several sidecars on one store: removeExpired reports each item to exactly one
  * caller, so each expiry is audited once.
  */
-import { Cron } from 'croner';
+import * as cron from 'node-cron';
 import { BlockedItem } from '../model/item';
 import { Clock } from '../core/clock';
 import { Logger } from '../core/logger';
@@ -21,14 +21,14 @@ export interface ExpiryOptions {
   store: BlocklistStore;
   clock: Clock;
   logger: Logger;
-  /** cron expression (a sixth field first = seconds); '' = never scheduled (runOnce still works). */
+  /** node-cron expression with seconds; '' = never scheduled (runOnce still works). */
   schedule: string;
   audit?: AuditSink;
   metrics?: Metrics;
 }
 
 export class ExpiryJob {
-  private task: Cron | undefined;
+  private task: cron.ScheduledTask | undefined;
   private running = false;
 
   constructor(private readonly opts: ExpiryOptions) {}
@@ -54,18 +54,20 @@ export class ExpiryJob {
 
   start(): void {
     if (this.task || !this.opts.schedule) return;
-    // croner finds the next run with Date in the machine's zone, never through Intl (whose ICU data
-    // would stay resident: ~7 MB of an idle sidecar, docs/benchmarks.md).
-    this.task = new Cron(this.opts.schedule, { protect: true }, async () => {
-      await this.runOnce();
-    });
+    this.task = cron.schedule(
+      this.opts.schedule,
+      async () => {
+        await this.runOnce();
+      },
+      { name: 'blocklist-expiry', noOverlap: true },
+    );
     this.opts.logger.info(`expiry: deleting expired items on schedule '${this.opts.schedule}'`);
   }
 
   async stop(): Promise<void> {
     const t = this.task;
     this.task = undefined;
-    t?.stop();
+    if (t) await t.destroy();
   }
 
   private auditExpired(item: BlockedItem, now: number): void {
