@@ -177,7 +177,7 @@ export class BlocklistService {
 
   private async add(specs: BlockSpec[], caller: Caller, dryRun: boolean, ifMatch?: string): Promise<AddOutcome[]> {
     const now = this.d.clock.now();
-    const reqs: AddRequest[] = specs.map((s) => ({ item: newItem(s, now, { by: caller.name, from: caller.from }), allowMerge: s.allowMerge, ...(ifMatch !== undefined ? { ifMatch } : {}) }));
+    const reqs: AddRequest[] = specs.map((s) => ({ item: newItem(s, now, { by: caller.name, from: caller.from }), allowMerge: s.allowMerge, ...(s.scopeOmitted ? { keepScope: true } : {}), ...(ifMatch !== undefined ? { ifMatch } : {}) }));
     let outcomes: AddOutcome[];
     if (!dryRun) outcomes = reqs.length === 1 ? [await this.d.store.add(reqs[0])] : await this.d.store.addMany(reqs);
     else {

@@ -29,7 +29,10 @@ export interface BlockSpec extends ItemRef {
   action: BlockAction;
   end: EndSpec;
   cause: string;
+  /** The request's scope; `cluster` when it named none (a new block's default). */
   scope: Scope;
+  /** The request named no scope (FLIP-224 has no such field): a merge keeps the stored block's scope. */
+  scopeOmitted?: true;
   evacuationTimeout?: number;
   /** What created the block (model/item.ts BlockedItem.source); absent = by hand. */
   source?: string;
@@ -257,6 +260,7 @@ export function parseBlockRequest(ref: ItemRef, body: unknown, now: number): Val
 
   if (errors.length || !action || !cause || !end || allowMerge === undefined || !scope) return { ok: false, errors };
   const spec: BlockSpec = { ...ref, action, end, cause, scope, allowMerge };
+  if (b.scope === undefined || b.scope === null) spec.scopeOmitted = true;
   if (evacuationTimeout !== undefined) spec.evacuationTimeout = evacuationTimeout;
   if (source !== undefined) spec.source = source;
   return { ok: true, value: spec };
