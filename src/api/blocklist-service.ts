@@ -8,7 +8,7 @@
  * Shape checks (types, unknown fields) are the routes' JSON schemas; meaning (ids, times, causes)
  * is src/model/validate.ts, here.
  */
-import { BlockedItem, ItemKind, WireItem, tagMatches, toWire } from '../model/item';
+import { BlockedItem, EVACUATE, ItemKind, WireItem, tagMatches, toWire } from '../model/item';
 import { newItem } from '../model/merge';
 import { AddRequest, ConflictCode, changedSince, decide } from '../model/decide';
 import { isExpired } from '../model/effective';
@@ -150,8 +150,12 @@ export class BlocklistService {
   /** What YARN would see if `id` became `after` (undefined = removed); nothing is written. */
   async preview(id: string, after: BlockedItem | undefined): Promise<DryRunEffect> {
     const { store, sync, clock } = this.d;
+    // Releases depend on the containers, which nothing reads while nothing is blocked.
+    const containers = after?.action === EVACUATE ? await sync.containersKnown() : undefined;
     const view = sync.view();
-    return previewChange(await store.list(), id, after, view.applicationId, clock.now(), (n) => (n.startsWith('/') ? (view.nodes?.list ?? []).filter((x) => x.rack === n).flatMap((x) => sync.taskManagersOn(x.host)) : sync.taskManagersOn(n)), capBasisOf(view));
+    const effect = previewChange(await store.list(), id, after, view.applicationId, clock.now(), (n) => (n.startsWith('/') ? (view.nodes?.list ?? []).filter((x) => x.rack === n).flatMap((x) => sync.taskManagersOn(x.host)) : sync.taskManagersOn(n)), capBasisOf(view));
+    if (containers?.known === false) effect.containersUnknown = containers.why;
+    return effect;
   }
 
   /** The outcome add() would have, computed without writing (dry run): the stores' own decide(). */
@@ -197,6 +201,8 @@ export class BlocklistService {
     const [o] = await this.add([spec], caller, dryRun, ifMatch);
     // `code` beside `errors`: programs (the CLI's import) act on it instead of parsing prose.
     if (o.outcome === 'conflict') return { status: statusOf(o), body: { errors: [o.conflict.message], code: o.conflict.code } };
+    // The answer's taskManagers: read the containers if no pass keeps them (nothing was blocked).
+    await this.d.sync.containersKnown();
     const body: PresentedItem & { outcome: PutOutcome; dryRun?: DryRunEffect } = Object.assign(this.present(o.item, o.outcome === 'created'), { outcome: o.outcome });
     if (dryRun) body.dryRun = await this.preview(o.item.id, o.item);
     return { status: statusOf(o), body };
@@ -205,6 +211,7 @@ export class BlocklistService {
   /** POST /blocklist (a batch): per-item outcomes; the batch was validated whole by specs(). */
   async batch(specs: BlockSpec[], caller: Caller, dryRun: boolean): Promise<Answer> {
     const outcomes = await this.add(specs, caller, dryRun);
+    if (outcomes.some((o) => o.outcome !== 'conflict')) await this.d.sync.containersKnown();
     const claimed = new Set<string>();
     const results = outcomes.map((o) =>
       o.outcome === 'conflict'

@@ -122,6 +122,8 @@ export const dryRunSchema = {
     containersToRelease: { type: 'array', items: { type: 'string' } },
     // Items the safety cap would hold back (stored, not blacklisted, not evacuating).
     deferred: { type: 'array', items: { type: 'string' } },
+    // Present when the application's containers are not known: containersToRelease cannot be told, and why.
+    containersUnknown: { type: 'string' },
   },
 } as const;
 

@@ -109,7 +109,7 @@ export function effectLines(e: DryRunEffect | undefined, p: Paint): string {
   return (
     `  YARN blacklist additions: ${list(e.blacklistAdditions)}\n` +
     `  YARN blacklist removals:  ${list(e.blacklistRemovals)}\n` +
-    `  containers to release:    ${list(e.containersToRelease)}\n` +
+    `  containers to release:    ${e.containersUnknown ? p.yellow(`unknown (${e.containersUnknown})`) : list(e.containersToRelease)}\n` +
     (e.deferred?.length ? `  deferred by the safety cap (stored, not blacklisted): ${e.deferred.join(', ')}\n` : '')
   );
 }

@@ -186,6 +186,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     },
     kick: (reason) => engine.kick(reason),
     taskManagersOn: (node) => engine.taskManagersOn(node),
+    containersKnown: () => engine.containersKnown(),
     view: () => engine.view(),
     synced: () => engine.synced(),
     progress: () => engine.progress(),

@@ -81,6 +81,10 @@ describe('api: PUT answers its outcome (created | merged | unchanged)', () => {
     const wouldNothing = await put('nodes/n2', { action: 'MARK_BLOCKED', cause: 'disk', allowMerge: true }, '?dryRun=true');
     assert.deepEqual([wouldNothing.status, wouldNothing.body.outcome], [202, 'unchanged']);
     assert.equal((await store.get('n2'))?.action, 'MARK_BLOCKED');
+    // No engine reads containers here: an evacuation's dry run says it cannot tell its releases.
+    const evac = await put('nodes/n9', { action: 'MARK_BLOCKED_AND_EVACUATE_TASKS', cause: 'disk' }, '?dryRun=true');
+    assert.match(String((evac.body.dryRun as Record<string, unknown>).containersUnknown), /no sync engine runs/);
+    assert.equal((wouldCreate.body.dryRun as Record<string, unknown>).containersUnknown, undefined, 'a MARK_BLOCKED releases nothing: nothing unknown');
   });
 
   it("a merge that names no scope (FLIP-224's body has none) keeps the stored scope; one that names a scope unites them", async () => {
