@@ -84,7 +84,8 @@ export interface BlockBody {
   timeout?: string;
   endTimestamp?: string;
   allowMerge?: boolean;
-  evacuationTimeout?: number;
+  /** Seconds (a number), or a duration with a unit: the API refuses a bare number above a day. */
+  evacuationTimeout?: number | string;
   scope?: string;
   source?: string;
 }

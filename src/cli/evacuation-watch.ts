@@ -19,7 +19,7 @@ import { CliError } from './errors';
 import { EXIT, ExitCode } from './exit-codes';
 import { Paint } from './format';
 import { evacuationLine } from './render';
-import { humanizeMs } from '../config/duration';
+import { humanizeMs } from '../model/duration';
 
 export interface FollowOptions {
   paint: Paint;

@@ -4,7 +4,7 @@
  */
 import { ApiItem, DryRunEffect, SidecarStatus, WireEvacuation, WireSync } from './client';
 import { Paint, age, clip, isoTime, relative, shortAction, table, timeoutText, wireMs } from './format';
-import { humanizeMs } from '../config/duration';
+import { humanizeMs } from '../model/duration';
 
 export function syncText(s: WireSync | undefined, p: Paint): string {
   if (!s) return p.dim('-');

@@ -4,7 +4,7 @@
  * docs/configuration.md is generated from this table (`blocklist config --markdown`).
  */
 import { Cron } from 'croner';
-import { parseDuration } from './duration';
+import { parseDuration } from '../model/duration';
 
 export interface KeyDef<T> {
   default: string;

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError, loadConfig, parseDynamicProperties } from '../../src/config/config';
-import { formatDuration, parseDuration } from '../../src/config/duration';
+import { formatDuration, parseDuration } from '../../src/model/duration';
 import { tempDir } from '../support/paths';
 
 function problems(fn: () => unknown): string {

@@ -10,7 +10,7 @@ import { CliError, runAction, usage } from '../errors';
 import { EXIT } from '../exit-codes';
 import { toJson, toYaml } from '../format';
 import { effectLines, itemSummary } from '../render';
-import { parseBlockTimeout, parseEvacuationTimeout, parseUntil } from '../time-input';
+import { evacuationTimeoutWire, parseBlockTimeout, parseEvacuationTimeout, parseUntil } from '../time-input';
 import { followEvacuation } from '../evacuation-watch';
 import { parseBlockRequest } from '../../model/validate';
 import { EVACUATE, MARK_BLOCKED } from '../../model/item';
@@ -36,12 +36,17 @@ export function blockBody(flags: BlockFlags): BlockBody {
   if (flags.timeout !== undefined && flags.until !== undefined) throw usage('give either --timeout or --until, not both (neither = permanent)');
   const body: BlockBody = { action: flags.evacuate ? EVACUATE : MARK_BLOCKED, cause: flags.cause };
   if (flags.timeout !== undefined) body.timeout = String(parseBlockTimeout(flags.timeout));
-  if (flags.until !== undefined) body.endTimestamp = String(parseUntil(flags.until));
+  if (flags.until !== undefined) {
+    const at = parseUntil(flags.until);
+    const now = Date.now();
+    if (at <= now) throw usage(`--until ${flags.until} (${new Date(at).toISOString()}) is not in the future (now is ${new Date(now).toISOString()})`);
+    body.endTimestamp = String(at);
+  }
   if (flags.merge) body.allowMerge = true;
   if (flags.scope !== undefined) body.scope = flags.scope;
   if (flags.evacuationTimeout !== undefined) {
     if (!flags.evacuate) throw usage('--evacuation-timeout only applies with --evacuate');
-    body.evacuationTimeout = parseEvacuationTimeout(flags.evacuationTimeout, '--evacuation-timeout');
+    body.evacuationTimeout = evacuationTimeoutWire(parseEvacuationTimeout(flags.evacuationTimeout, '--evacuation-timeout'));
   }
   return body;
 }

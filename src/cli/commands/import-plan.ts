@@ -11,7 +11,7 @@ import { ApiItem, BatchItem } from '../client';
 import { usage } from '../errors';
 import { ExcludeFileError, parseExcludeFile } from '../exclude-file';
 import { wireMs } from '../format';
-import { parseEvacuationTimeout } from '../time-input';
+import { evacuationTimeoutWire, parseEvacuationTimeout } from '../time-input';
 import { EVACUATE, LONG_MAX_TEXT } from '../../model/item';
 import { note, parseAction } from './common';
 
@@ -50,7 +50,7 @@ export function planExcludeFile(file: string, text: string, format: 'yarn-xml' |
   return entries.map((e) => {
     const item: BatchItem = { id: e.host, action, cause, source };
     const t = e.timeout ?? g;
-    if (t !== undefined) item.evacuationTimeout = t < 0 ? -1 : t;
+    if (t !== undefined) item.evacuationTimeout = t < 0 ? -1 : evacuationTimeoutWire(t);
     return { item, where: `line ${e.line}: host ${e.host}` };
   });
 }
@@ -71,7 +71,7 @@ export function planJson(file: string, text: string, flags: PlanFlags, now: numb
     const id = typeof o.id === 'string' ? o.id : '';
     const item: BatchItem = { id, action: flags.action ? parseAction(flags.action) : String(o.action ?? ''), cause: flags.cause ?? String(o.cause ?? '') };
     if (typeof o.scope === 'string' && o.scope !== 'cluster') item.scope = o.scope;
-    if (typeof o.evacuationTimeout === 'number') item.evacuationTimeout = o.evacuationTimeout;
+    if (typeof o.evacuationTimeout === 'number') item.evacuationTimeout = evacuationTimeoutWire(o.evacuationTimeout);
     // An export keeps who created each block, so a later `import --sync` of the exclude file still
     // finds its own blocks after a move to another store.
     const source = flags.source ?? o.source;
