@@ -168,6 +168,8 @@ describe('cli: the blocklist executable against a real sidecar', function () {
         ['host6', 'created', 1800, 'MARK_BLOCKED_AND_EVACUATE_TASKS'],
       ],
     );
+    const gBlock = expectCode(await cli('import', txt, '-g', '600', '--action', 'block', '--dry-run'), 0, 'import -g with --action block');
+    assert.match(gBlock.stderr, /warning: -g 600 does nothing for the 3 MARK_BLOCKED block\(s\) \(--action block\): they release no containers/);
     const t = expectCode(await cli('import', txt, '--action', 'block', '--cause', 'rack 7 PSU'), 0, 'import text');
     assert.match(t.stdout, /^imported 3 item\(s\) from .*excludes \(plain text\): 3 created\n/);
     const map = await listJson();
@@ -197,10 +199,12 @@ describe('cli: the blocklist executable against a real sidecar', function () {
   });
 
   it('export → import round trip (yarn-xml, text, json) into a fresh store file; expire on a store file', async () => {
-    const [x, t, j] = await Promise.all([cli('export'), cli('export', '--format', 'text'), cli('export', '--format', 'json', '-f', path.join(dir, 'all.json'))]);
+    const [x, t, j] = await Promise.all([cli('export'), cli('export', '--format', 'text', '--include-mark-blocked'), cli('export', '--format', 'json', '-f', path.join(dir, 'all.json'))]);
     expectCode(x, 0, 'export xml');
     assert.match(x.stderr, /1 task manager item\(s\) left out/);
-    assert.match(x.stdout, /<host><name>host4<\/name><timeout>1800<\/timeout><\/host>/);
+    assert.match(x.stderr, /5 MARK_BLOCKED host\(s\) left out: yarn rmadmin -refreshNodes decommissions every host .*--include-mark-blocked to write them anyway: hostA, hostB, hostD, node4, node5/);
+    assert.doesNotMatch(x.stdout, /<name>hostA<\/name>/);
+    assert.match(x.stdout, /<host><name>host4<\/name><timeout>1800<\/timeout><action>MARK_BLOCKED_AND_EVACUATE_TASKS<\/action><\/host>/);
     assert.match(expectCode(t, 0, 'export text').stdout, /^hostA {2}# BLOCK permanently: rack 7 PSU$/m);
     expectCode(j, 0, 'export json');
     const hostsOf = (xmlText: string) => xmlText.split('\n').filter((l) => l.includes('<host>')).join('\n');

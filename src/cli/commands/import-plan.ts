@@ -47,12 +47,23 @@ export function planExcludeFile(file: string, text: string, format: 'yarn-xml' |
   const action = flags.action ? parseAction(flags.action) : EVACUATE;
   const cause = flags.cause ?? `imported from ${path.basename(file)}`;
   const source = excludeFileSource(file, flags);
-  return entries.map((e) => {
-    const item: BatchItem = { id: e.host, action, cause, source };
+  const now = Date.now();
+  const out: Planned[] = [];
+  for (const e of entries) {
+    // The file's own action (our export's <action>) unless --action says otherwise.
+    const item: BatchItem = { id: e.host, action: flags.action ? action : e.action ?? action, cause, source };
     const t = e.timeout ?? g;
     if (t !== undefined) item.evacuationTimeout = t < 0 ? -1 : evacuationTimeoutWire(t);
-    return { item, where: `line ${e.line}: host ${e.host}` };
-  });
+    if (e.end !== undefined) {
+      if (e.end <= now) {
+        note(`skipping line ${e.line} (${e.host}): its block ended at ${new Date(e.end).toISOString()}`);
+        continue;
+      }
+      item.endTimestamp = String(e.end);
+    }
+    out.push({ item, where: `line ${e.line}: host ${e.host}` });
+  }
+  return out;
 }
 
 /** Our JSON export (an array of items) or GET /blocklist's map. Start times and audit stamps are re-made. */

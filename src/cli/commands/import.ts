@@ -26,7 +26,7 @@ import { isoTime, toJson, toYaml, wireMs } from '../format';
 import { effectLines, itemSummary } from '../render';
 import { parseBlockTimeout, parseUntil } from '../time-input';
 import { parseBlockRequest, parseItemRef, parseSource } from '../../model/validate';
-import { wireTag } from '../../model/item';
+import { MARK_BLOCKED, wireTag } from '../../model/item';
 import { CommonFlags, addCommonOptions, note, painter, withClient, write } from './common';
 import { PlanFlags, Planned, excludeFileSource, planExcludeFile, planJson, toLift } from './import-plan';
 import { batchInChunks, importChunks } from './import-chunks';
@@ -157,6 +157,11 @@ export function register(program: Command): void {
         if (errs.length) throw usage(`--source: ${errs[0]}`);
       }
       const planned = fmt === 'json' ? planJson(file, text, flags, now) : planExcludeFile(file, text, fmt, flags);
+      // -g is an evacuation timeout: a MARK_BLOCKED block releases nothing, so say it does nothing now.
+      const blocks = planned.filter((p) => p.item.action === MARK_BLOCKED).length;
+      if (flags.g !== undefined && blocks > 0) {
+        note(`warning: -g ${flags.g} does nothing for the ${blocks} MARK_BLOCKED block(s) (${flags.action ? '--action block' : 'as the file says'}): they release no containers; it is kept with them only for a later merge into an evacuation`);
+      }
       const sync = flags.sync ? { source: excludeFileSource(file, flags) } : undefined;
       if (sync) flags.merge = true;
       for (const p of planned) {
