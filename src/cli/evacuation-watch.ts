@@ -11,7 +11,10 @@
  *    time"). Judged from the state, not from catching the phase: READY with containers released
  *    under a timeout > 0 is the same outcome. With timeout 0 the release *is* the plan, so it
  *    follows on to READY and exits 0;
- *  - --wait-timeout ran out: exit 6, the evacuation carries on in the sidecar;
+ *  - --wait-timeout ran out: exit 6, the evacuation carries on in the sidecar. Without one the
+ *    wait is bounded all the same: until the evacuation's deadline and 5 minutes more, or 30
+ *    minutes while no deadline is known (waiting forever, still pending) — no wait runs unbounded;
+ *  - the safety cap holds the block back (deferred): exit 7, no evacuation starts until it goes on;
  *  - the item disappeared (unblocked or expired): exit 4.
  */
 import { BlocklistClient, ApiItem } from './client';
@@ -40,6 +43,15 @@ const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 /** How many polls without any sync report before concluding nobody is evacuating. */
 const NO_SYNC_POLLS = 5;
+
+/** The wait's bound without --wait-timeout: past a known deadline by this much, or this long without one. */
+export const WAIT_PAST_DEADLINE_MS = 5 * 60_000;
+export const WAIT_WITHOUT_DEADLINE_MS = 30 * 60_000;
+
+/** When a wait without --wait-timeout gives up: the evacuation's deadline (as last reported) and 5 min, else 30 min after the start. */
+function defaultGiveUp(started: number, deadline: number | undefined): number {
+  return deadline !== undefined && Number.isFinite(deadline) ? Math.max(deadline, started) + WAIT_PAST_DEADLINE_MS : started + WAIT_WITHOUT_DEADLINE_MS;
+}
 
 export async function followEvacuation(client: BlocklistClient, id: string, o: FollowOptions): Promise<FollowResult> {
   const now = o.now ?? Date.now;
@@ -83,6 +95,8 @@ export async function followEvacuation(client: BlocklistClient, id: string, o: F
         return finish({ code: EXIT.ERROR, message: `the sidecar reports no sync state for ${id} (is YARN configured?); nothing to follow — check 'blocklist status'` });
       }
       show(`${id}  ${p.dim('waiting for the sidecar to report on it')} ${elapsed}`, 'nosync');
+    } else if (sync.state === 'deferred') {
+      return finish({ code: EXIT.DEFERRED, message: `${id} is deferred: stored, but not on YARN's blacklist, so no evacuation starts: ${sync.detail ?? 'held back by the safety cap'}` });
     } else if (sync.state === 'disabled' || sync.state === 'not-applicable') {
       return finish({ code: EXIT.ERROR, message: `${id} will not be evacuated: sync state ${sync.state}${sync.detail ? ` (${sync.detail})` : ''}` });
     } else if ((sync.state === 'evacuated' || ev?.phase === 'READY') && ev && ev.released.length > 0 && ev.timeoutSeconds !== 0) {
@@ -108,8 +122,10 @@ export async function followEvacuation(client: BlocklistClient, id: string, o: F
     } else {
       show(`${id}  ${p.yellow(sync.state)}${sync.detail ? ` — ${sync.detail}` : ''} ${elapsed}`, `${sync.state}:${sync.detail ?? ''}`);
     }
-    if (o.waitTimeoutMs !== undefined && t - started >= o.waitTimeoutMs) {
-      return finish({ code: EXIT.WAIT_TIMEOUT, message: `gave up waiting after ${humanizeMs(o.waitTimeoutMs)}; the evacuation of ${id} goes on in the sidecar (follow with 'blocklist show ${id}')` });
+    const giveUp = o.waitTimeoutMs !== undefined ? started + o.waitTimeoutMs : defaultGiveUp(started, ev?.deadline);
+    if (t >= giveUp) {
+      const why = o.waitTimeoutMs !== undefined ? '' : ev?.deadline !== undefined ? ' (5 minutes past its deadline; --wait-timeout sets another limit)' : ' (no deadline is known: the default limit; --wait-timeout sets another)';
+      return finish({ code: EXIT.WAIT_TIMEOUT, message: `gave up waiting after ${humanizeMs(t - started)}${why}; the evacuation of ${id} goes on in the sidecar (follow with 'blocklist show ${id}')` });
     }
     await sleep(o.intervalMs);
   }

@@ -78,7 +78,7 @@ function defineBlock(program: Command, name: string, kind: 'node' | 'taskmanager
   const done = kind === 'node' ? 'the node is empty' : kind === 'rack' ? "the rack's nodes are empty" : 'the container is released';
   cmd
     .option('--wait', `with --evacuate: follow the evacuation until ${done} (exit 0) or its deadline passes (exit 6)`)
-    .option('--wait-timeout <duration>', 'with --wait: give up after this long (exit 6); default: no limit of its own')
+    .option('--wait-timeout <duration>', 'with --wait: give up after this long (exit 6); default: 5 min past the evacuation deadline, or 30 min while none is known')
     .option('--interval <duration>', 'with --wait: poll interval', '1s');
   addCommonOptions(cmd).action(
     runAction(async (rawId: string, flags: BlockFlags) => {
