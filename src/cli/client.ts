@@ -209,6 +209,8 @@ export class BlocklistClient {
         // The server speaks API ("set allowMerge"); the operator types flags. Told by the code.
         if (codeOf(res.body) === 'exists') throw new CliError(`${what}: already blocked; add --merge to merge into it`, EXIT.CONFLICT, rest);
         throw new CliError(`${what}: ${first}`, EXIT.CONFLICT, rest);
+      case 412:
+        throw new CliError(`${what}: ${first}`, EXIT.CONFLICT, rest);
       case 503:
         throw new CliError(`${what}: the sidecar cannot do this now: ${first}`, EXIT.ERROR, rest);
       default:
