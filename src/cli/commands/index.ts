@@ -22,6 +22,7 @@ const MODULES: ReadonlyArray<{ names: readonly string[]; load: () => { register:
   { names: ['block', 'block-tm', 'block-rack'], load: () => require('./block') as typeof import('./block') },
   { names: ['unblock', 'rm'], load: () => require('./unblock') as typeof import('./unblock') },
   { names: ['extend'], load: () => require('./extend') as typeof import('./extend') },
+  { names: ['watch'], load: () => require('./watch') as typeof import('./watch') },
   { names: ['import'], load: () => require('./import') as typeof import('./import') },
   { names: ['export'], load: () => require('./export') as typeof import('./export') },
   { names: ['expire'], load: () => require('./expire') as typeof import('./expire') },
