@@ -202,8 +202,10 @@ export class BlocklistService {
     // `code` beside `errors`: programs (the CLI's import) act on it instead of parsing prose.
     if (o.outcome === 'conflict') return { status: statusOf(o), body: { errors: [o.conflict.message], code: o.conflict.code } };
     // The answer's taskManagers: read the containers if no pass keeps them (nothing was blocked).
-    await this.d.sync.containersKnown();
-    const body: PresentedItem & { outcome: PutOutcome; dryRun?: DryRunEffect } = Object.assign(this.present(o.item, o.outcome === 'created'), { outcome: o.outcome });
+    const known = (await this.d.sync.containersKnown()).known;
+    const body: PresentedItem & { outcome: PutOutcome; dryRun?: DryRunEffect; warnings?: string[] } = Object.assign(this.present(o.item, o.outcome === 'created'), { outcome: o.outcome });
+    const warnings = known ? this.warningsFor(o.item) : [];
+    if (warnings.length) body.warnings = warnings;
     if (dryRun) body.dryRun = await this.preview(o.item.id, o.item);
     return { status: statusOf(o), body };
   }
@@ -211,14 +213,26 @@ export class BlocklistService {
   /** POST /blocklist (a batch): per-item outcomes; the batch was validated whole by specs(). */
   async batch(specs: BlockSpec[], caller: Caller, dryRun: boolean): Promise<Answer> {
     const outcomes = await this.add(specs, caller, dryRun);
-    if (outcomes.some((o) => o.outcome !== 'conflict')) await this.d.sync.containersKnown();
+    const known = outcomes.some((o) => o.outcome !== 'conflict') && (await this.d.sync.containersKnown()).known;
     const claimed = new Set<string>();
-    const results = outcomes.map((o) =>
-      o.outcome === 'conflict'
-        ? { id: o.existing.id, status: statusOf(o), outcome: o.outcome, code: o.conflict.code, errors: [o.conflict.message] }
-        : { id: o.item.id, status: statusOf(o), outcome: o.outcome, item: this.present(o.item, o.outcome === 'created', claimed) },
-    );
+    const results = outcomes.map((o) => {
+      if (o.outcome === 'conflict') return { id: o.existing.id, status: statusOf(o), outcome: o.outcome, code: o.conflict.code, errors: [o.conflict.message] };
+      const warnings = known ? this.warningsFor(o.item) : [];
+      return { id: o.item.id, status: statusOf(o), outcome: o.outcome, item: this.present(o.item, o.outcome === 'created', claimed), ...(warnings.length ? { warnings } : {}) };
+    });
     return { status: 200, body: { results, ...(dryRun ? { dryRun: true } : {}) } };
+  }
+
+  /**
+   * What an accepted block does not do that its caller may think it does: a task manager block
+   * whose container does not run on the node it names (the app's containers as last read).
+   */
+  private warningsFor(item: BlockedItem): string[] {
+    if (item.kind !== 'taskmanager' || item.containerId === undefined) return [];
+    const host = this.d.sync.containerHost(item.containerId);
+    if (host === item.node) return [];
+    if (host !== undefined) return [`container ${item.containerId} runs on ${host}, not on ${item.node}: this block names a task manager that is not there, so nothing of it is refused or released (block ${host}/${item.containerId} instead)`];
+    return [`container ${item.containerId} is not one of the application's live containers: nothing will be released (it may have ended, or belong to another application)`];
   }
 
   /** DELETE: 200 `{}` (or the dry run's effect), 404 when absent or already ended. */

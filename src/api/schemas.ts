@@ -136,7 +136,13 @@ export const dryRunSchema = {
 /** PUT's answer: the item as stored now, what the request did (as a batch result's `outcome`), a dry run's effect. */
 export const mutationItemSchema = {
   type: 'object',
-  properties: { ...itemSchema.properties, outcome: { type: 'string', enum: [...PUT_OUTCOMES] }, dryRun: { $ref: 'dryRun#' } },
+  properties: {
+    ...itemSchema.properties,
+    outcome: { type: 'string', enum: [...PUT_OUTCOMES] },
+    dryRun: { $ref: 'dryRun#' },
+    // What the accepted block does not do that the caller may expect (a task manager container on another node).
+    warnings: { type: 'array', items: { type: 'string' } },
+  },
 } as const;
 
 export const errorSchema = {
@@ -154,7 +160,15 @@ export const batchResultSchema = {
       type: 'array',
       items: {
         type: 'object',
-        properties: { id: { type: 'string' }, status: { type: 'integer' }, outcome: { type: 'string', enum: [...PUT_OUTCOMES, 'conflict'] }, code: { type: 'string' }, item: { $ref: 'item#' }, errors: { type: 'array', items: { type: 'string' } } },
+        properties: {
+          id: { type: 'string' },
+          status: { type: 'integer' },
+          outcome: { type: 'string', enum: [...PUT_OUTCOMES, 'conflict'] },
+          code: { type: 'string' },
+          item: { $ref: 'item#' },
+          errors: { type: 'array', items: { type: 'string' } },
+          warnings: { type: 'array', items: { type: 'string' } },
+        },
       },
     },
     dryRun: { type: 'boolean' },

@@ -66,6 +66,8 @@ export interface ApiItem {
   dryRun?: DryRunEffect;
   /** A PUT's answer only: what the request did (a 202 is either a merge or nothing at all). */
   outcome?: PutOutcome;
+  /** A PUT's answer: what the accepted block does not do that the caller may expect. */
+  warnings?: string[];
 }
 
 export interface BatchResult {
@@ -76,6 +78,8 @@ export interface BatchResult {
   code?: ConflictCode;
   item?: ApiItem;
   errors?: string[];
+  /** What the accepted block does not do that the caller may expect. */
+  warnings?: string[];
 }
 
 export interface BlockBody {

@@ -190,6 +190,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     kick: (reason) => engine.kick(reason),
     taskManagersOn: (node) => engine.taskManagersOn(node),
     containersKnown: () => engine.containersKnown(),
+    containerHost: (id) => engine.containerHost(id),
     view: () => engine.view(),
     synced: () => engine.synced(),
     progress: () => engine.progress(),

@@ -338,6 +338,12 @@ export class Controller {
     return r.ok ? { known: true } : { known: false, why: `the application's containers could not be read: ${r.error}` };
   }
 
+  /** Where a live container of the app runs, as last read. */
+  containerHost(containerId: string): string | undefined {
+    const c = this.watch.containers.cache.value?.byId.get(containerId);
+    return c && !this.memory.released.has(containerId) ? c.host || c.nodeId.split(':')[0] : undefined;
+  }
+
   /** The app's live task managers on one host, sorted (FLIP-224's `taskManagers`). */
   taskManagersOn(node: string): string[] {
     const list = this.watch.containers.cache.value?.byHost.get(node) ?? [];

@@ -221,6 +221,10 @@ export class SyncEngine implements SyncFacade {
     return this.controller.taskManagersOn(node);
   }
 
+  containerHost(containerId: string): string | undefined {
+    return this.controller.containerHost(containerId);
+  }
+
   containersKnown(): Promise<ContainersKnown> {
     return this.controller.containersKnown();
   }

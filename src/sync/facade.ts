@@ -22,6 +22,8 @@ export interface SyncFacade {
    * only while something is blocked), one read for concurrent callers. Whether they are known.
    */
   containersKnown(): Promise<ContainersKnown>;
+  /** The host a live container of the app runs on, as last read (undefined: not one of them, or not known). */
+  containerHost(containerId: string): string | undefined;
   /** The engine's state as of its last pass. Cheap: the same object until the next pass. */
   view(): SyncView;
   /** At least one successful sync has happened (readiness). */
@@ -39,6 +41,9 @@ export class NoSync implements SyncFacade {
   kick(): void {}
   taskManagersOn(): string[] {
     return [];
+  }
+  containerHost(): string | undefined {
+    return undefined;
   }
   async containersKnown(): Promise<ContainersKnown> {
     return { known: false, why: 'no sync engine runs (API only): the application\'s containers are not read' };

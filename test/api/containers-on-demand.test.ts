@@ -42,4 +42,17 @@ describe('api: containers read on demand for the answers that need them (sidecar
     const created = await put(host, { action: 'MARK_BLOCKED', cause: 'hot' });
     assert.deepEqual(created.taskManagers, ids);
   });
+
+  it("a task manager block naming a container that runs on another node is accepted with a warning that names where it runs", async () => {
+    const tms = local.sim.cluster.taskManagers();
+    const c = tms[0];
+    const other = local.sim.cluster.nodes.find((n) => n.host !== c.host)?.host as string;
+    const res = await fetch(`${local.sidecar.url}/blocklist`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([{ id: `${other}/${c.id}`, action: 'MARK_BLOCKED_AND_EVACUATE_TASKS', cause: 'slow TM' }, { id: `${c.host}/${c.id}`, action: 'MARK_BLOCKED', cause: 'slow TM' }]) });
+    const body = (await res.json()) as { results: { id: string; status: number; warnings?: string[] }[] };
+    assert.deepEqual(body.results.map((r) => r.status), [201, 201]);
+    assert.match(body.results[0].warnings?.[0] ?? '', new RegExp(`container ${c.id} runs on ${c.host.replace(/\./g, '\\.')}, not on ${other.replace(/\./g, '\\.')}: .*block ${c.host.replace(/\./g, '\\.')}/${c.id} instead`));
+    assert.equal(body.results[1].warnings, undefined, 'the right node: no warning');
+    const put = await fetch(`${local.sidecar.url}/blocklist/taskmanagers/${other}%2F${c.id}?dryRun=true`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ action: 'MARK_BLOCKED', cause: 'x', allowMerge: true }) });
+    assert.match(((await put.json()) as { warnings?: string[] }).warnings?.[0] ?? '', /runs on/);
+  });
 });

@@ -125,6 +125,7 @@ function defineBlock(program: Command, name: string, kind: 'node' | 'taskmanager
           const settled = !flags.dryRun && !client.transport.direct && kind !== 'taskmanager' ? await settledItem(client, item) : item;
           const warning = kind === 'node' ? unknownHostWarning(settled) : undefined;
           if (warning) note(warning);
+          for (const w of item.warnings ?? []) note(`warning: ${w}`);
           if (!flags.dryRun && settled.sync?.state === 'deferred') {
             throw new CliError(`deferred: stored, but not on YARN's blacklist${flags.wait ? ' (nothing to wait for)' : ''}: ${settled.sync.detail ?? 'held back by the safety cap'}`, EXIT.DEFERRED);
           }

@@ -203,6 +203,7 @@ export function register(program: Command): void {
         for (const r of results) {
           const out = r.outcome.padEnd(9);
           write(r.item ? `  ${out} ${itemSummary(r.item, now)}\n` : `  ${out} ${r.id}: ${(r.errors ?? []).join('; ')}\n`);
+          for (const w of r.warnings ?? []) note(`warning: ${r.id}: ${w}`);
         }
         if (sync) {
           const l = lifted ?? [];
