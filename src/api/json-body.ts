@@ -3,12 +3,13 @@
  * 9223372036854775808 and 1e300 into a number a check cannot tell from Long.MAX_VALUE, so a
  * request's meaning would be decided from a rounded value. Here every number literal that a JS
  * number cannot hold exactly (an integer beyond 2^53, or any literal of that magnitude) is handed
- * to the handlers as its literal text, a JSON string; model/validate.ts then decides from the text
- * the client sent: exactly 9223372036854775807 is permanent, anything else beyond 2^53 is a 400.
+ * to the handlers as its literal text, a JSON string after a mark (NUMBER_TEXT_MARK: a text field
+ * refuses it as not a string); model/validate.ts then decides from the text the client sent: exactly 9223372036854775807 is permanent, anything else beyond 2^53 is a 400.
  * Everything else (syntax errors, prototype-poisoning protection, the body limit) stays fastify's
  * own parser.
  */
 import { FastifyInstance } from 'fastify';
+import { NUMBER_TEXT_MARK } from '../model/validate';
 
 const NUMBER_RE = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?/y;
 
@@ -45,7 +46,7 @@ export function quoteInexactNumbers(text: string): string {
       const literal = m[0];
       if (!exact(literal)) {
         out ??= [];
-        out.push(text.slice(from, i), JSON.stringify(literal));
+        out.push(text.slice(from, i), JSON.stringify(NUMBER_TEXT_MARK + literal));
         from = i + literal.length;
       }
       i += literal.length - 1;

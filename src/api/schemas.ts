@@ -16,7 +16,9 @@ import type { PutOutcome } from './blocklist-service';
 /** What a PUT that is not refused did: a new item, a merge into the live one, or nothing at all. */
 const PUT_OUTCOMES = ['created', 'merged', 'unchanged'] as const satisfies readonly PutOutcome[];
 
-const longish = { anyOf: [{ type: 'integer' }, { type: 'string', maxLength: 40 }] } as const;
+/** The longest string a time field may be sent as (openapi-contract.ts documents the same bound). */
+export const LONGISH_MAX = 40;
+const longish = { anyOf: [{ type: 'integer' }, { type: 'string', maxLength: LONGISH_MAX }] } as const;
 const booleanish = { anyOf: [{ type: 'boolean' }, { type: 'string', enum: ['true', 'false'] }] } as const;
 
 export const blockBodySchema = {

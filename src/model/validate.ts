@@ -53,6 +53,16 @@ export interface BlockSpec extends ItemRef {
 
 export type Validated<T> = { ok: true; value: T } | { ok: false; errors: string[] };
 
+/**
+ * How the API's JSON parser hands over a number literal a JS number cannot hold exactly (an
+ * integer beyond 2^53, 1e300): as a string of its text after this mark (api/json-body.ts), so a
+ * time field decides from the text the client sent, and a text field (a cause, an id) is not
+ * fooled into taking a number for a string.
+ */
+export const NUMBER_TEXT_MARK = '\u0000#';
+/** A string the client sent as a string (not a number literal the parser kept as text). */
+const isText = (v: unknown): v is string => typeof v === 'string' && !v.startsWith(NUMBER_TEXT_MARK);
+
 /** The body fields a block request may carry (besides `id` in a batch). */
 export const BLOCK_FIELDS = ['action', 'endTimestamp', 'timeout', 'cause', 'allowMerge', 'evacuationTimeout', 'scope', 'source'] as const;
 
@@ -65,7 +75,7 @@ export const SOURCE_MAX = 4096 + 64;
  */
 export function parseSource(v: unknown, errors: string[]): string | undefined {
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string') {
+  if (!isText(v)) {
     errors.push("source must be a string such as 'exclude-file:/etc/hadoop/conf/yarn.exclude'");
     return undefined;
   }
@@ -82,7 +92,7 @@ export function parseSource(v: unknown, errors: string[]): string | undefined {
  * the id's shape: `node` or `node/containerId`.
  */
 export function parseItemRef(raw: unknown, kind?: ItemKind): Validated<ItemRef> {
-  if (typeof raw !== 'string') return { ok: false, errors: ['id must be a string'] };
+  if (!isText(raw)) return { ok: false, errors: ['id must be a string'] };
   const slash = raw.indexOf('/');
   // In a batch a rack is told by its leading '/' (a rack path), a task manager by an inner '/'.
   const effectiveKind: ItemKind = kind ?? (slash === 0 ? 'rack' : slash > 0 ? 'taskmanager' : 'node');
@@ -135,6 +145,8 @@ function parseLong(v: unknown, field: string, errors: string[]): string | undefi
     else return String(v);
     return undefined;
   }
+  // A number literal the parser kept as its text: judged as the number it is.
+  if (typeof v === 'string' && v.startsWith(NUMBER_TEXT_MARK)) v = v.slice(NUMBER_TEXT_MARK.length);
   if (typeof v === 'string') {
     const t = v.trim();
     if (t === LONG_MAX_TEXT) return t;
@@ -170,36 +182,37 @@ export function parseBoolean(v: unknown, field: string, errors: string[]): boole
 export function parseScope(v: unknown, errors: string[]): Scope | undefined {
   if (v === undefined || v === null || v === CLUSTER_SCOPE) return CLUSTER_SCOPE;
   const what = `scope must be 'cluster' or a YARN application id (several joined with ',')`;
-  if (typeof v !== 'string') {
+  if (!isText(v)) {
     errors.push(what);
     return undefined;
   }
   const apps = v.split(',').map((a) => a.trim());
-  if (apps.includes(CLUSTER_SCOPE)) return CLUSTER_SCOPE;
   if (apps.length > SCOPE_APPS_MAX) {
     errors.push(`scope names ${apps.length} applications (at most ${SCOPE_APPS_MAX}); use 'cluster'`);
     return undefined;
   }
   for (const app of apps) {
-    const a = parseApplicationId(app);
-    if (!a.ok) {
+    const a = app === CLUSTER_SCOPE ? undefined : parseApplicationId(app);
+    if (a && !a.ok) {
       errors.push(`${what}: ${a.error}`);
       return undefined;
     }
   }
+  if (apps.includes(CLUSTER_SCOPE)) return CLUSTER_SCOPE;
   return formatScope(apps);
 }
 
+/** The text as sent is judged (its length, control characters), then stored trimmed. */
 export function parseCause(v: unknown, errors: string[]): string | undefined {
-  if (typeof v !== 'string') {
+  if (!isText(v)) {
     errors.push(v === undefined ? 'cause is required' : 'cause must be a string');
     return undefined;
   }
   const c = v.trim();
   if (!c) errors.push('cause must not be empty');
   else if (causeTokens(c).length === 0) errors.push("cause must hold some text besides ',' (causes of merged blocks are joined with ',')");
-  else if (c.length > CAUSE_MAX) errors.push(`cause is longer than ${CAUSE_MAX} characters`);
-  else if (/[\u0000-\u001f\u007f]/.test(c)) errors.push('cause contains control characters (newlines and tabs included)');
+  else if (v.length > CAUSE_MAX) errors.push(`cause is longer than ${CAUSE_MAX} characters`);
+  else if (/[\u0000-\u001f\u007f]/.test(v)) errors.push('cause contains control characters (newlines and tabs included)');
   else return c;
   return undefined;
 }
@@ -220,7 +233,7 @@ export function parseBlockRequest(ref: ItemRef, body: unknown, now: number): Val
 
   let action: BlockAction | undefined;
   if (b.action === undefined) errors.push(`action is required (${ACTIONS.join(' or ')})`);
-  else if (typeof b.action === 'string' && (ACTIONS as readonly string[]).includes(b.action)) action = b.action as BlockAction;
+  else if (isText(b.action) && (ACTIONS as readonly string[]).includes(b.action)) action = b.action as BlockAction;
   else errors.push(`action must be ${ACTIONS.join(' or ')}, got ${JSON.stringify(b.action)?.slice(0, 60)}`);
 
   const cause = parseCause(b.cause, errors);

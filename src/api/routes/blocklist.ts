@@ -56,7 +56,7 @@ const ifMatchOf = (req: FastifyRequest): string | undefined => {
   return typeof h === 'string' && h.trim() !== '' ? h : undefined;
 };
 
-const mutation = { ...errorResponses, 200: ref('mutationItem'), 201: ref('mutationItem'), 202: ref('mutationItem') };
+const mutation = { ...errorResponses, 201: ref('mutationItem'), 202: ref('mutationItem') };
 const deletion = { ...errorResponses, 200: { type: 'object', properties: { dryRun: ref('dryRun') } } };
 const dryRunQuery = ref('dryRunQuery');
 /** If-Match, documented for client generators (the handler reads it: ifMatchOf). */
