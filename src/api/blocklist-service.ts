@@ -26,6 +26,10 @@ import { DryRunEffect, previewChange } from './preview';
 import { LiveParts } from './listing-cache';
 import { DISABLED_STATUS, createdItemSyncStatus, itemSyncStatus, itemTaskManagers } from './status-presenter';
 import { capBasisOf } from '../sync/preview';
+import { chunks, mapInSlices } from './slices';
+
+/** Most items of a batch written in one store transaction (a bigger batch is several). */
+export const WRITE_CHUNK = 1000;
 
 /** Who asks, for the audit trail and the item's createdBy/updatedBy. */
 export interface Caller {
@@ -112,12 +116,15 @@ export class BlocklistService {
     return s.value;
   }
 
-  /** A batch's items, validated whole: one 400 names every bad item, before anything is written. */
-  specs(bodies: readonly unknown[]): BlockSpec[] {
+  /**
+   * A batch's items, validated whole: one 400 names every bad item, before anything is written.
+   * In slices (slices.ts): 10,000 validations at once held the event loop.
+   */
+  async specs(bodies: readonly unknown[]): Promise<BlockSpec[]> {
     const now = this.d.clock.now();
     const errors: string[] = [];
     const out: BlockSpec[] = [];
-    bodies.forEach((raw, i) => {
+    await mapInSlices(bodies, (raw, i) => {
       const ref = parseItemRef((raw as Record<string, unknown> | null)?.id);
       if (!ref.ok) return void errors.push(...ref.errors.map((e) => `item ${i}: ${e}`));
       const s = parseBlockRequest(ref.value, raw, now);
@@ -181,14 +188,21 @@ export class BlocklistService {
 
   private async add(specs: BlockSpec[], caller: Caller, dryRun: boolean, ifMatch?: string): Promise<AddOutcome[]> {
     const now = this.d.clock.now();
-    const reqs: AddRequest[] = specs.map((s) => ({ item: newItem(s, now, { by: caller.name, from: caller.from }), allowMerge: s.allowMerge, ...(s.scopeOmitted ? { keepScope: true } : {}), ...(ifMatch !== undefined ? { ifMatch } : {}) }));
-    let outcomes: AddOutcome[];
-    if (!dryRun) outcomes = reqs.length === 1 ? [await this.d.store.add(reqs[0])] : await this.d.store.addMany(reqs);
-    else {
-      outcomes = [];
-      for (const r of reqs) outcomes.push(await this.wouldAdd(r));
+    const request = (s: BlockSpec): AddRequest => ({ item: newItem(s, now, { by: caller.name, from: caller.from }), allowMerge: s.allowMerge, ...(s.scopeOmitted ? { keepScope: true } : {}), ...(ifMatch !== undefined ? { ifMatch } : {}) });
+    if (specs.length === 1) {
+      const req = request(specs[0]);
+      const o = dryRun ? await this.wouldAdd(req) : await this.d.store.add(req);
+      this.recordAdd(o, req.item.cause, caller, dryRun);
+      return [o];
     }
-    outcomes.forEach((o, i) => this.recordAdd(o, reqs[i].item.cause, caller, dryRun));
+    const reqs = await mapInSlices(specs, request);
+    const outcomes: AddOutcome[] = [];
+    if (!dryRun) {
+      // A big batch goes to the store in chunks, each one transaction: one of 10,000 rows held
+      // the loop; the batch's outcomes are per item anyway (some created, some refused).
+      for (const chunk of chunks(reqs, WRITE_CHUNK)) outcomes.push(...(await this.d.store.addMany(chunk)));
+    } else for (const r of reqs) outcomes.push(await this.wouldAdd(r));
+    await mapInSlices(outcomes, (o, i) => this.recordAdd(o, reqs[i].item.cause, caller, dryRun));
     return outcomes;
   }
 
@@ -215,7 +229,7 @@ export class BlocklistService {
     const outcomes = await this.add(specs, caller, dryRun);
     const known = outcomes.some((o) => o.outcome !== 'conflict') && (await this.d.sync.containersKnown()).known;
     const claimed = new Set<string>();
-    const results = outcomes.map((o) => {
+    const results = await mapInSlices(outcomes, (o) => {
       if (o.outcome === 'conflict') return { id: o.existing.id, status: statusOf(o), outcome: o.outcome, code: o.conflict.code, errors: [o.conflict.message] };
       const warnings = known ? this.warningsFor(o.item) : [];
       return { id: o.item.id, status: statusOf(o), outcome: o.outcome, item: this.present(o.item, o.outcome === 'created', claimed), ...(warnings.length ? { warnings } : {}) };

@@ -12,6 +12,7 @@ import { FastifyInstance } from 'fastify';
 import { NUMBER_TEXT_MARK } from '../model/validate';
 
 const NUMBER_RE = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?/y;
+const MAYBE_INEXACT = /\d{16}|\d[eE]/;
 
 /** Whether a number literal survives JSON.parse exactly. */
 function exact(literal: string): boolean {
@@ -25,6 +26,9 @@ function exact(literal: string): boolean {
  * text. Returns the input itself when there is none (the common case costs one scan).
  */
 export function quoteInexactNumbers(text: string): string {
+  // Only a literal of 16 or more digits or one with an exponent can be inexact: a text with
+  // neither (nearly every body) needs no scan character by character (1 MB: ~40 ms on the loop).
+  if (!MAYBE_INEXACT.test(text)) return text;
   let out: string[] | undefined;
   let from = 0;
   let inString = false;
