@@ -23,6 +23,7 @@ import { Logger, silentLogger } from '../../core/logger';
 import { Quarantine, QuarantinedRow, quarantinedRow } from '../quarantine';
 import { ItemCache } from '../item-cache';
 import { AddsDone, OpOf, WriteOp, WriteResults, SQLITE_SCHEMA_VERSION, Versions, fromWire, openWritable } from './writes';
+import { openProblem, probeWriteAccess } from './open-problem';
 import { ThreadWriter } from './writer';
 import { WriteRoute } from './write-route';
 import { CallAnswer, GroupCommit, GroupShape } from './group-commit';
@@ -128,6 +129,9 @@ export class SqliteStore implements BlocklistStore {
     try {
       this.db = opts.readonly ? new Database(file, { readonly: true, timeout: busyTimeoutMs }) : openWritable(file, busyTimeoutMs);
     } catch (e) {
+      // SQLITE_CANTOPEN and SQLITE_READONLY say nothing of why: a read-only mount, a folder or file not ours.
+      const why = !opts.readonly && file !== ':memory:' && /CANTOPEN|READONLY/.test(String((e as { code?: unknown }).code)) ? openProblem(file, probeWriteAccess(file)) : undefined;
+      if (why) throw new StoreUnavailableError(`sqlite store: cannot open ${file} for writing: ${why} (${String((e as { code?: unknown }).code)})`, e);
       unavailable(e, `opening ${file}`);
     }
     this.thread = opts.writeThread && !opts.readonly && file !== ':memory:' ? new ThreadWriter({ file: path.resolve(file), busyTimeoutMs }) : undefined;
