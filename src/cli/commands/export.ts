@@ -49,7 +49,7 @@ function exportItem(it: ApiItem): Record<string, unknown> {
 const BECOMES = [
   'fed to yarn rmadmin -refreshNodes, every host here is DECOMMISSIONED for every application of the cluster (not only blocked for one job):',
   'MARK_BLOCKED_AND_EVACUATE_TASKS -> graceful decommission, <timeout> = its evacuation timeout in seconds (none: -g or the RM default);',
-  'MARK_BLOCKED -> also a decommission (its containers are drained too), so such hosts are written only with --include-mark-blocked;',
+  'MARK_BLOCKED -> also a decommission (its containers are drained too), so such hosts are left out unless the export was asked to include them;',
   'task managers and racks have no place in an exclude file. <endTimestamp>/<action> (or the comments of a text file) are for blocklist import; Hadoop ignores them.',
 ];
 
