@@ -13,15 +13,13 @@ import { isoTime, wireMs } from '../format';
 import { itemSummary, syncText } from '../render';
 import { parseBlockTimeout } from '../time-input';
 import { FieldChange, WatchEvent, diffReadings } from '../watch-diff';
-import { CommonFlags, addCommonOptions, note, painter, withClient, write } from './common';
+import { CommonFlags, addCommonOptions, countLimit, note, painter, sleep, withClient, write } from './common';
 
 interface WatchFlags extends CommonFlags {
   all?: boolean;
   interval: string;
   count?: string;
 }
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 const shownValue = (c: FieldChange, v: string): string => (c.field === 'endTimestamp' ? endText(v) : c.field === 'cause' ? `"${v}"` : v);
 const endText = (wire: string): string => {
@@ -59,7 +57,7 @@ export function register(program: Command): void {
   addCommonOptions(cmd, ['table', 'json']).action(
     runAction(async (flags: WatchFlags) => {
       const interval = parseBlockTimeout(flags.interval);
-      const max = flags.count !== undefined ? Math.max(1, Number.parseInt(flags.count, 10) || 1) : Infinity;
+      const max = countLimit(flags.count);
       const p = painter(flags);
       await withClient(flags, async (client) => {
         let last: Record<string, ApiItem> | undefined;
