@@ -4,7 +4,7 @@
  * silently means 0.6 s. Instants are ISO 8601 with an explicit zone, or epoch milliseconds.
  */
 import { parseDuration } from '../model/duration';
-import { MAX_BARE_EVACUATION_TIMEOUT_S } from '../model/validate';
+import { MAX_BARE_EVACUATION_TIMEOUT_S, MIN_BARE_TIMEOUT_MS } from '../model/validate';
 import { usage } from './errors';
 
 /** --timeout: how long the block lasts → milliseconds (sent as the API's `timeout`). */
@@ -69,4 +69,9 @@ export function parseEvacuationTimeout(raw: string, flag: string, bareSeconds = 
 /** Seconds of an evacuation timeout as the API takes them: a bare number up to a day, with a unit beyond (the API refuses a bare one). */
 export function evacuationTimeoutWire(seconds: number): number | string {
   return seconds <= MAX_BARE_EVACUATION_TIMEOUT_S ? seconds : `${seconds} s`;
+}
+
+/** A block's length as the API takes it: bare milliseconds from a second on, with a unit below (the API refuses a bare one). */
+export function timeoutWire(ms: number): string {
+  return ms >= MIN_BARE_TIMEOUT_MS ? String(ms) : `${ms} ms`;
 }

@@ -10,7 +10,7 @@ import { CliError, runAction, usage } from '../errors';
 import { EXIT } from '../exit-codes';
 import { toJson, toYaml } from '../format';
 import { effectLines, itemSummary } from '../render';
-import { evacuationTimeoutWire, parseBlockTimeout, parseEvacuationTimeout, parseUntil } from '../time-input';
+import { evacuationTimeoutWire, parseBlockTimeout, parseEvacuationTimeout, parseUntil, timeoutWire } from '../time-input';
 import { followEvacuation } from '../evacuation-watch';
 import { parseBlockRequest } from '../../model/validate';
 import { EVACUATE, MARK_BLOCKED } from '../../model/item';
@@ -35,7 +35,7 @@ interface BlockFlags extends CommonFlags {
 export function blockBody(flags: BlockFlags): BlockBody {
   if (flags.timeout !== undefined && flags.until !== undefined) throw usage('give either --timeout or --until, not both (neither = permanent)');
   const body: BlockBody = { action: flags.evacuate ? EVACUATE : MARK_BLOCKED, cause: flags.cause };
-  if (flags.timeout !== undefined) body.timeout = String(parseBlockTimeout(flags.timeout));
+  if (flags.timeout !== undefined) body.timeout = timeoutWire(parseBlockTimeout(flags.timeout));
   if (flags.until !== undefined) {
     const at = parseUntil(flags.until);
     const now = Date.now();

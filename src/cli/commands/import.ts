@@ -24,7 +24,7 @@ import { EXIT } from '../exit-codes';
 import { formatOf } from '../exclude-file';
 import { isoTime, toJson, toYaml, wireMs } from '../format';
 import { effectLines, itemSummary } from '../render';
-import { parseBlockTimeout, parseUntil } from '../time-input';
+import { parseBlockTimeout, parseUntil, timeoutWire } from '../time-input';
 import { parseBlockRequest, parseItemRef, parseSource } from '../../model/validate';
 import { MARK_BLOCKED, wireTag } from '../../model/item';
 import { CommonFlags, addCommonOptions, note, painter, withClient, write } from './common';
@@ -168,7 +168,7 @@ export function register(program: Command): void {
         if (flags.scope !== undefined) p.item.scope = flags.scope;
         if (flags.timeout !== undefined) {
           delete p.item.endTimestamp;
-          p.item.timeout = String(parseBlockTimeout(flags.timeout));
+          p.item.timeout = timeoutWire(parseBlockTimeout(flags.timeout));
         }
         if (flags.until !== undefined) p.item.endTimestamp = String(parseUntil(flags.until));
         if (flags.merge) p.item.allowMerge = true;
