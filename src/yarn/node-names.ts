@@ -156,12 +156,29 @@ function hostsOf(names: readonly string[], idsByHost: ReadonlyMap<string, string
   const present = new Set(names);
   const out = new Set<string>();
   for (const name of names) {
-    const colon = name.lastIndexOf(':');
-    const host = colon > 0 && /^\d+$/.test(name.slice(colon + 1)) ? name.slice(0, colon) : name;
+    const host = hostOfNodeName(name);
     // A host the node list names is there when all its NodeIds are (its bare name matches nothing);
     // one it does not name is there as pushed (itself).
     const ids = idsByHost.get(host);
     if (ids ? ids.every((id) => present.has(id)) : present.has(host) || host !== name) out.add(host);
   }
   return [...out].sort();
+}
+
+/** `host:port` → `host`; anything else as it is. */
+export function hostOfNodeName(name: string): string {
+  const colon = name.lastIndexOf(':');
+  return colon > 0 && /^\d+$/.test(name.slice(colon + 1)) ? name.slice(0, colon) : name;
+}
+
+/**
+ * The RM as the engine reads it when the scheduler names nodes host:port: an attempt's scheduler
+ * blacklist (AppAttemptInfo.blacklistedNodes) names NodeIds, which the engine would take for hosts
+ * nobody desires and remove (the very entries it pushed); here they are hosts again.
+ */
+export function hostNamedRm(rm: ResourceManagerReader): ResourceManagerReader {
+  return Object.assign(Object.create(rm) as ResourceManagerReader, {
+    attempts: async (appId: string) =>
+      (await rm.attempts(appId)).map((a) => (a.blacklistedNodes ? { ...a, blacklistedNodes: [...new Set(a.blacklistedNodes.map(hostOfNodeName))] } : a)),
+  });
 }

@@ -99,7 +99,7 @@ describe('yarn/node-names: a scheduler that names nodes host:port', () => {
     }
   });
 
-  it('the sidecar on such an RM: a block reaches the proxy as the NodeIds of its host (before: as the host, which YARN matches with nothing)', async () => {
+  it('the sidecar on such an RM: a block reaches the proxy as the NodeIds of its host (before: as the host, which YARN matches with nothing); a restart removes nothing', async () => {
     const cluster = new SimCluster({ nodes: 3, containers: 0 });
     const yarn = inProcessYarn(cluster);
     const rm: ResourceManagerReader = Object.assign(Object.create(yarn.rm) as ResourceManagerReader, { confValue: async (k: string) => (k === INCLUDE_PORT_KEY ? 'true' : undefined) });
@@ -107,14 +107,28 @@ describe('yarn/node-names: a scheduler that names nodes host:port', () => {
     const host = cluster.nodes[0].host;
     await store.put(nodeItem(host, { start: Date.now() - 1000 }));
     const config = loadConfig({ env: {}, dynamic: { 'cluster.resource-blocklist.max-blocked-fraction': '1' } });
-    const h = await createSync({ config, store, clock: new FakeClock(Date.now()), logger: silentLogger, env: {}, yarn: { rm, proxy: yarn.proxy } });
-    await h.start();
+    const start = async () => {
+      const h = await createSync({ config, store, clock: new FakeClock(Date.now()), logger: silentLogger, env: {}, yarn: { rm, proxy: yarn.proxy } });
+      await h.start();
+      for (let i = 0; i < 100 && !h.synced(); i++) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 100));
+      return h;
+    };
     try {
-      for (let i = 0; i < 100 && cluster.clientBlacklistView().length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      const first = await start();
       assert.deepEqual(cluster.clientBlacklistView(), [cluster.nodes[0].nodeId]);
       assert.match(cluster.nodes[0].nodeId, /:\d+$/);
+      await first.stop();
+      cluster.allocate(); // the AM's next heartbeat: the scheduler takes the entries
+      assert.deepEqual(cluster.schedulerBlacklistView(), [cluster.nodes[0].nodeId]);
+      // The scheduler's own view of the attempt names NodeIds too: a restarted sidecar must not
+      // take them for stale hosts and remove what it pushed.
+      const removals = cluster.counters.blacklistRemovals;
+      const second = await start();
+      assert.deepEqual(cluster.clientBlacklistView(), [cluster.nodes[0].nodeId]);
+      assert.equal(cluster.counters.blacklistRemovals, removals, 'no removal pushed at the restart');
+      await second.stop();
     } finally {
-      await h.stop();
       await store.close();
     }
   });
