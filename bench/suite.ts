@@ -39,7 +39,7 @@ export function sizesFor(quick: boolean): BenchSizes {
       memory: { items: [1_000, 10_000], soakItems: 1_000, soakSeconds: 3 },
       rmFootprint: { nodeCounts: [1_000, 10_000], sidecarCounts: [10], containers: 500, windowMs: 15_000, warmupMs: 3_000 },
       amFootprint: { idleMs: 5_000 },
-      listing: { items: 10_000, listings: 10, memListings: 5, ratioItems: 2_000, ratioRequests: 5 },
+      listing: { items: 10_000, listings: 10, memListings: 5, ratioItems: 2_000, ratioRequests: 5, batchItems: 10_000 },
     };
   }
   return {
@@ -51,7 +51,7 @@ export function sizesFor(quick: boolean): BenchSizes {
     memory: { items: [1_000, 10_000, 100_000], soakItems: 10_000, soakSeconds: 60 },
     rmFootprint: { nodeCounts: [1_000, 10_000], sidecarCounts: [10, 50], containers: 500, windowMs: 60_000, warmupMs: 5_000 },
     amFootprint: { idleMs: 20_000 },
-    listing: { items: 100_000, listings: 30, memListings: 10, ratioItems: 10_000, ratioRequests: 20 },
+    listing: { items: 100_000, listings: 30, memListings: 10, ratioItems: 10_000, ratioRequests: 20, batchItems: 10_000 },
   };
 }
 
@@ -66,7 +66,7 @@ export function tinySizes(): BenchSizes {
     memory: { items: [10, 100], soakItems: 10, soakSeconds: 1 },
     rmFootprint: { nodeCounts: [50], sidecarCounts: [], containers: 10, windowMs: 500, warmupMs: 200 },
     amFootprint: { idleMs: 500 },
-    listing: { items: 300, listings: 3, memListings: 2, ratioItems: 50, ratioRequests: 2 },
+    listing: { items: 300, listings: 3, memListings: 2, ratioItems: 50, ratioRequests: 2, batchItems: 100 },
   };
 }
 

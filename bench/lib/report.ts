@@ -26,6 +26,11 @@ export interface Row {
 /** The design's memory budget for a sidecar holding 100,000 items (MB). */
 export const RSS_BUDGET_MB = 250;
 
+/** A latency figure (ms) against the 100 ms goal of an answer while the sidecar is busy. */
+export function latencyGoalRow(section: string, figure: string, ms: number, note?: string): Row {
+  return { section, figure, value: ms, unit: 'ms', limit: 100, limitUnit: 'ms', limitWhat: 'the 100 ms goal', ratio: ms / 100, goal: '≤ 100 ms (≤ 1×)', met: ms <= 100, ...(note ? { note } : {}) };
+}
+
 /** A resident-memory figure (MB) against RSS_BUDGET_MB. */
 export function rssBudgetRow(section: string, figure: string, mb: number): Row {
   return { section, figure, value: mb, unit: 'MB', limit: RSS_BUDGET_MB, limitUnit: 'MB', limitWhat: `the ${RSS_BUDGET_MB} MB budget`, ratio: mb / RSS_BUDGET_MB, goal: `≤ ${RSS_BUDGET_MB} MB (≤ 1×)`, met: mb <= RSS_BUDGET_MB };

@@ -8,7 +8,7 @@
  * Shape checks (types, unknown fields) are the routes' JSON schemas; meaning (ids, times, causes)
  * is src/model/validate.ts, here.
  */
-import { BlockedItem, ItemKind, WireItem, tagMatches, toWire } from '../model/item';
+import { BlockedItem, EVACUATE, ItemKind, WireItem, tagMatches, toWire } from '../model/item';
 import { newItem } from '../model/merge';
 import { AddRequest, ConflictCode, changedSince, decide } from '../model/decide';
 import { isExpired } from '../model/effective';
@@ -26,6 +26,10 @@ import { DryRunEffect, previewChange } from './preview';
 import { LiveParts } from './listing-cache';
 import { DISABLED_STATUS, createdItemSyncStatus, itemSyncStatus, itemTaskManagers } from './status-presenter';
 import { capBasisOf } from '../sync/preview';
+import { chunks, mapInSlices } from './slices';
+
+/** Most items of a batch written in one store transaction (a bigger batch is several). */
+export const WRITE_CHUNK = 1000;
 
 /** Who asks, for the audit trail and the item's createdBy/updatedBy. */
 export interface Caller {
@@ -112,12 +116,15 @@ export class BlocklistService {
     return s.value;
   }
 
-  /** A batch's items, validated whole: one 400 names every bad item, before anything is written. */
-  specs(bodies: readonly unknown[]): BlockSpec[] {
+  /**
+   * A batch's items, validated whole: one 400 names every bad item, before anything is written.
+   * In slices (slices.ts): 10,000 validations at once held the event loop.
+   */
+  async specs(bodies: readonly unknown[]): Promise<BlockSpec[]> {
     const now = this.d.clock.now();
     const errors: string[] = [];
     const out: BlockSpec[] = [];
-    bodies.forEach((raw, i) => {
+    await mapInSlices(bodies, (raw, i) => {
       const ref = parseItemRef((raw as Record<string, unknown> | null)?.id);
       if (!ref.ok) return void errors.push(...ref.errors.map((e) => `item ${i}: ${e}`));
       const s = parseBlockRequest(ref.value, raw, now);
@@ -150,8 +157,12 @@ export class BlocklistService {
   /** What YARN would see if `id` became `after` (undefined = removed); nothing is written. */
   async preview(id: string, after: BlockedItem | undefined): Promise<DryRunEffect> {
     const { store, sync, clock } = this.d;
+    // Releases depend on the containers, which nothing reads while nothing is blocked.
+    const containers = after?.action === EVACUATE ? await sync.containersKnown() : undefined;
     const view = sync.view();
-    return previewChange(await store.list(), id, after, view.applicationId, clock.now(), (n) => (n.startsWith('/') ? (view.nodes?.list ?? []).filter((x) => x.rack === n).flatMap((x) => sync.taskManagersOn(x.host)) : sync.taskManagersOn(n)), capBasisOf(view));
+    const effect = previewChange(await store.list(), id, after, view.applicationId, clock.now(), (n) => (n.startsWith('/') ? (view.nodes?.list ?? []).filter((x) => x.rack === n).flatMap((x) => sync.taskManagersOn(x.host)) : sync.taskManagersOn(n)), capBasisOf(view));
+    if (containers?.known === false) effect.containersUnknown = containers.why;
+    return effect;
   }
 
   /** The outcome add() would have, computed without writing (dry run): the stores' own decide(). */
@@ -177,14 +188,21 @@ export class BlocklistService {
 
   private async add(specs: BlockSpec[], caller: Caller, dryRun: boolean, ifMatch?: string): Promise<AddOutcome[]> {
     const now = this.d.clock.now();
-    const reqs: AddRequest[] = specs.map((s) => ({ item: newItem(s, now, { by: caller.name, from: caller.from }), allowMerge: s.allowMerge, ...(ifMatch !== undefined ? { ifMatch } : {}) }));
-    let outcomes: AddOutcome[];
-    if (!dryRun) outcomes = reqs.length === 1 ? [await this.d.store.add(reqs[0])] : await this.d.store.addMany(reqs);
-    else {
-      outcomes = [];
-      for (const r of reqs) outcomes.push(await this.wouldAdd(r));
+    const request = (s: BlockSpec): AddRequest => ({ item: newItem(s, now, { by: caller.name, from: caller.from }), allowMerge: s.allowMerge, ...(s.scopeOmitted ? { keepScope: true } : {}), ...(ifMatch !== undefined ? { ifMatch } : {}) });
+    if (specs.length === 1) {
+      const req = request(specs[0]);
+      const o = dryRun ? await this.wouldAdd(req) : await this.d.store.add(req);
+      this.recordAdd(o, req.item.cause, caller, dryRun);
+      return [o];
     }
-    outcomes.forEach((o, i) => this.recordAdd(o, reqs[i].item.cause, caller, dryRun));
+    const reqs = await mapInSlices(specs, request);
+    const outcomes: AddOutcome[] = [];
+    if (!dryRun) {
+      // A big batch goes to the store in chunks, each one transaction: one of 10,000 rows held
+      // the loop; the batch's outcomes are per item anyway (some created, some refused).
+      for (const chunk of chunks(reqs, WRITE_CHUNK)) outcomes.push(...(await this.d.store.addMany(chunk)));
+    } else for (const r of reqs) outcomes.push(await this.wouldAdd(r));
+    await mapInSlices(outcomes, (o, i) => this.recordAdd(o, reqs[i].item.cause, caller, dryRun));
     return outcomes;
   }
 
@@ -197,7 +215,11 @@ export class BlocklistService {
     const [o] = await this.add([spec], caller, dryRun, ifMatch);
     // `code` beside `errors`: programs (the CLI's import) act on it instead of parsing prose.
     if (o.outcome === 'conflict') return { status: statusOf(o), body: { errors: [o.conflict.message], code: o.conflict.code } };
-    const body: PresentedItem & { outcome: PutOutcome; dryRun?: DryRunEffect } = Object.assign(this.present(o.item, o.outcome === 'created'), { outcome: o.outcome });
+    // The answer's taskManagers: read the containers if no pass keeps them (nothing was blocked).
+    const known = (await this.d.sync.containersKnown()).known;
+    const body: PresentedItem & { outcome: PutOutcome; dryRun?: DryRunEffect; warnings?: string[] } = Object.assign(this.present(o.item, o.outcome === 'created'), { outcome: o.outcome });
+    const warnings = known ? this.warningsFor(o.item) : [];
+    if (warnings.length) body.warnings = warnings;
     if (dryRun) body.dryRun = await this.preview(o.item.id, o.item);
     return { status: statusOf(o), body };
   }
@@ -205,13 +227,26 @@ export class BlocklistService {
   /** POST /blocklist (a batch): per-item outcomes; the batch was validated whole by specs(). */
   async batch(specs: BlockSpec[], caller: Caller, dryRun: boolean): Promise<Answer> {
     const outcomes = await this.add(specs, caller, dryRun);
+    const known = outcomes.some((o) => o.outcome !== 'conflict') && (await this.d.sync.containersKnown()).known;
     const claimed = new Set<string>();
-    const results = outcomes.map((o) =>
-      o.outcome === 'conflict'
-        ? { id: o.existing.id, status: statusOf(o), outcome: o.outcome, code: o.conflict.code, errors: [o.conflict.message] }
-        : { id: o.item.id, status: statusOf(o), outcome: o.outcome, item: this.present(o.item, o.outcome === 'created', claimed) },
-    );
+    const results = await mapInSlices(outcomes, (o) => {
+      if (o.outcome === 'conflict') return { id: o.existing.id, status: statusOf(o), outcome: o.outcome, code: o.conflict.code, errors: [o.conflict.message] };
+      const warnings = known ? this.warningsFor(o.item) : [];
+      return { id: o.item.id, status: statusOf(o), outcome: o.outcome, item: this.present(o.item, o.outcome === 'created', claimed), ...(warnings.length ? { warnings } : {}) };
+    });
     return { status: 200, body: { results, ...(dryRun ? { dryRun: true } : {}) } };
+  }
+
+  /**
+   * What an accepted block does not do that its caller may think it does: a task manager block
+   * whose container does not run on the node it names (the app's containers as last read).
+   */
+  private warningsFor(item: BlockedItem): string[] {
+    if (item.kind !== 'taskmanager' || item.containerId === undefined) return [];
+    const host = this.d.sync.containerHost(item.containerId);
+    if (host === item.node) return [];
+    if (host !== undefined) return [`container ${item.containerId} runs on ${host}, not on ${item.node}: this block names a task manager that is not there, so nothing of it is refused or released (block ${host}/${item.containerId} instead)`];
+    return [`container ${item.containerId} is not one of the application's live containers: nothing will be released (it may have ended, or belong to another application)`];
   }
 
   /** DELETE: 200 `{}` (or the dry run's effect), 404 when absent or already ended. */

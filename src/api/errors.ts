@@ -118,5 +118,32 @@ export const errorHandling = fp(async (app: FastifyInstance, opts: { logger: Log
     logger.error(`internal error on ${req.method} ${req.url}: ${err.stack ?? err.message}`);
     return sendErrors(reply, 500, ['internal error; see the sidecar log']);
   });
-  app.setNotFoundHandler((req, reply) => sendErrors(reply, 404, [`no such endpoint: ${req.method} ${req.url.split('?')[0]}`]));
+  const routes = routeMethods(app);
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0];
+    // A path that exists under other methods: 405 with Allow (RFC 9110 §15.5.6), not a 404.
+    const allow = routes.allowed(path);
+    if (allow.length) return sendErrors(reply.header('allow', allow.join(', ')), 405, [`${req.method} is not allowed on ${path}; it answers ${allow.join(', ')}`]);
+    return sendErrors(reply, 404, [`no such endpoint: ${req.method} ${path}`]);
+  });
 }, { name: 'error-handling' });
+
+/** The methods each registered route path answers, learnt as routes are added (onRoute). */
+function routeMethods(app: FastifyInstance): { allowed(path: string): string[] } {
+  const byUrl = new Map<string, { re: RegExp; methods: Set<string> }>();
+  app.addHook('onRoute', (r) => {
+    let entry = byUrl.get(r.url);
+    if (!entry) {
+      const source = r.url.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*$/, '.*').replace(/:[A-Za-z_]\w*/g, '[^/]+');
+      byUrl.set(r.url, (entry = { re: new RegExp(`^${source}$`), methods: new Set() }));
+    }
+    for (const m of Array.isArray(r.method) ? r.method : [r.method]) entry.methods.add(m);
+  });
+  return {
+    allowed(path) {
+      const out = new Set<string>();
+      for (const { re, methods } of byUrl.values()) if (re.test(path)) for (const m of methods) out.add(m);
+      return [...out].sort();
+    },
+  };
+}

@@ -6,12 +6,15 @@
  *
  * What the generator cannot know is added here: path wildcards get a name (`{id}`: a node host, or
  * `<node>/<containerId>` with the '/' sent as %2F), every operation an operationId, the bearer
- * token scheme, and the web console's files are left out (they are not API).
+ * token scheme, and the web console's files are left out (they are not API). What the server
+ * enforces beyond the routes' loose shapes (id grammars, value ranges, patterns, every status an
+ * operation answers) comes from openapi-contract.ts.
  */
 import swagger from '@fastify/swagger';
 import fp from 'fastify-plugin';
 import { FastifyInstance } from 'fastify';
 import { packageVersion } from '../core/package-info';
+import { LIST_QUERY, documentedBlockBody, errorResponsesOf, idSchemaOf } from './openapi-contract';
 
 export interface OpenApiOptions {
   version?: string;
@@ -57,17 +60,43 @@ async function plugin(app: FastifyInstance, opts: OpenApiOptions): Promise<void>
       const open = url === '/healthz' || url === '/openapi.json';
       const s: Record<string, unknown> = { ...schema, operationId: operationId(method, url) };
       if (url.endsWith('*')) {
-        s.params = {
-          type: 'object',
-          required: ['id'],
-          properties: { id: { type: 'string', description: "the item id: a node host name, <node>/<containerId> for a task manager, or a rack path for a rack (each '/' may be sent as %2F)" } },
-        };
+        s.params = { type: 'object', required: ['id'], properties: { id: idSchemaOf(url) ?? { type: 'string' } } };
       }
       if (open) s.security = [];
       return { schema: s as typeof schema, url: openApiPath(url) };
     },
+    transformObject: (o) => ('openapiObject' in o ? (documentContract(o.openapiObject as OpenApiDoc, opts.auth) as typeof o.openapiObject) : o.swaggerObject),
   });
   app.get('/openapi.json', { config: { openWithoutToken: true } }, async () => app.swagger());
+}
+
+interface OpenApiOperation {
+  parameters?: { name: string; in: string; schema?: Record<string, unknown> }[];
+  responses?: Record<string, unknown>;
+  requestBody?: { content?: Record<string, { schema?: unknown }> };
+}
+interface OpenApiDoc {
+  paths?: Record<string, Record<string, OpenApiOperation>>;
+  components?: { schemas?: Record<string, unknown> };
+}
+
+/**
+ * The generated document, made exact: the block bodies as the server judges them (not the loose
+ * shapes the routes check first), and each operation's real error statuses instead of 4XX/5XX.
+ */
+function documentContract(doc: OpenApiDoc, auth: boolean): OpenApiDoc {
+  if (doc.components?.schemas?.blockBody) doc.components.schemas.blockBody = documentedBlockBody(false);
+  for (const [path, ops] of Object.entries(doc.paths ?? {})) {
+    for (const [method, op] of Object.entries(ops)) {
+      const responses = Object.fromEntries(Object.entries(op.responses ?? {}).filter(([code]) => /^[23]\d\d$/.test(code)));
+      op.responses = { ...responses, ...errorResponsesOf(method, path, auth) };
+      if (method === 'get' && path === '/blocklist') for (const p of op.parameters ?? []) if (p.in === 'query' && LIST_QUERY[p.name]) p.schema = LIST_QUERY[p.name];
+      if (method === 'post' && path === '/blocklist' && op.requestBody?.content?.['application/json']) {
+        op.requestBody.content['application/json'].schema = { type: 'array', maxItems: 10_000, items: documentedBlockBody(true) };
+      }
+    }
+  }
+  return doc;
 }
 
 /** Registered before the route plugins: it learns every route as it is added. */

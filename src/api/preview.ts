@@ -14,6 +14,8 @@ export interface DryRunEffect {
   containersToRelease: string[];
   /** Items the safety cap would hold back (stored, not blacklisted, not evacuating). */
   deferred: string[];
+  /** Present when the app's containers are not known: `containersToRelease` cannot be told, and why. */
+  containersUnknown?: string;
 }
 
 function evacuating(item: BlockedItem | undefined, app: string | undefined, now: number): boolean {

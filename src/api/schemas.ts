@@ -9,14 +9,16 @@
  */
 import { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { ACTIONS } from '../model/item';
-import { CAUSE_MAX, SOURCE_MAX } from '../model/validate';
+import { ACTIONS, LONG_MAX_TEXT } from '../model/item';
+import { CAUSE_MAX, MAX_BARE_EVACUATION_TIMEOUT_S, MIN_BARE_TIMEOUT_MS, SOURCE_MAX } from '../model/validate';
 import type { PutOutcome } from './blocklist-service';
 
 /** What a PUT that is not refused did: a new item, a merge into the live one, or nothing at all. */
 const PUT_OUTCOMES = ['created', 'merged', 'unchanged'] as const satisfies readonly PutOutcome[];
 
-const longish = { anyOf: [{ type: 'integer' }, { type: 'string', maxLength: 40 }] } as const;
+/** The longest string a time field may be sent as (openapi-contract.ts documents the same bound). */
+export const LONGISH_MAX = 40;
+const longish = { anyOf: [{ type: 'integer' }, { type: 'string', maxLength: LONGISH_MAX }] } as const;
 const booleanish = { anyOf: [{ type: 'boolean' }, { type: 'string', enum: ['true', 'false'] }] } as const;
 
 export const blockBodySchema = {
@@ -25,11 +27,17 @@ export const blockBodySchema = {
   required: ['action', 'cause'],
   properties: {
     action: { type: 'string', enum: [...ACTIONS] },
-    endTimestamp: longish,
-    timeout: longish,
+    endTimestamp: { ...longish, description: `When the block ends: epoch milliseconds (a number or a string of digits), in the future; exactly ${LONG_MAX_TEXT} = permanent. Exclusive with timeout; neither = permanent.` },
+    timeout: {
+      ...longish,
+      description: `How long the block lasts from now: MILLISECONDS as a number or a string of digits (FLIP-224; a bare number under ${MIN_BARE_TIMEOUT_MS} is refused as seconds sent by mistake), or a duration with a unit: '600 ms', '90 s', '10 min', '2h', '1 d'. Exclusive with endTimestamp.`,
+    },
     cause: { type: 'string', maxLength: CAUSE_MAX * 2 },
     allowMerge: booleanish,
-    evacuationTimeout: longish,
+    evacuationTimeout: {
+      ...longish,
+      description: `MARK_BLOCKED_AND_EVACUATE_TASKS: the grace period before the job's containers on the node are released, in SECONDS as a number or a string of digits (YARN's graceful decommission; 0 = at once, negative = wait forever; a bare number above ${MAX_BARE_EVACUATION_TIMEOUT_S} is refused as milliseconds sent by mistake), or a duration with a unit: '90 s', '10 min', '2 d', 'forever'. Answered in seconds.`,
+    },
     // Up to 64 application ids joined with ',' (model/scope.ts), as GET answers a merged scope.
     scope: { type: 'string', maxLength: 64 * 41 },
     // What created the block (exclude-file:<path>, set by `blocklist import`); absent = by hand.
@@ -122,13 +130,21 @@ export const dryRunSchema = {
     containersToRelease: { type: 'array', items: { type: 'string' } },
     // Items the safety cap would hold back (stored, not blacklisted, not evacuating).
     deferred: { type: 'array', items: { type: 'string' } },
+    // Present when the application's containers are not known: containersToRelease cannot be told, and why.
+    containersUnknown: { type: 'string' },
   },
 } as const;
 
 /** PUT's answer: the item as stored now, what the request did (as a batch result's `outcome`), a dry run's effect. */
 export const mutationItemSchema = {
   type: 'object',
-  properties: { ...itemSchema.properties, outcome: { type: 'string', enum: [...PUT_OUTCOMES] }, dryRun: { $ref: 'dryRun#' } },
+  properties: {
+    ...itemSchema.properties,
+    outcome: { type: 'string', enum: [...PUT_OUTCOMES] },
+    dryRun: { $ref: 'dryRun#' },
+    // What the accepted block does not do that the caller may expect (a task manager container on another node).
+    warnings: { type: 'array', items: { type: 'string' } },
+  },
 } as const;
 
 export const errorSchema = {
@@ -146,7 +162,15 @@ export const batchResultSchema = {
       type: 'array',
       items: {
         type: 'object',
-        properties: { id: { type: 'string' }, status: { type: 'integer' }, outcome: { type: 'string', enum: [...PUT_OUTCOMES, 'conflict'] }, code: { type: 'string' }, item: { $ref: 'item#' }, errors: { type: 'array', items: { type: 'string' } } },
+        properties: {
+          id: { type: 'string' },
+          status: { type: 'integer' },
+          outcome: { type: 'string', enum: [...PUT_OUTCOMES, 'conflict'] },
+          code: { type: 'string' },
+          item: { $ref: 'item#' },
+          errors: { type: 'array', items: { type: 'string' } },
+          warnings: { type: 'array', items: { type: 'string' } },
+        },
       },
     },
     dryRun: { type: 'boolean' },

@@ -66,6 +66,8 @@ export interface ApiItem {
   dryRun?: DryRunEffect;
   /** A PUT's answer only: what the request did (a 202 is either a merge or nothing at all). */
   outcome?: PutOutcome;
+  /** A PUT's answer: what the accepted block does not do that the caller may expect. */
+  warnings?: string[];
 }
 
 export interface BatchResult {
@@ -76,6 +78,8 @@ export interface BatchResult {
   code?: ConflictCode;
   item?: ApiItem;
   errors?: string[];
+  /** What the accepted block does not do that the caller may expect. */
+  warnings?: string[];
 }
 
 export interface BlockBody {
@@ -84,7 +88,8 @@ export interface BlockBody {
   timeout?: string;
   endTimestamp?: string;
   allowMerge?: boolean;
-  evacuationTimeout?: number;
+  /** Seconds (a number), or a duration with a unit: the API refuses a bare number above a day. */
+  evacuationTimeout?: number | string;
   scope?: string;
   source?: string;
 }
@@ -207,6 +212,8 @@ export class BlocklistClient {
       case 409:
         // The server speaks API ("set allowMerge"); the operator types flags. Told by the code.
         if (codeOf(res.body) === 'exists') throw new CliError(`${what}: already blocked; add --merge to merge into it`, EXIT.CONFLICT, rest);
+        throw new CliError(`${what}: ${first}`, EXIT.CONFLICT, rest);
+      case 412:
         throw new CliError(`${what}: ${first}`, EXIT.CONFLICT, rest);
       case 503:
         throw new CliError(`${what}: the sidecar cannot do this now: ${first}`, EXIT.ERROR, rest);

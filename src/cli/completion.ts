@@ -23,7 +23,7 @@ export function describeCommands(program: Command): CmdInfo[] {
     .filter((c) => !(c as Command & { _hidden?: boolean })._hidden)
     .map((c) => {
       const name = c.name();
-      const args: CmdInfo['args'] = ['unblock', 'show', 'block', 'block-tm', 'block-rack'].includes(name) ? 'ids' : name === 'import' ? 'files' : name === 'completion' ? 'shells' : 'none';
+      const args: CmdInfo['args'] = ['unblock', 'show', 'extend', 'block', 'block-tm', 'block-rack'].includes(name) ? 'ids' : name === 'import' ? 'files' : name === 'completion' ? 'shells' : 'none';
       return { name, description: c.description(), options: [...c.options.map(optionInfo), { flags: ['-h', '--help'], description: 'show help', takesValue: false }], args };
     });
 }

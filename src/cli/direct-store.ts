@@ -135,7 +135,7 @@ export class DirectStoreTransport implements Transport {
     }
     if (path === '/blocklist' && method === 'POST') {
       if (!Array.isArray(opts.body)) return { status: 400, body: { errors: ['body must be array'] } };
-      return svc.batch(svc.specs(opts.body), this.caller, dryRun);
+      return svc.batch(await svc.specs(opts.body), this.caller, dryRun);
     }
     if (path === '/status' && method === 'GET') return { status: 200, body: sidecarStatus(this.sync.view(), systemClock.now()) };
     return { status: 404, body: { errors: [`${method} ${path} needs a running sidecar; drop --store`] } };

@@ -11,7 +11,10 @@
  *    time"). Judged from the state, not from catching the phase: READY with containers released
  *    under a timeout > 0 is the same outcome. With timeout 0 the release *is* the plan, so it
  *    follows on to READY and exits 0;
- *  - --wait-timeout ran out: exit 6, the evacuation carries on in the sidecar;
+ *  - --wait-timeout ran out: exit 6, the evacuation carries on in the sidecar. Without one the
+ *    wait is bounded all the same: until the evacuation's deadline and 5 minutes more, or 30
+ *    minutes while no deadline is known (waiting forever, still pending) — no wait runs unbounded;
+ *  - the safety cap holds the block back (deferred): exit 7, no evacuation starts until it goes on;
  *  - the item disappeared (unblocked or expired): exit 4.
  */
 import { BlocklistClient, ApiItem } from './client';
@@ -19,7 +22,7 @@ import { CliError } from './errors';
 import { EXIT, ExitCode } from './exit-codes';
 import { Paint } from './format';
 import { evacuationLine } from './render';
-import { humanizeMs } from '../config/duration';
+import { humanizeMs } from '../model/duration';
 
 export interface FollowOptions {
   paint: Paint;
@@ -41,75 +44,88 @@ const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 /** How many polls without any sync report before concluding nobody is evacuating. */
 const NO_SYNC_POLLS = 5;
 
+/** The wait's bound without --wait-timeout: past a known deadline by this much, or this long without one. */
+export const WAIT_PAST_DEADLINE_MS = 5 * 60_000;
+export const WAIT_WITHOUT_DEADLINE_MS = 30 * 60_000;
+
+/** When a wait without --wait-timeout gives up: the evacuation's deadline (as last reported) and 5 min, else 30 min after the start. */
+function defaultGiveUp(started: number, deadline: number | undefined): number {
+  return deadline !== undefined && Number.isFinite(deadline) ? Math.max(deadline, started) + WAIT_PAST_DEADLINE_MS : started + WAIT_WITHOUT_DEADLINE_MS;
+}
+
+/** What one reading of the item says: an end of the wait, or a line to show (`stable`: what matters of it, the countdown aside). */
+type Judgement = { end: FollowResult; line?: string; stable?: string } | { end?: undefined; line: string; stable: string };
+
+function judge(id: string, item: ApiItem, t: number, started: number, elapsed: string, p: Paint): Judgement {
+  const sync = item.sync;
+  const ev = sync?.evacuation;
+  if (!sync) return { line: `${id}  ${p.dim('waiting for the sidecar to report on it')} ${elapsed}`, stable: 'nosync' };
+  if (sync.state === 'deferred') return { end: { code: EXIT.DEFERRED, message: `${id} is deferred: stored, but not on YARN's blacklist, so no evacuation starts: ${sync.detail ?? 'held back by the safety cap'}` } };
+  if (sync.state === 'disabled' || sync.state === 'not-applicable') return { end: { code: EXIT.ERROR, message: `${id} will not be evacuated: sync state ${sync.state}${sync.detail ? ` (${sync.detail})` : ''}` } };
+  const ready = sync.state === 'evacuated' || ev?.phase === 'READY';
+  if (ready && ev && ev.released.length > 0 && ev.timeoutSeconds !== 0) {
+    // Empty, but because the deadline forced the containers out: the TIMEOUT outcome, shown as such
+    // even when no poll caught that phase (it can last less than one poll interval).
+    return {
+      line: `${id}  ${evacuationLine({ ...ev, phase: 'TIMEOUT' }, t, p)} ${elapsed}`,
+      stable: 'timeout',
+      end: { code: EXIT.WAIT_TIMEOUT, message: `${id}: the evacuation deadline passed with ${ev.released.length} container(s) still there; the sidecar released them` },
+    };
+  }
+  if (ready) {
+    const rel = ev?.released.length ? `; ${ev.released.length} container(s) were released at the deadline` : '';
+    const shown = ev ?? { itemId: id, node: id, phase: 'READY' as const, since: t, timeoutSeconds: 0, remainingSeconds: 0, containers: [], released: [] };
+    return { line: `${id}  ${evacuationLine(shown, t, p)} ${elapsed}`, stable: 'ready', end: { code: EXIT.OK, message: `${id} evacuated in ${humanizeMs(t - (ev?.since ?? started))}${rel}` } };
+  }
+  if (ev?.phase === 'TIMEOUT' && ev.timeoutSeconds !== 0) {
+    return {
+      line: `${id}  ${evacuationLine(ev, t, p)} ${elapsed}`,
+      stable: 'timeout',
+      end: { code: EXIT.WAIT_TIMEOUT, message: `${id}: the evacuation deadline passed with ${ev.containers.length} container(s) still there; the sidecar releases them now (follow with 'blocklist show ${id}')` },
+    };
+  }
+  if (ev) return { line: `${id}  ${evacuationLine(ev, t, p)} ${elapsed}`, stable: `${ev.phase}:${ev.containers.join(',')}:${ev.released.length}` };
+  return { line: `${id}  ${p.yellow(sync.state)}${sync.detail ? ` — ${sync.detail}` : ''} ${elapsed}`, stable: `${sync.state}:${sync.detail ?? ''}` };
+}
+
 export async function followEvacuation(client: BlocklistClient, id: string, o: FollowOptions): Promise<FollowResult> {
   const now = o.now ?? Date.now;
   const sleep = o.sleep ?? defaultSleep;
-  const p = o.paint;
   const started = now();
   let lastPrinted = '';
   let noSync = 0;
   let drawn = false;
-
   const show = (line: string, stable: string) => {
     if (o.interactive) {
       o.out.write(`\r\x1b[2K${line}`);
       drawn = true;
-    } else if (stable !== lastPrinted) {
-      o.out.write(line + '\n');
-    }
+    } else if (stable !== lastPrinted) o.out.write(line + '\n');
     lastPrinted = stable;
   };
   const finish = (r: FollowResult): FollowResult => {
     if (o.interactive && drawn) o.out.write('\n');
     return r;
   };
-
   for (;;) {
     let item: ApiItem;
     try {
       item = await client.get(id);
     } catch (e) {
-      if (e instanceof CliError && e.code === EXIT.NOT_FOUND) {
-        return finish({ code: EXIT.NOT_FOUND, message: `${id} is no longer blocked (unblocked or expired); stopped following` });
-      }
+      if (e instanceof CliError && e.code === EXIT.NOT_FOUND) return finish({ code: EXIT.NOT_FOUND, message: `${id} is no longer blocked (unblocked or expired); stopped following` });
       throw e;
     }
     const t = now();
-    const elapsed = `[${humanizeMs(t - started)}]`;
-    const sync = item.sync;
-    const ev = sync?.evacuation;
-    if (!sync) {
-      if (++noSync >= NO_SYNC_POLLS) {
-        return finish({ code: EXIT.ERROR, message: `the sidecar reports no sync state for ${id} (is YARN configured?); nothing to follow — check 'blocklist status'` });
-      }
-      show(`${id}  ${p.dim('waiting for the sidecar to report on it')} ${elapsed}`, 'nosync');
-    } else if (sync.state === 'disabled' || sync.state === 'not-applicable') {
-      return finish({ code: EXIT.ERROR, message: `${id} will not be evacuated: sync state ${sync.state}${sync.detail ? ` (${sync.detail})` : ''}` });
-    } else if ((sync.state === 'evacuated' || ev?.phase === 'READY') && ev && ev.released.length > 0 && ev.timeoutSeconds !== 0) {
-      // Empty, but because the deadline forced the containers out: the TIMEOUT outcome, shown as such
-      // even when no poll caught that phase (it can last less than one poll interval).
-      show(`${id}  ${evacuationLine({ ...ev, phase: 'TIMEOUT' }, t, p)} ${elapsed}`, 'timeout');
-      return finish({
-        code: EXIT.WAIT_TIMEOUT,
-        message: `${id}: the evacuation deadline passed with ${ev.released.length} container(s) still there; the sidecar released them`,
-      });
-    } else if (sync.state === 'evacuated' || ev?.phase === 'READY') {
-      const rel = ev?.released.length ? `; ${ev.released.length} container(s) were released at the deadline` : '';
-      show(`${id}  ${evacuationLine(ev ?? { itemId: id, node: id, phase: 'READY', since: t, timeoutSeconds: 0, remainingSeconds: 0, containers: [], released: [] }, t, p)} ${elapsed}`, 'ready');
-      return finish({ code: EXIT.OK, message: `${id} evacuated in ${humanizeMs(t - (ev?.since ?? started))}${rel}` });
-    } else if (ev?.phase === 'TIMEOUT' && ev.timeoutSeconds !== 0) {
-      show(`${id}  ${evacuationLine(ev, t, p)} ${elapsed}`, `timeout`);
-      return finish({
-        code: EXIT.WAIT_TIMEOUT,
-        message: `${id}: the evacuation deadline passed with ${ev.containers.length} container(s) still there; the sidecar releases them now (follow with 'blocklist show ${id}')`,
-      });
-    } else if (ev) {
-      show(`${id}  ${evacuationLine(ev, t, p)} ${elapsed}`, `${ev.phase}:${ev.containers.join(',')}:${ev.released.length}`);
-    } else {
-      show(`${id}  ${p.yellow(sync.state)}${sync.detail ? ` — ${sync.detail}` : ''} ${elapsed}`, `${sync.state}:${sync.detail ?? ''}`);
+    if (!item.sync && ++noSync >= NO_SYNC_POLLS) {
+      return finish({ code: EXIT.ERROR, message: `the sidecar reports no sync state for ${id} (is YARN configured?); nothing to follow — check 'blocklist status'` });
     }
-    if (o.waitTimeoutMs !== undefined && t - started >= o.waitTimeoutMs) {
-      return finish({ code: EXIT.WAIT_TIMEOUT, message: `gave up waiting after ${humanizeMs(o.waitTimeoutMs)}; the evacuation of ${id} goes on in the sidecar (follow with 'blocklist show ${id}')` });
+    const j = judge(id, item, t, started, `[${humanizeMs(t - started)}]`, o.paint);
+    if (j.line !== undefined && j.stable !== undefined) show(j.line, j.stable);
+    if (j.end) return finish(j.end);
+    const ev = item.sync?.evacuation;
+    const giveUp = o.waitTimeoutMs !== undefined ? started + o.waitTimeoutMs : defaultGiveUp(started, ev?.deadline);
+    if (t >= giveUp) {
+      const why = o.waitTimeoutMs !== undefined ? '' : ev?.deadline !== undefined ? ' (5 minutes past its deadline; --wait-timeout sets another limit)' : ' (no deadline is known: the default limit; --wait-timeout sets another)';
+      return finish({ code: EXIT.WAIT_TIMEOUT, message: `gave up waiting after ${humanizeMs(t - started)}${why}; the evacuation of ${id} goes on in the sidecar (follow with 'blocklist show ${id}')` });
     }
     await sleep(o.intervalMs);
   }

@@ -22,6 +22,13 @@ export interface ExcludeEntry {
   timeout: number | null;
   /** 1-based line where the host was named (the <host> element's line for XML). */
   line: number;
+  /**
+   * What `blocklist export` carried beside the host, where Hadoop does not look (XML: the
+   * <endTimestamp> and <action> elements; text: its own comment): the block's end (epoch ms,
+   * absent = permanent) and action. Absent from files Hadoop's tools wrote.
+   */
+  end?: number;
+  action?: string;
 }
 
 export class ExcludeFileError extends Error {
@@ -108,11 +115,33 @@ function parseXmlEntries(file: string, text: string): ExcludeEntry[] {
       }
       timeout = n;
     }
-    for (const host of hosts) if (checkHost(host, hostEl.line, problems)) upsert(out, { host, timeout, line: hostEl.line });
+    const extra = exportedFields(hostEl, label, problems);
+    if (extra === undefined) continue;
+    for (const host of hosts) if (checkHost(host, hostEl.line, problems)) upsert(out, { host, timeout, line: hostEl.line, ...extra });
   }
   if (problems.length) throw new ExcludeFileError(file, problems);
   return [...out.values()];
 }
+
+/** The elements `blocklist export` adds to a <host> (Hadoop reads only <name> and <timeout>); undefined when one is unreadable. */
+function exportedFields(hostEl: XmlElement, label: string, problems: string[]): Pick<ExcludeEntry, 'end' | 'action'> | undefined {
+  const out: Pick<ExcludeEntry, 'end' | 'action'> = {};
+  const endEl = elementsByTagName(hostEl, 'endTimestamp')[0];
+  if (endEl) {
+    const raw = textContent(endEl).trim();
+    if (!/^\d{1,16}$/.test(raw)) {
+      problems.push(`line ${hostEl.line}: <endTimestamp> of host ${label} is ${JSON.stringify(raw)}, not epoch milliseconds (blocklist export writes it; leave it out for a permanent block)`);
+      return undefined;
+    }
+    out.end = Number(raw);
+  }
+  const actionEl = elementsByTagName(hostEl, 'action')[0];
+  if (actionEl) out.action = textContent(actionEl).trim();
+  return out;
+}
+
+/** The note `blocklist export` writes after a text file's host: "EVACUATE until 2030-01-01T00:00:00.000Z: cause". */
+const TEXT_NOTE = /^#\s*(BLOCK|EVACUATE) (?:until (\d{4}-\d{2}-\d{2}T[\d:.]+Z)|permanently):/;
 
 function parseTextEntries(file: string, text: string): ExcludeEntry[] {
   const problems: string[] = [];
@@ -121,12 +150,18 @@ function parseTextEntries(file: string, text: string): ExcludeEntry[] {
   // BufferedReader#readLine: a line ends at LF, CR, or CR LF.
   const lines = s.split(/\r\n|\r|\n/);
   lines.forEach((lineText, i) => {
+    const hosts: string[] = [];
     for (const raw of lineText.split(/[ \t\n\f\r]+/)) {
       const tok = javaTrim(raw);
       if (tok.startsWith('#')) break; // the rest of the line is a comment
       if (tok === '') continue;
-      if (checkHost(tok, i + 1, problems)) upsert(out, { host: tok, timeout: null, line: i + 1 });
+      if (checkHost(tok, i + 1, problems)) hosts.push(tok);
     }
+    // Our own export's note for a lone host: its end and action, which Hadoop reads as a comment.
+    const hash = lineText.indexOf('#');
+    const m = hosts.length === 1 && hash >= 0 ? TEXT_NOTE.exec(lineText.slice(hash)) : null;
+    const extra: Pick<ExcludeEntry, 'end' | 'action'> = m ? { action: m[1] === 'BLOCK' ? 'MARK_BLOCKED' : 'MARK_BLOCKED_AND_EVACUATE_TASKS', ...(m[2] ? { end: Date.parse(m[2]) } : {}) } : {};
+    for (const host of hosts) upsert(out, { host, timeout: null, line: i + 1, ...extra });
   });
   if (problems.length) throw new ExcludeFileError(file, problems);
   return [...out.values()];
@@ -140,7 +175,11 @@ export function parseExcludeFile(file: string, text: string, format: ExcludeForm
 export interface ExportEntry {
   host: string;
   timeout: number | null;
-  /** Written as a comment for people; Hadoop (and our importer) ignore it. */
+  /** The block's end, epoch ms (absent = permanent): XML <endTimestamp>, which Hadoop does not read. */
+  end?: number;
+  /** The block's action: XML <action>, which Hadoop does not read. */
+  action?: string;
+  /** Written as a comment for people; Hadoop ignores it (our importer reads its end and action back from a text file). */
   note?: string;
 }
 
@@ -154,24 +193,28 @@ const xmlComment = (s: string): string =>
 /** A text-file comment runs to the end of the line, so the note must stay on one line. */
 const oneLine = (s: string): string => s.replace(/[\r\n\f]+/g, ' ');
 
+const headerLines = (h: string | readonly string[] | undefined): readonly string[] => (h === undefined ? [] : typeof h === 'string' ? [h] : h);
+
 /** The documented HostsFileReader XML shape; one <host> per node so every timeout survives. */
-export function formatYarnXml(entries: ExportEntry[], header?: string): string {
+export function formatYarnXml(entries: ExportEntry[], header?: string | readonly string[]): string {
   const lines = ['<?xml version="1.0"?>'];
-  if (header) lines.push(`<!-- ${xmlComment(oneLine(header))} -->`);
+  for (const h of headerLines(header)) lines.push(`<!-- ${xmlComment(oneLine(h))} -->`);
   lines.push('<hosts>');
   for (const e of entries) {
     if (e.note) lines.push(`  <!-- ${xmlComment(oneLine(e.note))} -->`);
     const t = e.timeout === null ? '' : `<timeout>${e.timeout}</timeout>`;
-    lines.push(`  <host><name>${xmlEscape(e.host)}</name>${t}</host>`);
+    const end = e.end === undefined ? '' : `<endTimestamp>${e.end}</endTimestamp>`;
+    const action = e.action === undefined ? '' : `<action>${xmlEscape(e.action)}</action>`;
+    lines.push(`  <host><name>${xmlEscape(e.host)}</name>${t}${end}${action}</host>`);
   }
   lines.push('</hosts>', '');
   return lines.join('\n');
 }
 
 /** Plain text: one host per line; timeouts cannot be expressed, notes go after '#'. */
-export function formatText(entries: ExportEntry[], header?: string): string {
+export function formatText(entries: ExportEntry[], header?: string | readonly string[]): string {
   const lines: string[] = [];
-  if (header) lines.push(`# ${oneLine(header)}`);
+  for (const h of headerLines(header)) lines.push(`# ${oneLine(h)}`);
   for (const e of entries) lines.push(e.note ? `${e.host}  # ${oneLine(e.note)}` : e.host);
   lines.push('');
   return lines.join('\n');

@@ -4,7 +4,7 @@
  * process.stdout/env in `useColor`.
  */
 import YAML from 'yaml';
-import { humanizeMs } from '../config/duration';
+import { humanizeMs } from '../model/duration';
 import { LONG_MAX_TEXT } from '../model/item';
 
 export type OutputFormat = 'table' | 'wide' | 'json' | 'yaml' | 'name';

@@ -4,7 +4,7 @@
  */
 import { ApiItem, DryRunEffect, SidecarStatus, WireEvacuation, WireSync } from './client';
 import { Paint, age, clip, isoTime, relative, shortAction, table, timeoutText, wireMs } from './format';
-import { humanizeMs } from '../config/duration';
+import { humanizeMs } from '../model/duration';
 
 export function syncText(s: WireSync | undefined, p: Paint): string {
   if (!s) return p.dim('-');
@@ -109,7 +109,7 @@ export function effectLines(e: DryRunEffect | undefined, p: Paint): string {
   return (
     `  YARN blacklist additions: ${list(e.blacklistAdditions)}\n` +
     `  YARN blacklist removals:  ${list(e.blacklistRemovals)}\n` +
-    `  containers to release:    ${list(e.containersToRelease)}\n` +
+    `  containers to release:    ${e.containersUnknown ? p.yellow(`unknown (${e.containersUnknown})`) : list(e.containersToRelease)}\n` +
     (e.deferred?.length ? `  deferred by the safety cap (stored, not blacklisted): ${e.deferred.join(', ')}\n` : '')
   );
 }

@@ -3,12 +3,15 @@
  * number is refused where Flink (ms) and YARN (seconds) would read it differently, so "600" never
  * silently means 0.6 s. Instants are ISO 8601 with an explicit zone, or epoch milliseconds.
  */
-import { parseDuration } from '../config/duration';
+import { parseDuration } from '../model/duration';
+import { MAX_BARE_EVACUATION_TIMEOUT_S, MIN_BARE_TIMEOUT_MS } from '../model/validate';
 import { usage } from './errors';
 
 /** --timeout: how long the block lasts → milliseconds (sent as the API's `timeout`). */
 export function parseBlockTimeout(raw: string): number {
   const t = raw.trim();
+  // Zero means the same in every unit, so it is refused for what it is (as --evacuation-timeout 0 is taken for what it is).
+  if (/^0+$/.test(t)) throw usage(`--timeout ${raw} would end the block as it starts; omit --timeout for a permanent block, or give a length such as 30m`);
   if (/^\d+$/.test(t)) throw usage(`--timeout '${raw}' needs a unit: e.g. 30m, 2h, 1d (a bare number is ambiguous)`);
   let ms: number;
   try {
@@ -61,4 +64,14 @@ export function parseEvacuationTimeout(raw: string, flag: string, bareSeconds = 
   if (ms < 0) return -1;
   if (ms % 1000 !== 0) throw usage(`${flag} '${raw}' must be whole seconds`);
   return ms / 1000;
+}
+
+/** Seconds of an evacuation timeout as the API takes them: a bare number up to a day, with a unit beyond (the API refuses a bare one). */
+export function evacuationTimeoutWire(seconds: number): number | string {
+  return seconds <= MAX_BARE_EVACUATION_TIMEOUT_S ? seconds : `${seconds} s`;
+}
+
+/** A block's length as the API takes it: bare milliseconds from a second on, with a unit below (the API refuses a bare one). */
+export function timeoutWire(ms: number): string {
+  return ms >= MIN_BARE_TIMEOUT_MS ? String(ms) : `${ms} ms`;
 }

@@ -18,6 +18,8 @@ export type Source = 'default' | 'file' | 'env' | 'flag';
 export interface LoadedConfig {
   values: ConfigValues;
   sources: Record<KeyName, Source>;
+  /** Each key's text as it was given (or its default's): what people wrote, '30 s' where the value is 30000. */
+  given?: Record<KeyName, string>;
   file?: string;
 }
 
@@ -118,16 +120,18 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
 
   const values: Record<string, unknown> = {};
   const sources: Record<string, Source> = {};
+  const given: Record<string, string> = {};
   for (const [k, [v, source]] of raw) {
     try {
       values[k] = (KEYS[k] as { parse(r: string): unknown }).parse(v);
       sources[k] = source;
+      given[k] = v.trim();
     } catch (e) {
       problems.push(`${k}: ${(e as Error).message}${source === 'default' ? '' : ` (from ${source})`}`);
     }
   }
   if (problems.length) throw new ConfigError(problems);
-  return { values: values as ConfigValues, sources: sources as Record<KeyName, Source>, file: opts.file };
+  return { values: values as ConfigValues, sources: sources as Record<KeyName, Source>, given: given as Record<KeyName, string>, file: opts.file };
 }
 
 /** The effective configuration as printable lines, secrets masked. */
@@ -136,6 +140,8 @@ export interface ConfigEntry {
   key: string;
   /** The value as JSON text, or '******' for a secret that is set. */
   value: string;
+  /** The text as it was given ('30 s'), when it reads differently from the value (a duration's ms); never for a secret. */
+  given?: string;
   source: string;
 }
 
@@ -144,12 +150,16 @@ export function effectiveConfig(cfg: LoadedConfig): ConfigEntry[] {
   return (Object.keys(KEYS) as KeyName[]).map((k) => {
     const def = KEYS[k] as { secret?: boolean };
     const v = cfg.values[k];
-    return { key: k, value: def.secret && v ? '******' : JSON.stringify(v), source: String(cfg.sources[k]) };
+    const value = def.secret && v ? '******' : JSON.stringify(v);
+    const given = cfg.given?.[k];
+    const differs = !def.secret && given !== undefined && given !== String(v) && given !== value;
+    return { key: k, value, ...(differs ? { given } : {}), source: String(cfg.sources[k]) };
   });
 }
 
+/** One line per key for people: the text as given (a duration as '30 s', not 30000), and its source. */
 export function describeConfigEntries(entries: ConfigEntry[]): string[] {
-  return entries.map((e) => `${e.key}: ${e.value}  (${e.source})`);
+  return entries.map((e) => `${e.key}: ${e.given ?? e.value}  (${e.source})`);
 }
 
 export function describeConfig(cfg: LoadedConfig): string[] {

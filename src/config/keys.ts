@@ -4,7 +4,7 @@
  * docs/configuration.md is generated from this table (`blocklist config --markdown`).
  */
 import * as cron from 'node-cron';
-import { parseDuration } from './duration';
+import { parseDuration } from '../model/duration';
 
 export interface KeyDef<T> {
   default: string;
@@ -115,6 +115,7 @@ export const KEYS = {
     },
   }),
   'yarn.application.id': str('', 'The Flink application. Empty: from CONTAINER_ID, else from the proxy (GET /amrm/v1/attempt).'),
+  'cluster.resource-blocklist.yarn.include-port-in-node-name': oneOf(['auto', 'true', 'false'] as const, 'auto', "Whether the RM's scheduler names nodes host:port (YARN's yarn.scheduler.include-port-in-node-name): then a block is pushed as the NodeIds of its host, or it would match nothing. auto = read it from the RM's /conf at start (a warning names this key when it cannot be read)."),
   'cluster.resource-blocklist.yarn.request-timeout': duration('10 s', "Deadline of every call to the RM, the AMRM proxy and Flink's JobManager: the whole call, from the request to the last byte of the answer (a peer that trickles its answer is abandoned at it, and another RM of an HA list tried).", { min: 1 }),
   'cluster.resource-blocklist.yarn.max-answer-size': size('32 mb', "Largest answer read from the RM's lists (the node list, an application's attempts, an attempt's containers); past it the call fails with an error naming this key and nothing more is read. A real Hadoop 3.5 RM writes ~1.8 KB per node: ~18 MB at 10,000 nodes. The RM's other answers are bounded at 4 MB.", 64 * 1024),
   'cluster.resource-blocklist.amrm-proxy.max-answer-size': size('16 mb', "Largest answer read from the AMRM proxy (its blacklist with owners: ~4 MB at 100,000 hosts; the application's containers); past it the call fails with an error naming this key.", 64 * 1024),

@@ -1,6 +1,5 @@
 /** The detector's Prometheus metrics, on the sidecar's registry. */
 import { Counter, Gauge, Registry } from 'prom-client';
-import { SuppressReason } from './decide';
 
 export interface DetectorMetrics {
   /** New incidents, by the source that first reported them. */
@@ -28,8 +27,6 @@ export function createDetectorMetrics(registry?: Registry): DetectorMetrics {
     runner: new Gauge({ name: 'blocklist_detector_runner', help: "1 while this sidecar runs its job's detector, 0 while another sidecar of the job holds the detector's lease and this one stands by", registers }),
   };
 }
-
-export const SUPPRESS_REASONS: readonly SuppressReason[] = ['job-fault', 'cap', 'operator-unblock'];
 
 /**
  * The detector's automatic blocks against their own cap (detector.max-blocked-fraction), read at

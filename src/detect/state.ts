@@ -6,7 +6,6 @@
 import { HealthObservation, Incident } from './types';
 
 export type DetectorMode = 'off' | 'shadow' | 'enforce';
-export const DETECTOR_MODES: readonly DetectorMode[] = ['off', 'shadow', 'enforce'];
 
 /** One automatic block the detector made (or, in shadow mode, would have made). */
 export interface AutoBlock {

@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { WireItem, toWire } from '../model/item';
+import { WireItem, isPermanent, toWire } from '../model/item';
 import { AuditSink } from '../model/audit';
 import { Logger } from '../core/logger';
 
@@ -41,7 +41,9 @@ export function createAuditSink(logger: Logger, file?: string, now: () => number
       if (r.detail) line.detail = r.detail;
       if (r.cause !== undefined) line.cause = r.cause;
       if (r.dryRun) line.dryRun = true;
-      const what = r.after ? ` (${r.after.action}, cause "${r.after.cause}", ends ${line.after?.endTimestamp})` : '';
+      // The message is for people: an end as a time, a permanent one as such (the fields keep the wire's values).
+      const ends = r.after ? (isPermanent(r.after.endTimestamp) ? 'permanent' : `ends ${new Date(r.after.endTimestamp).toISOString()}`) : '';
+      const what = r.after ? ` (${r.after.action}, cause "${r.after.cause}", ${ends})` : '';
       if (toLog)
         logger.info(`audit${r.dryRun ? ' (dry run)' : ''}: ${r.op} ${r.id} → ${r.outcome} by ${r.who} from ${r.from}${what}${r.detail ? `: ${r.detail}` : ''}`, line);
       if (fd !== undefined) fs.writeSync(fd, JSON.stringify(line) + '\n');

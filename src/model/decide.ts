@@ -12,6 +12,8 @@ export interface AddRequest {
   /** A complete new item, as model/merge#newItem builds it. */
   item: BlockedItem;
   allowMerge: boolean;
+  /** The request named no scope: a merge keeps the stored item's (absent = false: the scopes are united). */
+  keepScope?: boolean;
   /**
    * HTTP If-Match: the version of the item the caller saw (model/item#itemTag). Decided here, in
    * the stores' compare-and-set, so the write lands only if the item is still that version.
@@ -55,7 +57,7 @@ export function decide(existing: BlockedItem | undefined, req: AddRequest, now: 
   if (!req.allowMerge) {
     return { outcome: 'conflict', existing, conflict: { code: 'exists', message: `'${existing.id}' is already blocked; set allowMerge to merge` } };
   }
-  const m = mergeItems(existing, req.item);
+  const m = mergeItems(existing, req.item, req.keepScope === true);
   switch (m.outcome) {
     case 'unchanged':
       return { outcome: 'unchanged', item: existing };

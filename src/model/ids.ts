@@ -25,9 +25,12 @@ export interface ContainerId {
   container: number;
 }
 
-const APP_RE = /^application_(\d{10,19})_(\d{4,})$/;
+/** The id grammars as regular-expression sources, for the API's document (src/api/openapi-contract.ts). */
+export const APPLICATION_ID_PATTERN = 'application_([0-9]{10,19})_([0-9]{4,})';
+export const CONTAINER_ID_PATTERN = 'container_(?:e([0-9]+)_)?([0-9]{10,19})_([0-9]{4,})_([0-9]{2,})_([0-9]{6,})';
+const APP_RE = new RegExp(`^${APPLICATION_ID_PATTERN}$`);
 const ATTEMPT_RE = /^appattempt_(\d{10,19})_(\d{4,})_(\d{6,})$/;
-const CONTAINER_RE = /^container_(?:e(\d+)_)?(\d{10,19})_(\d{4,})_(\d{2,})_(\d{6,})$/;
+const CONTAINER_RE = new RegExp(`^${CONTAINER_ID_PATTERN}$`);
 
 export function parseApplicationId(s: string): ParseResult<ApplicationId> {
   const m = APP_RE.exec(s);
@@ -79,7 +82,13 @@ export function applicationOfContainer(containerId: string): ParseResult<string>
 }
 
 export const HOST_MAX = 255;
-const HOST_RE = /^[A-Za-z0-9_](?:[A-Za-z0-9._-]*[A-Za-z0-9_])?$/;
+/**
+ * Dot-separated labels of letters, digits, '-' and '_' (RFC 1123, with the '_' real clusters use),
+ * each 1-63 characters, not starting or ending with '-': no empty label ('a..b'), no trailing dot.
+ */
+const LABEL = '[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?';
+export const HOST_NAME_PATTERN = `${LABEL}(?:\\.${LABEL})*`;
+const HOST_RE = new RegExp(`^${HOST_NAME_PATTERN}$`);
 
 /**
  * A node id is the NodeManager host name as the RM names it (nodeHostName, no port) — what Flink's
@@ -89,7 +98,8 @@ const HOST_RE = /^[A-Za-z0-9_](?:[A-Za-z0-9._-]*[A-Za-z0-9_])?$/;
  *  - "host:port": a NodeId, not a host. Refused rather than silently normalised, so an operator
  *    copying `id` from the RM's node list learns the right form (the message says it).
  */
-const RACK_SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+export const RACK_SEGMENT_PATTERN = '[A-Za-z0-9][A-Za-z0-9._-]*';
+const RACK_SEGMENT = new RegExp(`^${RACK_SEGMENT_PATTERN}$`);
 
 /**
  * A rack path as YARN names it (NetworkTopology: `/default-rack`, `/dc1/rack7`): '/'-separated
@@ -111,6 +121,6 @@ export function validateHostName(raw: string): ParseResult<string> {
   if (raw.startsWith('/')) return { ok: false, error: `node id '${raw}' looks like a rack path; block a rack under /blocklist/racks (blocklist block-rack)` };
   const colon = /^(.*):(\d+)$/.exec(raw);
   if (colon) return { ok: false, error: `node id '${raw}' has a port; use the host name '${colon[1]}' (YARN's nodeHostName)` };
-  if (!HOST_RE.test(raw)) return { ok: false, error: `node id '${raw}' is not a host name (letters, digits, '.', '-', '_')` };
+  if (!HOST_RE.test(raw)) return { ok: false, error: `node id '${raw}' is not a host name (dot-separated labels of letters, digits, '-', '_', each 1-63 long, none empty)` };
   return { ok: true, value: raw };
 }

@@ -53,12 +53,13 @@ export type MergeResult =
  *   created the block; a merge adds to a block, it does not change who made it);
  * - evacuationTimeout: the newer value when given (each job's deadline still counts from its start);
  * - scope: the union of both (scope.ts): two jobs' blocks of one node become one block for both;
- *   cluster covers all.
+ *   cluster covers all. A request that named no scope (`keepScope`: FLIP-224's body has no such
+ *   field) keeps the stored one: extending one job's block must not blacklist the node for every job.
  * A merge that changes nothing is `unchanged`: the existing item stays as it is (not even its
  * updated stamp moves), so nothing downstream fires.
  */
-export function mergeItems(existing: BlockedItem, incoming: BlockedItem): MergeResult {
-  const scope = unionScopes(existing.scope, incoming.scope);
+export function mergeItems(existing: BlockedItem, incoming: BlockedItem, keepScope = false): MergeResult {
+  const scope = keepScope ? { ok: true as const, scope: existing.scope } : unionScopes(existing.scope, incoming.scope);
   if (!scope.ok) return { outcome: 'conflict', conflict: { code: 'scope-full', message: `'${existing.id}': ${scope.message}` } };
   const cause = mergeCauses(existing.cause, incoming.cause);
   if (causeTokens(cause).length === 0) {

@@ -7,6 +7,7 @@ import { ACTIONS, BlockAction, CLUSTER_SCOPE, ItemKind, LONG_MAX_TEXT, PERMANENT
 import { parseApplicationId, parseContainerId, validateHostName, validateRackPath } from './ids';
 import { causeTokens } from './cause';
 import { SCOPE_APPS_MAX, formatScope } from './scope';
+import { parseDuration } from './duration';
 
 export const CAUSE_MAX = 1024;
 /** 9999-12-31T23:59:59.999Z: beyond this an endTimestamp is a typo, not a plan (Long.MAX aside). */
@@ -15,6 +16,17 @@ export const MAX_END = 253_402_300_799_999;
 export const MAX_TIMEOUT_MS = 100 * 365 * 24 * 3600 * 1000;
 /** evacuationTimeout bounds, seconds (Hadoop stores it as an int; negative = forever). */
 export const MAX_EVACUATION_TIMEOUT_S = 10 * 365 * 24 * 3600;
+/**
+ * The two fields' bare numbers are in different units (timeout: ms, FLIP-224; evacuationTimeout:
+ * seconds, YARN's graceful decommission), so a bare number only one reading can mean is refused
+ * and a duration with a unit says it plainly: a bare timeout under a second (seconds sent as ms),
+ * a bare evacuationTimeout over a day (milliseconds sent as seconds: 600000 = 6.9 days).
+ */
+export const MIN_BARE_TIMEOUT_MS = 1000;
+export const MAX_BARE_EVACUATION_TIMEOUT_S = 86_400;
+
+/** Flink's duration syntax with an explicit unit (config/duration.ts): "600 s", "10 min", "2h", "1500 ms". */
+const WITH_UNIT = /^\s*-?\d+(\.\d+)?\s*[a-zA-Z]+\s*$/;
 
 export type EndSpec = { type: 'permanent' } | { type: 'at'; at: number } | { type: 'after'; ms: number };
 
@@ -29,7 +41,10 @@ export interface BlockSpec extends ItemRef {
   action: BlockAction;
   end: EndSpec;
   cause: string;
+  /** The request's scope; `cluster` when it named none (a new block's default). */
   scope: Scope;
+  /** The request named no scope (FLIP-224 has no such field): a merge keeps the stored block's scope. */
+  scopeOmitted?: true;
   evacuationTimeout?: number;
   /** What created the block (model/item.ts BlockedItem.source); absent = by hand. */
   source?: string;
@@ -37,6 +52,16 @@ export interface BlockSpec extends ItemRef {
 }
 
 export type Validated<T> = { ok: true; value: T } | { ok: false; errors: string[] };
+
+/**
+ * How the API's JSON parser hands over a number literal a JS number cannot hold exactly (an
+ * integer beyond 2^53, 1e300): as a string of its text after this mark (api/json-body.ts), so a
+ * time field decides from the text the client sent, and a text field (a cause, an id) is not
+ * fooled into taking a number for a string.
+ */
+export const NUMBER_TEXT_MARK = '\u0000#';
+/** A string the client sent as a string (not a number literal the parser kept as text). */
+const isText = (v: unknown): v is string => typeof v === 'string' && !v.startsWith(NUMBER_TEXT_MARK);
 
 /** The body fields a block request may carry (besides `id` in a batch). */
 export const BLOCK_FIELDS = ['action', 'endTimestamp', 'timeout', 'cause', 'allowMerge', 'evacuationTimeout', 'scope', 'source'] as const;
@@ -50,7 +75,7 @@ export const SOURCE_MAX = 4096 + 64;
  */
 export function parseSource(v: unknown, errors: string[]): string | undefined {
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string') {
+  if (!isText(v)) {
     errors.push("source must be a string such as 'exclude-file:/etc/hadoop/conf/yarn.exclude'");
     return undefined;
   }
@@ -67,7 +92,7 @@ export function parseSource(v: unknown, errors: string[]): string | undefined {
  * the id's shape: `node` or `node/containerId`.
  */
 export function parseItemRef(raw: unknown, kind?: ItemKind): Validated<ItemRef> {
-  if (typeof raw !== 'string') return { ok: false, errors: ['id must be a string'] };
+  if (!isText(raw)) return { ok: false, errors: ['id must be a string'] };
   const slash = raw.indexOf('/');
   // In a batch a rack is told by its leading '/' (a rack path), a task manager by an inner '/'.
   const effectiveKind: ItemKind = kind ?? (slash === 0 ? 'rack' : slash > 0 ? 'taskmanager' : 'node');
@@ -98,9 +123,9 @@ export function parseItemRef(raw: unknown, kind?: ItemKind): Validated<ItemRef> 
 
 /** What a field's number means, for error messages: a relative timeout is not a duration string. */
 function longMeaning(field: string): string {
-  return field === 'timeout'
-    ? "a number of milliseconds (a number or a string of digits, e.g. 600000 for 10 minutes; the CLI's --timeout takes 10m)"
-    : 'epoch milliseconds (a number or a string of digits)';
+  if (field === 'timeout') return "milliseconds (a number or a string of digits, e.g. 600000 for 10 minutes) or a duration with a unit ('10 min', '2h')";
+  if (field === 'evacuationTimeout') return "whole seconds (a number or a string of digits, e.g. 600 for 10 minutes; negative = forever) or a duration with a unit ('90 s', '10 min', 'forever')";
+  return 'epoch milliseconds (a number or a string of digits)';
 }
 
 /**
@@ -120,6 +145,8 @@ function parseLong(v: unknown, field: string, errors: string[]): string | undefi
     else return String(v);
     return undefined;
   }
+  // A number literal the parser kept as its text: judged as the number it is.
+  if (typeof v === 'string' && v.startsWith(NUMBER_TEXT_MARK)) v = v.slice(NUMBER_TEXT_MARK.length);
   if (typeof v === 'string') {
     const t = v.trim();
     if (t === LONG_MAX_TEXT) return t;
@@ -155,36 +182,37 @@ export function parseBoolean(v: unknown, field: string, errors: string[]): boole
 export function parseScope(v: unknown, errors: string[]): Scope | undefined {
   if (v === undefined || v === null || v === CLUSTER_SCOPE) return CLUSTER_SCOPE;
   const what = `scope must be 'cluster' or a YARN application id (several joined with ',')`;
-  if (typeof v !== 'string') {
+  if (!isText(v)) {
     errors.push(what);
     return undefined;
   }
   const apps = v.split(',').map((a) => a.trim());
-  if (apps.includes(CLUSTER_SCOPE)) return CLUSTER_SCOPE;
   if (apps.length > SCOPE_APPS_MAX) {
     errors.push(`scope names ${apps.length} applications (at most ${SCOPE_APPS_MAX}); use 'cluster'`);
     return undefined;
   }
   for (const app of apps) {
-    const a = parseApplicationId(app);
-    if (!a.ok) {
+    const a = app === CLUSTER_SCOPE ? undefined : parseApplicationId(app);
+    if (a && !a.ok) {
       errors.push(`${what}: ${a.error}`);
       return undefined;
     }
   }
+  if (apps.includes(CLUSTER_SCOPE)) return CLUSTER_SCOPE;
   return formatScope(apps);
 }
 
+/** The text as sent is judged (its length, control characters), then stored trimmed. */
 export function parseCause(v: unknown, errors: string[]): string | undefined {
-  if (typeof v !== 'string') {
+  if (!isText(v)) {
     errors.push(v === undefined ? 'cause is required' : 'cause must be a string');
     return undefined;
   }
   const c = v.trim();
   if (!c) errors.push('cause must not be empty');
   else if (causeTokens(c).length === 0) errors.push("cause must hold some text besides ',' (causes of merged blocks are joined with ',')");
-  else if (c.length > CAUSE_MAX) errors.push(`cause is longer than ${CAUSE_MAX} characters`);
-  else if (/[\u0000-\u001f\u007f]/.test(c)) errors.push('cause contains control characters (newlines and tabs included)');
+  else if (v.length > CAUSE_MAX) errors.push(`cause is longer than ${CAUSE_MAX} characters`);
+  else if (/[\u0000-\u001f\u007f]/.test(v)) errors.push('cause contains control characters (newlines and tabs included)');
   else return c;
   return undefined;
 }
@@ -205,7 +233,7 @@ export function parseBlockRequest(ref: ItemRef, body: unknown, now: number): Val
 
   let action: BlockAction | undefined;
   if (b.action === undefined) errors.push(`action is required (${ACTIONS.join(' or ')})`);
-  else if (typeof b.action === 'string' && (ACTIONS as readonly string[]).includes(b.action)) action = b.action as BlockAction;
+  else if (isText(b.action) && (ACTIONS as readonly string[]).includes(b.action)) action = b.action as BlockAction;
   else errors.push(`action must be ${ACTIONS.join(' or ')}, got ${JSON.stringify(b.action)?.slice(0, 60)}`);
 
   const cause = parseCause(b.cause, errors);
@@ -223,18 +251,13 @@ export function parseBlockRequest(ref: ItemRef, body: unknown, now: number): Val
         const at = Number(t);
         if (at <= 0) errors.push(`endTimestamp must be a positive epoch in milliseconds, got ${t}`);
         else if (at > MAX_END) errors.push(`endTimestamp ${t} is beyond year 9999; omit it (or send ${LONG_MAX_TEXT}) for a permanent block`);
-        else if (at <= now) errors.push(`endTimestamp ${t} is not in the future (now is ${now})`);
+        else if (at <= now) errors.push(`endTimestamp ${t} (${new Date(at).toISOString()}) is not in the future (now is ${new Date(now).toISOString()})`);
         else end = { type: 'at', at };
       }
     }
   } else if (hasTimeout) {
-    const t = parseLong(b.timeout, 'timeout', errors);
-    if (t !== undefined) {
-      const ms = Number(t);
-      if (ms <= 0) errors.push(`timeout must be a positive number of milliseconds, got ${t}`);
-      else if (ms > MAX_TIMEOUT_MS) errors.push(`timeout ${t} ms is more than 100 years; omit it for a permanent block`);
-      else end = { type: 'after', ms };
-    }
+    const ms = parseTimeout(b.timeout, errors);
+    if (ms !== undefined) end = { type: 'after', ms };
   } else {
     end = { type: 'permanent' };
   }
@@ -242,24 +265,80 @@ export function parseBlockRequest(ref: ItemRef, body: unknown, now: number): Val
   let allowMerge: boolean | undefined = false;
   if (b.allowMerge !== undefined) allowMerge = parseBoolean(b.allowMerge, 'allowMerge', errors);
 
-  let evacuationTimeout: number | undefined;
-  if (b.evacuationTimeout !== undefined && b.evacuationTimeout !== null) {
-    const t = parseLong(b.evacuationTimeout, 'evacuationTimeout', errors);
-    if (t !== undefined) {
-      const s = Number(t);
-      if (s > MAX_EVACUATION_TIMEOUT_S || s < -MAX_EVACUATION_TIMEOUT_S) errors.push(`evacuationTimeout must be seconds between -1 (forever) and ${MAX_EVACUATION_TIMEOUT_S}, got ${t}`);
-      else evacuationTimeout = s < 0 ? -1 : s;
-    }
-  }
+  const evacuationTimeout = b.evacuationTimeout !== undefined && b.evacuationTimeout !== null ? parseEvacuationTimeoutField(b.evacuationTimeout, errors) : undefined;
 
   const scope = parseScope(b.scope, errors);
   const source = parseSource(b.source, errors);
 
   if (errors.length || !action || !cause || !end || allowMerge === undefined || !scope) return { ok: false, errors };
   const spec: BlockSpec = { ...ref, action, end, cause, scope, allowMerge };
+  if (b.scope === undefined || b.scope === null) spec.scopeOmitted = true;
   if (evacuationTimeout !== undefined) spec.evacuationTimeout = evacuationTimeout;
   if (source !== undefined) spec.source = source;
   return { ok: true, value: spec };
+}
+
+/** A duration with an explicit unit, in ms; undefined (and an error) when it is not one. */
+function withUnit(v: string, field: string, errors: string[]): number | undefined {
+  try {
+    return parseDuration(v, { allowNegative: true });
+  } catch (e) {
+    errors.push(`${field} ${(e as Error).message}`);
+    return undefined;
+  }
+}
+
+/** `timeout`: milliseconds as a number or digits (FLIP-224), or a duration with a unit ("10 min"). */
+function parseTimeout(v: unknown, errors: string[]): number | undefined {
+  let ms: number | undefined;
+  let shown: string;
+  if (typeof v === 'string' && WITH_UNIT.test(v)) {
+    ms = withUnit(v, 'timeout', errors);
+    shown = `'${v.trim()}'`;
+  } else {
+    const t = parseLong(v, 'timeout', errors);
+    if (t === undefined) return undefined;
+    ms = Number(t);
+    shown = `${t} ms`;
+    if (ms > 0 && ms < MIN_BARE_TIMEOUT_MS) {
+      errors.push(`timeout ${t} is milliseconds (a block of under a second): send milliseconds (${ms * 1000} for ${ms} s) or a duration with a unit ('${ms} s', '10 min')`);
+      return undefined;
+    }
+  }
+  if (ms === undefined) return undefined;
+  if (ms <= 0) errors.push(`timeout must be a positive number of milliseconds or a duration such as '10 min', got ${shown}`);
+  else if (ms > MAX_TIMEOUT_MS) errors.push(`timeout ${shown} is more than 100 years; omit it for a permanent block`);
+  else return ms;
+  return undefined;
+}
+
+/**
+ * `evacuationTimeout`: whole seconds as a number or digits (YARN's graceful decommission), or a
+ * duration with a unit ("90 s", "10 min", "forever"); negative = wait forever (stored as -1).
+ */
+function parseEvacuationTimeoutField(v: unknown, errors: string[]): number | undefined {
+  const range = `between -1 (forever) and ${MAX_EVACUATION_TIMEOUT_S} seconds`;
+  if (typeof v === 'string' && v.trim().toLowerCase() === 'forever') return -1;
+  if (typeof v === 'string' && WITH_UNIT.test(v)) {
+    const ms = withUnit(v, 'evacuationTimeout', errors);
+    if (ms === undefined) return undefined;
+    if (ms % 1000 !== 0) errors.push(`evacuationTimeout '${v.trim()}' must be whole seconds`);
+    else if (Math.abs(ms / 1000) > MAX_EVACUATION_TIMEOUT_S) errors.push(`evacuationTimeout '${v.trim()}' must be ${range}`);
+    else return ms < 0 ? -1 : ms / 1000;
+    return undefined;
+  }
+  const t = parseLong(v, 'evacuationTimeout', errors);
+  if (t === undefined) return undefined;
+  const s = Number(t);
+  if (s > MAX_EVACUATION_TIMEOUT_S || s < -MAX_EVACUATION_TIMEOUT_S) errors.push(`evacuationTimeout must be ${range}, got ${t}`);
+  else if (s > MAX_BARE_EVACUATION_TIMEOUT_S) {
+    errors.push(`evacuationTimeout ${t} is seconds (${humanSeconds(s)}): if you meant milliseconds send '${t} ms'; a bare number above ${MAX_BARE_EVACUATION_TIMEOUT_S} (a day) needs a unit ('${t} s', '${Math.round(s / 86_400)} d')`);
+  } else return s < 0 ? -1 : s;
+  return undefined;
+}
+
+function humanSeconds(s: number): string {
+  return s >= 86_400 ? `${(s / 86_400).toFixed(1)} days` : `${(s / 3600).toFixed(1)} hours`;
 }
 
 /** The absolute endTimestamp a spec asks for at time `now`. */

@@ -69,7 +69,7 @@ export async function runDemo(out: Out = (l) => process.stdout.write(l + '\n'), 
     const before = containersOn(hot);
     const r1 = await put(`${api}/blocklist/nodes/${hot}`, { action: 'MARK_BLOCKED', timeout: String(hotTimeout), cause: 'Hot machine' });
     if (r1.status !== 201) throw new DemoFailure(`PUT answered ${r1.status}`);
-    say(`PUT /blocklist/nodes/${hot} → 201; ends at ${(r1.body as { endTimestamp: string }).endTimestamp}`);
+    say(`PUT /blocklist/nodes/${hot} → 201; ends at ${new Date(Number((r1.body as { endTimestamp: string }).endTimestamp)).toISOString()}`);
     await waitFor('YARN blacklist holds the hot node', async () => ((await blacklist()).includes(hot) ? true : undefined));
     say(`YARN's blacklist for the job: ${JSON.stringify(await blacklist())}`);
     const still = containersOn(hot).filter((c) => before.includes(c));
@@ -139,8 +139,10 @@ export async function runDemo(out: Out = (l) => process.stdout.write(l + '\n'), 
     });
     for (const h of judged) say(`${h.host}: not blocked — ${h.why}`);
     if ((await blacklist()).some((h) => others.includes(h))) throw new DemoFailure('a host was blamed for the job\'s bug');
-    say(`YARN's blacklist for the job is unchanged: ${JSON.stringify(await blacklist())}   (see it all: npx blocklist detector --server ${api})`);
+    say(`YARN's blacklist for the job is unchanged: ${JSON.stringify(await blacklist())}`);
     out('\nThe story is complete: block, evacuate, unblock and expire all reached YARN; the detector blocked a failing host and blamed nobody for a bug.');
+    // This sidecar stops with the demo: point at one that keeps running.
+    out('Try it yourself: `npm start` keeps a sidecar running (http://127.0.0.1:8090), then `npx blocklist detector`, `npx blocklist watch`.');
     return true;
   } catch (e) {
     out(`\nDEMO FAILED: ${(e as Error).message}`);

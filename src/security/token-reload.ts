@@ -1,6 +1,8 @@
 /**
- * Token file reload without a restart: on SIGHUP and when the file changes. A revoked token stops
- * working at the next request; a file that no longer parses is refused and the previous grants stay
+ * Token file reload without a restart: on SIGHUP, when the file changes, and at a request that finds
+ * the file changed since it was last read (one stat per request: the watcher's settle delay left a
+ * revoked token working for ~0.1 s). A revoked token stops working at the next request; a file that
+ * no longer parses is refused and the previous grants stay
  * (an operator's typo must not lock everyone out, nor open the door). Every reload attempt writes
  * one audit record naming the principals added and removed — names, never tokens.
  */
@@ -18,14 +20,33 @@ export type TokenReloadOutcome =
   | { result: 'unchanged' }
   | { result: 'refused'; problems: string[] };
 
+/** The file's identity and last change, as stat tells them: another value means another file or content. */
+function fileStamp(file: string): string | undefined {
+  try {
+    const s = fs.statSync(file);
+    return `${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The token table the API asks, swapped whole on a successful reload. */
 export class ReloadableTokens implements TokenLookup {
+  /** The file as it was when last read (successfully or not): a request reloads only when it moved. */
+  private stamp: string | undefined;
+  /** Reloads as a request found the file changed (the watch audits it); absent: a plain reload. */
+  onChanged: (() => void) | undefined;
+
   constructor(
     readonly file: string,
     private table: TokenTable,
-  ) {}
+  ) {
+    this.stamp = fileStamp(file);
+  }
 
   lookup(presented: string): Principal | undefined {
+    const now = fileStamp(this.file);
+    if (now !== undefined && now !== this.stamp) (this.onChanged ?? (() => this.reload()))();
     return this.table.lookup(presented);
   }
 
@@ -35,6 +56,7 @@ export class ReloadableTokens implements TokenLookup {
 
   /** Reads the file again; keeps the old table when the new one is unreadable or invalid. */
   reload(): TokenReloadOutcome {
+    this.stamp = fileStamp(this.file);
     let next: TokenTable;
     try {
       next = loadTokenFile(this.file).table;
@@ -116,6 +138,7 @@ export function watchTokenFile(tokens: ReloadableTokens, opts: TokenWatchOptions
   }
   const onHup = () => reload('SIGHUP');
   process.on('SIGHUP', onHup);
+  tokens.onChanged = () => reload('request');
 
   return {
     reload,
@@ -123,6 +146,7 @@ export function watchTokenFile(tokens: ReloadableTokens, opts: TokenWatchOptions
       if (timer) clearTimeout(timer);
       watcher?.close();
       process.off('SIGHUP', onHup);
+      tokens.onChanged = undefined;
     },
   };
 }

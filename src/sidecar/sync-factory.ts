@@ -23,6 +23,7 @@ import { AmrmProxy, ResourceManagerReader } from '../yarn/types';
 import { ResourceManagerClient, hostOf, normaliseBaseUrl } from '../yarn/rm-client';
 import { AmrmProxyClient } from '../yarn/amrm-client';
 import { resolveApplicationId } from '../yarn/resolve-app';
+import { NodeNamingSetting, PortNamedProxy, detectNodeNaming, hostNamedRm } from '../yarn/node-names';
 import { createYarnHttpsAgent } from '../security/tls';
 import { KerberosLogin, kerberosSettings } from '../security/kerberos';
 import * as os from 'node:os';
@@ -146,7 +147,9 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
       ...tls,
     }),
   };
-  const yarn = { rm: countedResourceManager(given.rm, metrics.rmRequests), proxy: given.proxy };
+  const counted = { rm: countedResourceManager(given.rm, metrics.rmRequests), proxy: given.proxy };
+  // The RM's own configuration is read once, from the client itself (the counted reader has no /conf).
+  const yarn = await withNodeNaming({ ...counted, detectWith: given.rm }, v['cluster.resource-blocklist.yarn.include-port-in-node-name'], deps);
   const share = await openSharedClusterState(deps, yarn.rm, applicationId);
   const goneStates = new GoneStates({ store: deps.store, logger: deps.logger, ...(share ? { sweeper: () => share.isLeader() } : {}) });
   const engine = new SyncEngine({
@@ -186,6 +189,8 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     },
     kick: (reason) => engine.kick(reason),
     taskManagersOn: (node) => engine.taskManagersOn(node),
+    containersKnown: () => engine.containersKnown(),
+    containerHost: (id) => engine.containerHost(id),
     view: () => engine.view(),
     synced: () => engine.synced(),
     progress: () => engine.progress(),
@@ -310,4 +315,19 @@ async function configuredApplicationId(deps: SyncDeps): Promise<string | undefin
   const env = deps.env ?? process.env;
   if (!configured.trim() && !env.CONTAINER_ID?.trim()) return undefined;
   return (await resolveApplicationId({ configured, env })).applicationId;
+}
+
+/**
+ * The proxy as the engine pushes through it: as it is when the RM names nodes by host (YARN's
+ * default), wrapped to push NodeIds when it names them host:port (yarn/node-names.ts).
+ */
+async function withNodeNaming(yarn: { rm: ResourceManagerReader; proxy: AmrmProxy; detectWith: ResourceManagerReader }, setting: NodeNamingSetting, deps: SyncDeps): Promise<{ rm: ResourceManagerReader; proxy: AmrmProxy }> {
+  const d = await detectNodeNaming(yarn.detectWith, setting);
+  if (d.warning) deps.logger.warn(d.warning);
+  if (d.naming === 'host') {
+    deps.logger.debug(`blacklist entries are host names: ${d.why}`);
+    return { rm: yarn.rm, proxy: yarn.proxy };
+  }
+  deps.logger.info(`blacklist entries are pushed as each NodeManager's host:port (what the scheduler matches): ${d.why}`);
+  return { rm: hostNamedRm(yarn.rm), proxy: new PortNamedProxy(yarn.proxy, yarn.rm, deps.clock, deps.logger) };
 }

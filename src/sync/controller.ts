@@ -30,6 +30,7 @@ import { NeedsMemo } from './read-policy';
 export const DEFAULT_NODES_REFRESH_MS = 10 * 60_000;
 import { ContainersWatcher } from './watch-containers';
 import { PassStage, SyncView } from './view';
+import type { ContainersKnown } from './facade';
 
 export interface ControllerSettings {
   maxBlockedFraction: number;
@@ -329,6 +330,18 @@ export class Controller {
 
   synced(): boolean {
     return this.shown.lastSuccessfulSync !== undefined;
+  }
+
+  /** The containers for an answer that needs them (SyncFacade.containersKnown). */
+  async containersKnown(): Promise<ContainersKnown> {
+    const r = await this.watch.containers.forAnswer(this.deps.clock.now());
+    return r.ok ? { known: true } : { known: false, why: `the application's containers could not be read: ${r.error}` };
+  }
+
+  /** Where a live container of the app runs, as last read. */
+  containerHost(containerId: string): string | undefined {
+    const c = this.watch.containers.cache.value?.byId.get(containerId);
+    return c && !this.memory.released.has(containerId) ? c.host || c.nodeId.split(':')[0] : undefined;
   }
 
   /** The app's live task managers on one host, sorted (FLIP-224's `taskManagers`). */

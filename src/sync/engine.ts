@@ -26,7 +26,7 @@ import { ConfigValues } from '../config/keys';
 import { Backoff } from './backoff';
 import { DeadlineTimer } from './deadline-timer';
 import { Controller, ControllerSettings, PassOutcome } from './controller';
-import { SyncFacade } from './facade';
+import { ContainersKnown, SyncFacade } from './facade';
 import { SyncProgress, SyncView } from './view';
 
 export interface SyncSettings extends ControllerSettings {
@@ -219,6 +219,14 @@ export class SyncEngine implements SyncFacade {
 
   taskManagersOn(node: string): string[] {
     return this.controller.taskManagersOn(node);
+  }
+
+  containerHost(containerId: string): string | undefined {
+    return this.controller.containerHost(containerId);
+  }
+
+  containersKnown(): Promise<ContainersKnown> {
+    return this.controller.containersKnown();
   }
 
   view(): SyncView {

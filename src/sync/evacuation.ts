@@ -14,7 +14,7 @@
  * restart the clock. Timeout priority: the item's evacuationTimeout > the configured default.
  * Negative = forever; 0 = at once.
  */
-import { BlockedItem, EVACUATE } from '../model/item';
+import { BlockedItem } from '../model/item';
 import { AppContainer } from '../yarn/types';
 import { parseContainerId } from '../model/ids';
 
@@ -121,11 +121,6 @@ export interface EvacuationDecision {
   toRelease: string[];
   /** When WAIT_CONTAINER turns into TIMEOUT by itself (for the deadline timer). */
   wakeAt?: number;
-}
-
-/** Whether an item asks for evacuation at all (MARK_BLOCKED never releases anything). */
-export function wantsEvacuation(item: BlockedItem): boolean {
-  return item.action === EVACUATE;
 }
 
 /**

@@ -41,13 +41,35 @@ export class ContainersWatcher {
     return containersDue(this.cache.readAt, now, w, this.intervals).due;
   }
 
+  /** The read an in-flight caller waits for, so concurrent passes and answers share one. */
+  private reading: Promise<ReadOutcome> | undefined;
+
   async refresh(now: number, w: { evacuating: boolean; itemsInForce: boolean }): Promise<ReadOutcome> {
     if (!containersDue(this.cache.readAt, now, w, this.intervals).due) return READ_OK;
-    try {
-      this.cache.set(indexContainers(await this.deps.proxy.containers()), now);
-      return READ_OK;
-    } catch (e) {
-      return { ok: false, error: message(e) };
-    }
+    return this.read(now);
+  }
+
+  /**
+   * For an answer that depends on the containers while nothing may be blocked (so no pass reads
+   * them): as fresh as a pass with items in force keeps them, read once otherwise.
+   */
+  async forAnswer(now: number): Promise<ReadOutcome> {
+    if (!containersDue(this.cache.readAt, now, { evacuating: false, itemsInForce: true }, this.intervals).due) return READ_OK;
+    return this.reading ?? this.read(now);
+  }
+
+  private read(now: number): Promise<ReadOutcome> {
+    const r: Promise<ReadOutcome> = this.deps.proxy
+      .containers()
+      .then((list): ReadOutcome => {
+        this.cache.set(indexContainers(list), now);
+        return READ_OK;
+      })
+      .catch((e: unknown): ReadOutcome => ({ ok: false, error: message(e) }))
+      .finally(() => {
+        if (this.reading === r) this.reading = undefined;
+      });
+    this.reading = r;
+    return r;
   }
 }

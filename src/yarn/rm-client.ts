@@ -29,6 +29,7 @@ import { PeerCallError, PeerFailure, PeerHttp, PeerLimits, triesElsewhere } from
 import { RmShapeError, parseApplication, parseAttempts, parseClusterInfo, parseClusterMetrics, parseContainers, parseNode } from './rm-json';
 import { OFF_THREAD_BYTES, fetchNodes, releaseIdleWorker } from './off-thread';
 import { Answer, caText, fromWorker, parseHere } from './rm-answer';
+import { parseConfAnswer } from './rm-conf';
 import {
   AppContainer,
   ApplicationInfo,
@@ -227,6 +228,21 @@ export class ResourceManagerClient implements ResourceManagerReader {
     }
     const body = await this.get(`/ws/v1/cluster/apps/${appId}/appattempts/${attemptId}/containers`, 'list');
     return this.shaped(`containers of ${attemptId}`, body, parseContainers);
+  }
+
+  /**
+   * One key of the RM's own configuration (its /conf servlet, rm-conf.ts); undefined when the RM
+   * holds no value for it (404). Other failures (403 with instrumentation access for admins only,
+   * an unreachable RM) throw.
+   */
+  async confValue(key: string): Promise<string | undefined> {
+    const path = `/conf?name=${encodeURIComponent(key)}`;
+    try {
+      return parseConfAnswer((await this.getAnswer(path, 'small')).text, key);
+    } catch (e) {
+      if (e instanceof YarnCallError && e.status === 404) return undefined;
+      throw e;
+    }
   }
 
   private checkApp(appId: string): void {

@@ -112,6 +112,8 @@ export interface ResourceManagerReader {
   application(appId: string): Promise<ApplicationInfo>;
   attempts(appId: string): Promise<AttemptSummary[]>;
   containers(appId: string, attemptId: string): Promise<AppContainer[]>;
+  /** One key of the RM's own configuration (undefined: no value); absent from readers that cannot tell. */
+  confValue?(key: string): Promise<string | undefined>;
 }
 
 export interface ReleaseResult {

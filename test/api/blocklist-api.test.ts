@@ -211,12 +211,14 @@ describe('REST API: blocklist endpoints (C1, C2)', () => {
     assert.equal((await call('GET', '/blocklist?kind=host')).status, 400);
   });
 
-  it('merging scopes: app ∪ app = both apps (one string, joined with a comma); cluster ∪ app = cluster', async () => {
+  it('merging scopes: app ∪ app = both apps (one string, joined with a comma); no scope keeps it; cluster ∪ app = cluster', async () => {
     await put('n1', { action: MB, cause: 'x', scope: 'application_1652313600000_0001' });
     const c = await put('n1', { action: MB, cause: 'y', scope: 'application_1652313600000_0002', allowMerge: true });
     assert.equal(c.status, 202);
     assert.equal((c.body as Item).scope, 'application_1652313600000_0001,application_1652313600000_0002');
-    const m = await put('n1', { action: MB, cause: 'y', allowMerge: true });
+    const kept = await put('n1', { action: MB, cause: 'z', allowMerge: true });
+    assert.equal((kept.body as Item).scope, 'application_1652313600000_0001,application_1652313600000_0002', 'a merge that names no scope keeps the stored one');
+    const m = await put('n1', { action: MB, cause: 'y', scope: 'cluster', allowMerge: true });
     assert.equal((m.body as Item).scope, 'cluster');
   });
 

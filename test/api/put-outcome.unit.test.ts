@@ -81,6 +81,27 @@ describe('api: PUT answers its outcome (created | merged | unchanged)', () => {
     const wouldNothing = await put('nodes/n2', { action: 'MARK_BLOCKED', cause: 'disk', allowMerge: true }, '?dryRun=true');
     assert.deepEqual([wouldNothing.status, wouldNothing.body.outcome], [202, 'unchanged']);
     assert.equal((await store.get('n2'))?.action, 'MARK_BLOCKED');
+    // No engine reads containers here: an evacuation's dry run says it cannot tell its releases.
+    const evac = await put('nodes/n9', { action: 'MARK_BLOCKED_AND_EVACUATE_TASKS', cause: 'disk' }, '?dryRun=true');
+    assert.match(String((evac.body.dryRun as Record<string, unknown>).containersUnknown), /no sync engine runs/);
+    assert.equal((wouldCreate.body.dryRun as Record<string, unknown>).containersUnknown, undefined, 'a MARK_BLOCKED releases nothing: nothing unknown');
+  });
+
+  it("a merge that names no scope (FLIP-224's body has none) keeps the stored scope; one that names a scope unites them", async () => {
+    const app1 = 'application_1652313600000_0002';
+    const app2 = 'application_1652313600000_0003';
+    await put('nodes/n6', { action: 'MARK_BLOCKED', cause: 'disk', scope: app1 });
+    const flip = await put('nodes/n6', { action: 'MARK_BLOCKED_AND_EVACUATE_TASKS', cause: 'disk errors', allowMerge: 'true' });
+    assert.deepEqual([flip.status, flip.body.outcome, flip.body.scope], [202, 'merged', app1]);
+    assert.equal((await store.get('n6'))?.scope, app1, 'one job\'s block stays that job\'s');
+    const batch = await app.inject({ method: 'POST', url: '/blocklist', payload: [{ id: 'n6', action: 'MARK_BLOCKED', cause: 'fan', allowMerge: true }] });
+    assert.equal((batch.json() as { results: { item: { scope: string } }[] }).results[0].item.scope, app1, 'the batch keeps it too');
+    const both = await put('nodes/n6', { action: 'MARK_BLOCKED', cause: 'psu', allowMerge: true, scope: app2 });
+    assert.equal(both.body.scope, `${app1},${app2}`);
+    const cluster = await put('nodes/n6', { action: 'MARK_BLOCKED', cause: 'psu', allowMerge: true, scope: 'cluster' });
+    assert.equal(cluster.body.scope, 'cluster', 'naming cluster still widens it: the caller said so');
+    // A new block without a scope is cluster-wide, as before.
+    assert.equal((await put('nodes/n7', { action: 'MARK_BLOCKED', cause: 'disk' })).body.scope, 'cluster');
   });
 
   it('a refusal answers errors and code, no outcome', async () => {

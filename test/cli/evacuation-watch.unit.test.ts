@@ -55,4 +55,30 @@ describe('cli --wait follower: outcome from state, not from a sampled phase', ()
     const r = await follow(scripted('n1', 60, [{ phase: 'WAIT_CONTAINER', containers: ['c1'], released: [] }, { phase: 'READY', containers: [], released: [] }]));
     assert.equal(r.code, EXIT.OK);
   });
+
+  describe('a wait without --wait-timeout is bounded', () => {
+    /** GET answers `sync` every time; the clock moves a minute per poll. */
+    const steady = (sync: Record<string, unknown>) => {
+      let t = 1_000_000;
+      const transport: Transport = { direct: false, description: 'steady', request: async () => ({ status: 200, body: { id: 'n1', kind: 'node', action: 'MARK_BLOCKED_AND_EVACUATE_TASKS', sync } }), close: async () => undefined };
+      return followEvacuation(new BlocklistClient(transport), 'n1', { paint: paint(false), interactive: false, intervalMs: 0, out: { write: () => true }, now: () => (t += 60_000), sleep: async () => undefined });
+    };
+    it('still pending (nothing says when it ends) → gives up after 30 min, exit 6, saying why', async () => {
+      const r = await steady({ state: 'pending', detail: 'proxy down' });
+      assert.equal(r.code, EXIT.WAIT_TIMEOUT);
+      assert.match(r.message, /gave up waiting after 30m \(no deadline is known: the default limit; --wait-timeout sets another\)/);
+    });
+    it('an evacuation waiting forever → the same bound; one with a deadline → 5 min past it', async () => {
+      const forever = await steady({ state: 'evacuating', evacuation: { itemId: 'n1', node: 'n1', phase: 'WAIT_CONTAINER', since: 1_000_000, timeoutSeconds: -1, remainingSeconds: -1, containers: ['c1'], released: [] } });
+      assert.match(forever.message, /gave up waiting after 30m/);
+      const deadline = 1_000_000 + 3_600_000;
+      const late = await steady({ state: 'evacuating', evacuation: { itemId: 'n1', node: 'n1', phase: 'WAIT_CONTAINER', since: 1_000_000, timeoutSeconds: 3600, deadline, remainingSeconds: 1, containers: ['c1'], released: [] } });
+      assert.match(late.message, /gave up waiting after 1h [45]m \(5 minutes past its deadline/);
+    });
+    it('a block the safety cap holds back → exit 7 at once, with the reason', async () => {
+      const r = await steady({ state: 'deferred', detail: 'held back by the safety cap: 1 of at most 1 of 3 RUNNING nodes' });
+      assert.equal(r.code, EXIT.DEFERRED);
+      assert.match(r.message, /n1 is deferred: stored, but not on YARN's blacklist, so no evacuation starts: held back by the safety cap/);
+    });
+  });
 });

@@ -2,6 +2,9 @@ import { strict as assert } from 'node:assert';
 import { ExcludeFileError, formatOf, formatText, formatYarnXml, parseExcludeFile, parseJavaInt, trimmedStrings } from '../../src/cli/exclude-file';
 import { parseXml, XmlSyntaxError } from '../../src/cli/xml-document';
 import { HADOOP_SAMPLE_XML } from './samples';
+import { render } from '../../src/cli/commands/export';
+import { planExcludeFile } from '../../src/cli/commands/import-plan';
+import { ApiItem } from '../../src/cli/client';
 
 
 const problemsOf = (f: () => unknown): string[] => {
@@ -91,5 +94,37 @@ describe('cli/exclude-file (HostsFileReader formats)', () => {
     assert.deepEqual(parseExcludeFile('rt.xml', xml).map((e) => [e.host, e.timeout]), [['n1', 600], ['n2', null], ['n3', -1]]);
     const text = formatText(entries, 'header');
     assert.deepEqual(parseExcludeFile('rt.txt', text).map((e) => [e.host, e.timeout]), [['n1', null], ['n2', null], ['n3', null]]);
+  });
+
+  describe('export to an exclude file and back', () => {
+    const END = Date.parse('2030-01-01T00:00:00Z');
+    const item = (id: string, action: string, o: Partial<ApiItem> = {}): ApiItem => ({ id, kind: 'node', action, startTimestamp: '1', endTimestamp: '9223372036854775807', cause: 'c', scope: 'cluster', ...o });
+    const items = [item('n1', 'MARK_BLOCKED_AND_EVACUATE_TASKS', { endTimestamp: String(END), evacuationTimeout: 600, cause: 'disk' }), item('n2', 'MARK_BLOCKED', { cause: 'hot' }), item('n3', 'MARK_BLOCKED_AND_EVACUATE_TASKS', { scope: 'application_1652313600000_0002' })];
+
+    it('says what each action becomes, and leaves MARK_BLOCKED out unless asked (a decommission drains every application)', () => {
+      const r = render(items, 'yarn-xml', END - 1000);
+      assert.deepEqual(r.markBlocked, ['n2']);
+      assert.match(r.text, /every host here is DECOMMISSIONED for every application/);
+      assert.match(r.text, /MARK_BLOCKED_AND_EVACUATE_TASKS -> graceful decommission, <timeout> = its evacuation timeout/);
+      assert.doesNotMatch(r.text, /<name>n2<\/name>/);
+      assert.match(r.text, /scope application_1652313600000_0002: a decommission covers every application/);
+      const all = render(items, 'yarn-xml', END - 1000, true);
+      assert.deepEqual(all.markBlocked, []);
+      assert.match(all.text, /<host><name>n2<\/name><action>MARK_BLOCKED<\/action><\/host>/);
+    });
+
+    it('the end and the action survive export -> import (XML elements and text comments Hadoop ignores); Hadoop still reads the hosts and timeouts', () => {
+      for (const format of ['yarn-xml', 'text'] as const) {
+        const file = format === 'yarn-xml' ? 'out.xml' : 'out.txt';
+        const text = render(items, format, END - 1000, true).text;
+        const entries = parseExcludeFile(file, text);
+        assert.deepEqual(entries.map((e) => [e.host, e.timeout]), [['n1', format === 'yarn-xml' ? 600 : null], ['n2', null], ['n3', null]], 'what HostsFileReader reads');
+        assert.deepEqual(entries.map((e) => [e.end, e.action]), [[END, 'MARK_BLOCKED_AND_EVACUATE_TASKS'], [undefined, 'MARK_BLOCKED'], [undefined, 'MARK_BLOCKED_AND_EVACUATE_TASKS']], format);
+        const planned = planExcludeFile(file, text, format, {}).map((p) => [p.item.id, p.item.action, p.item.endTimestamp]);
+        assert.deepEqual(planned, [['n1', 'MARK_BLOCKED_AND_EVACUATE_TASKS', String(END)], ['n2', 'MARK_BLOCKED', undefined], ['n3', 'MARK_BLOCKED_AND_EVACUATE_TASKS', undefined]], `${format}: a block until 2030 comes back until 2030`);
+        assert.deepEqual(planExcludeFile(file, text, format, { action: 'evacuate' }).map((p) => p.item.action)[1], 'MARK_BLOCKED_AND_EVACUATE_TASKS', '--action wins over the file');
+      }
+      assert.match(problemsOf(() => parseExcludeFile('x.xml', '<hosts><host><name>a</name><endTimestamp>soon</endTimestamp></host></hosts>')).join('\n'), /<endTimestamp> of host a is "soon", not epoch milliseconds/);
+    });
   });
 });

@@ -40,11 +40,11 @@ describe('cli: newcomer snags', function () {
     assert.match(running.stdout, /^cluster\.resource-blocklist\.poll-interval: 750 /m);
     const local = expectCode(await runCli(['config', '--local'], { env: { BLOCKLIST_SERVER: s.url }, cwd }), 0, 'config --local');
     assert.doesNotMatch(local.stdout, /running sidecar/);
-    assert.match(local.stdout, /^cluster\.resource-blocklist\.poll-interval: 1000 {2}\(default\)/m);
+    assert.match(local.stdout, /^cluster\.resource-blocklist\.poll-interval: 1 s {2}\(default\)/m);
     // Nobody listening: the local view, and a word on stderr saying why.
     const none = expectCode(await runCli(['config'], { env: { BLOCKLIST_SERVER: 'http://127.0.0.1:9' }, cwd }), 0, 'config without sidecar');
     assert.match(none.stderr, /no running sidecar to ask/);
-    assert.match(none.stdout, /^cluster\.resource-blocklist\.poll-interval: 1000 /m);
+    assert.match(none.stdout, /^cluster\.resource-blocklist\.poll-interval: 1 s /m);
   });
 
   it('`blocklist block NODE/CONTAINER` names the command to use, not the REST endpoint', async () => {

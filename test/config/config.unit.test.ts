@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ConfigError, loadConfig, parseDynamicProperties } from '../../src/config/config';
-import { formatDuration, parseDuration } from '../../src/config/duration';
+import { ConfigError, describeConfig, effectiveConfig, loadConfig, parseDynamicProperties } from '../../src/config/config';
+import { formatDuration, parseDuration } from '../../src/model/duration';
 import { tempDir } from '../support/paths';
 
 function problems(fn: () => unknown): string {
@@ -59,6 +59,16 @@ describe('config', () => {
     fs.writeFileSync(file, 'rest:\n  port: 1\n');
     assert.match(problems(() => loadConfig({ file })), /must be a plain value, not a map/);
     assert.match(problems(() => parseDynamicProperties(['-Drest.port'])), /-Dkey=value/);
+  });
+
+  it('shows each value as it was given (a duration as 30 s, not 30000), secrets masked and never their text', () => {
+    const c = loadConfig({ env: {}, dynamic: { 'cluster.resource-blocklist.poll-interval': '30 s', 'cluster.resource-blocklist.store.zookeeper.auth': 'ops:s3cret' } });
+    const lines = describeConfig(c);
+    assert.ok(lines.includes('cluster.resource-blocklist.poll-interval: 30 s  (flag)'), lines.filter((l) => l.includes('poll-interval')).join());
+    assert.ok(lines.some((l) => l.startsWith('cluster.resource-blocklist.yarn.refresh-interval: 10 s  (default)')));
+    const auth = effectiveConfig(c).find((e) => e.key === 'cluster.resource-blocklist.store.zookeeper.auth');
+    assert.deepEqual([auth?.value, auth?.given], ['******', undefined]);
+    assert.equal(effectiveConfig(c).find((e) => e.key === 'cluster.resource-blocklist.poll-interval')?.value, '30000', 'the value itself stays the number programs read');
   });
 
   it('parses Flink-style durations', () => {

@@ -31,10 +31,11 @@ describe('cli: blocklist detector', function () {
     const env = cliEnv({ BLOCKLIST_SERVER: sidecar.url });
     const r = expectCode(await runCli(['detector'], { env, cwd: dir }), 0, 'detector');
     assert.match(r.stdout, /mode shadow/);
-    assert.match(r.stdout, /HOST\s+SCORE\s+INCIDENTS\s+DECISION/);
+    assert.match(r.stdout, /HOST\s+TOWARD A BLOCK\s+INCIDENTS\s+DECISION/);
     const row = r.stdout.split('\n').find((l) => l.startsWith(host));
     assert.ok(row, r.stdout);
-    assert.match(row, /[03]\/3\s+3\s+(WOULD BLOCK|shadow-blocked)\s+shadow until/);
+    // A (shadow) block spends the incidents that made it: 0 toward the next one, the 3 said as spent, not a bare "0/3" beside "3".
+    assert.match(row, /0 of 3\s+3: 3 spent by a block\s+shadow-blocked\s+shadow until/);
     assert.match(r.stdout, /source flink: read/);
     const j = JSON.parse(expectCode(await runCli(['detector', '-o', 'json'], { env, cwd: dir }), 0, 'json').stdout);
     assert.equal(j.mode, 'shadow');

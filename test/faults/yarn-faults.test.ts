@@ -208,7 +208,7 @@ describe('faults: YARN (RM and AMRM proxy) against the simulator', function () {
     let offset = 0;
     const clock: Clock = { now: () => Date.now() + offset, setTimer: (ms, fn) => systemClock.setTimer(ms, fn) };
     s = await startYarnSidecar({ rm: sim.url, proxy: sim.url, clock });
-    const r = await request(s.url, 'PUT', `/blocklist/nodes/${host(7)}`, { ...block, timeout: 600 });
+    const r = await request(s.url, 'PUT', `/blocklist/nodes/${host(7)}`, { ...block, timeout: '600 ms' });
     assert.equal(r.status, 201, r.text);
     await waitFor('pushed', converged([host(7)]));
     offset = -3_600_000; // NTP step backwards

@@ -72,7 +72,7 @@ function validBody(now: number): fc.Arbitrary<Record<string, unknown>> {
   const optional = fc.record(
     {
       allowMerge: fc.constantFrom(true, false, 'true', 'false'),
-      evacuationTimeout: fc.oneof(fc.integer({ min: -5, max: 100_000 }), fc.integer({ min: 0, max: 1000 }).map(String)),
+      evacuationTimeout: fc.oneof(fc.integer({ min: -5, max: 86_400 }), fc.integer({ min: 0, max: 1000 }).map(String), fc.integer({ min: 0, max: 1000 }).map((m) => `${m} min`)),
       scope: fc.constantFrom('cluster', 'application_1652313600000_0001', 'application_1652313600000_0002'),
     },
     { requiredKeys: [] },

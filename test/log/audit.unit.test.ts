@@ -50,4 +50,16 @@ describe('log/audit', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("the message says a block's end as a time, and a permanent one as permanent (the line's fields keep the wire values)", () => {
+    const messages: string[] = [];
+    const drop = (): void => undefined;
+    const logger: Logger = { error: drop, warn: drop, debug: drop, log: drop, info: (m) => void messages.push(m), child: () => logger };
+    const sink = createAuditSink(logger);
+    sink.record(record);
+    sink.record({ ...record, after: nodeItem('h2', { end: Date.UTC(2030, 0, 1) }) });
+    assert.match(messages[0], /\(MARK_BLOCKED, cause "test", permanent\)$/);
+    assert.doesNotMatch(messages[0], /9223372036854775807/);
+    assert.match(messages[1], /ends 2030-01-01T00:00:00\.000Z\)$/);
+  });
 });

@@ -87,7 +87,9 @@ describe('merge rules through the REST API', () => {
     const three = await put('node1', { action: MB, cause: 'nic', scope: `${A1},${A2},${A3}`, allowMerge: true });
     assert.equal(three.status, 202, three.text);
     assert.equal((three.body as Item).scope, `${A1},${A2},${A3}`);
-    const c = await put('node1', { action: MB, cause: 'all', allowMerge: true });
+    const kept = await put('node1', { action: MB, cause: 'all', allowMerge: true });
+    assert.equal((kept.body as Item).scope, `${A1},${A2},${A3}`, 'no scope named: the stored one stays');
+    const c = await put('node1', { action: MB, cause: 'all', scope: 'cluster', allowMerge: true });
     assert.equal((c.body as Item).scope, 'cluster');
   });
 

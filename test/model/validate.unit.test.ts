@@ -89,6 +89,30 @@ describe('model/validate: block requests', () => {
     assert.match(errorsOf({ action: 'MARK_BLOCKED', cause: 'x', timeout: 1, endTimestamp: NOW + 5 }), /either timeout or endTimestamp, not both/);
   });
 
+  it('durations with a unit are taken for both fields; a bare number only one reading can mean is refused, naming both', () => {
+    const spec = (body: Record<string, unknown>) => {
+      const r = parseBlockRequest(node, { action: 'MARK_BLOCKED_AND_EVACUATE_TASKS', cause: 'x', ...body }, NOW);
+      assert.ok(r.ok, JSON.stringify(body) + (r.ok ? '' : r.errors.join('; ')));
+      return r.value;
+    };
+    assert.deepEqual(spec({ timeout: '10 min' }).end, { type: 'after', ms: 600_000 });
+    assert.deepEqual(spec({ timeout: '2h' }).end, { type: 'after', ms: 7_200_000 });
+    assert.deepEqual(spec({ timeout: '600 ms' }).end, { type: 'after', ms: 600 }, 'an explicit unit is meant');
+    assert.deepEqual(spec({ timeout: 1000 }).end, { type: 'after', ms: 1000 });
+    assert.equal(spec({ evacuationTimeout: '90 s' }).evacuationTimeout, 90);
+    assert.equal(spec({ evacuationTimeout: '10 min' }).evacuationTimeout, 600);
+    assert.equal(spec({ evacuationTimeout: '2 d' }).evacuationTimeout, 172_800);
+    assert.equal(spec({ evacuationTimeout: '600000 ms' }).evacuationTimeout, 600);
+    assert.equal(spec({ evacuationTimeout: 'forever' }).evacuationTimeout, -1);
+    assert.equal(spec({ evacuationTimeout: '-1 s' }).evacuationTimeout, -1);
+    assert.equal(spec({ evacuationTimeout: 86_400 }).evacuationTimeout, 86_400, 'a bare day is still seconds');
+    assert.equal(spec({ evacuationTimeout: '6' }).evacuationTimeout, 6);
+    assert.match(errorsOf({ action: 'MARK_BLOCKED', cause: 'x', timeout: 600 }), /timeout 600 is milliseconds \(a block of under a second\)/);
+    assert.match(errorsOf({ action: 'MARK_BLOCKED', cause: 'x', timeout: '0 s' }), /timeout must be a positive/);
+    assert.match(errorsOf({ action: 'MARK_BLOCKED', cause: 'x', evacuationTimeout: 86_401 }), /a bare number above 86400 \(a day\) needs a unit/);
+    assert.match(errorsOf({ action: 'MARK_BLOCKED', cause: 'x', evacuationTimeout: '1500 ms' }), /must be whole seconds/);
+  });
+
   it('inclusive: an endTimestamp equal to now is already over', () => {
     assert.match(errorsOf({ action: 'MARK_BLOCKED', cause: 'x', endTimestamp: NOW }), /not in the future/);
     assert.ok(parseBlockRequest(node, { action: 'MARK_BLOCKED', cause: 'x', endTimestamp: NOW + 1 }, NOW).ok);

@@ -11,5 +11,9 @@ describe('demo story (npm run demo)', () => {
     const text = lines.join('\n');
     assert.match(text, /evacuation READY/);
     assert.match(text, /numBlockedNodes 0/);
+    // Times for people are ISO, never the wire's epoch ms; no hint names the demo's own server, which has stopped.
+    assert.match(text, /→ 201; ends at \d{4}-\d\d-\d\dT[\d:.]+Z/);
+    assert.doesNotMatch(text.replace(/\{.*\}/g, ''), /\b1\d{12}\b/, 'an epoch in a line for people');
+    assert.doesNotMatch(text, /--server http:\/\/127\.0\.0\.1:\d+/);
   });
 });

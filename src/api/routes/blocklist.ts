@@ -22,6 +22,7 @@ import { badRequest, sendErrors } from '../errors';
 import { ListingCache, ListingFilter } from '../listing-cache';
 import { fullListing, listingPage } from '../listing-body';
 import { batchBodySchema, batchResultSchema, errorResponses, listQuerySchema, listResponseSchema, ref } from '../schemas';
+import { mapInSlices } from '../slices';
 
 type DryRunQuery = { dryRun?: string };
 type ItemRoute = { Params: { '*': string }; Querystring: DryRunQuery };
@@ -46,6 +47,18 @@ type ListQuery = ListFilter & { limit?: string; after?: string };
 const isDryRun = (q: DryRunQuery) => q.dryRun === 'true' || q.dryRun === '';
 const callerOf = (req: FastifyRequest): Caller => ({ name: req.principal.name, from: origin(req) });
 const send = (reply: FastifyReply, a: Answer) => reply.code(a.status).send(a.body);
+
+/**
+ * A batch's answer, serialised in slices (10,000 results are megabytes of JSON: one
+ * serialisation held the loop) and sent as the prepared text it is; a refusal as any other.
+ */
+async function sendBatch(reply: FastifyReply, a: Answer): Promise<FastifyReply> {
+  const body = a.body as { results?: unknown[]; dryRun?: boolean };
+  if (a.status !== 200 || !Array.isArray(body.results)) return send(reply, a);
+  const parts = await mapInSlices(body.results, (r) => JSON.stringify(r));
+  const text = `{"results":[${parts.join(',')}]${body.dryRun ? ',"dryRun":true' : ''}}`;
+  return reply.code(200).type('application/json; charset=utf-8').send(text);
+}
 /**
  * HTTP If-Match on a PUT or DELETE of one item: change it only if it is still the version the
  * caller saw (its ETag); otherwise 412 `code: changed` and nothing changes. For a client that
@@ -56,7 +69,7 @@ const ifMatchOf = (req: FastifyRequest): string | undefined => {
   return typeof h === 'string' && h.trim() !== '' ? h : undefined;
 };
 
-const mutation = { ...errorResponses, 200: ref('mutationItem'), 201: ref('mutationItem'), 202: ref('mutationItem') };
+const mutation = { ...errorResponses, 201: ref('mutationItem'), 202: ref('mutationItem') };
 const deletion = { ...errorResponses, 200: { type: 'object', properties: { dryRun: ref('dryRun') } } };
 const dryRunQuery = ref('dryRunQuery');
 /** If-Match, documented for client generators (the handler reads it: ifMatchOf). */
@@ -151,10 +164,10 @@ function postRoutes(app: FastifyInstance, svc: BlocklistService): void {
       config: { mutates: true },
       schema: { body: batchBodySchema, querystring: dryRunQuery, response: { ...errorResponses, 200: batchResultSchema } },
       preHandler: async (req) => {
-        req.blockSpecs = svc.specs(req.body);
+        req.blockSpecs = await svc.specs(req.body);
       },
     },
-    async (req, reply) => send(reply, await svc.batch(req.blockSpecs as BlockSpec[], callerOf(req), isDryRun(req.query))),
+    async (req, reply) => sendBatch(reply, await svc.batch(req.blockSpecs as BlockSpec[], callerOf(req), isDryRun(req.query))),
   );
   // One expiry pass now, for system cron (`blocklist expire`): the same job as the schedule.
   const removed = { type: 'object', properties: { removed: { type: 'array', items: ref('item') } } };

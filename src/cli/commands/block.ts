@@ -5,14 +5,14 @@
  * what would change; --wait follows the evacuation until READY (kubectl drain / nomad -monitor).
  */
 import { Command } from 'commander';
-import { ApiItem, BlockBody } from '../client';
+import { ApiItem, BlockBody, BlocklistClient } from '../client';
 import { CliError, runAction, usage } from '../errors';
 import { EXIT } from '../exit-codes';
 import { toJson, toYaml } from '../format';
 import { effectLines, itemSummary } from '../render';
-import { parseBlockTimeout, parseEvacuationTimeout, parseUntil } from '../time-input';
+import { evacuationTimeoutWire, parseBlockTimeout, parseEvacuationTimeout, parseUntil, timeoutWire } from '../time-input';
 import { followEvacuation } from '../evacuation-watch';
-import { parseBlockRequest } from '../../model/validate';
+import { ItemRef, parseBlockRequest } from '../../model/validate';
 import { EVACUATE, MARK_BLOCKED } from '../../model/item';
 import { settledItem, unknownHostWarning } from '../unknown-host';
 import { CommonFlags, addCommonOptions, itemRef, note, painter, withClient, write } from './common';
@@ -35,13 +35,18 @@ interface BlockFlags extends CommonFlags {
 export function blockBody(flags: BlockFlags): BlockBody {
   if (flags.timeout !== undefined && flags.until !== undefined) throw usage('give either --timeout or --until, not both (neither = permanent)');
   const body: BlockBody = { action: flags.evacuate ? EVACUATE : MARK_BLOCKED, cause: flags.cause };
-  if (flags.timeout !== undefined) body.timeout = String(parseBlockTimeout(flags.timeout));
-  if (flags.until !== undefined) body.endTimestamp = String(parseUntil(flags.until));
+  if (flags.timeout !== undefined) body.timeout = timeoutWire(parseBlockTimeout(flags.timeout));
+  if (flags.until !== undefined) {
+    const at = parseUntil(flags.until);
+    const now = Date.now();
+    if (at <= now) throw usage(`--until ${flags.until} (${new Date(at).toISOString()}) is not in the future (now is ${new Date(now).toISOString()})`);
+    body.endTimestamp = String(at);
+  }
   if (flags.merge) body.allowMerge = true;
   if (flags.scope !== undefined) body.scope = flags.scope;
   if (flags.evacuationTimeout !== undefined) {
     if (!flags.evacuate) throw usage('--evacuation-timeout only applies with --evacuate');
-    body.evacuationTimeout = parseEvacuationTimeout(flags.evacuationTimeout, '--evacuation-timeout');
+    body.evacuationTimeout = evacuationTimeoutWire(parseEvacuationTimeout(flags.evacuationTimeout, '--evacuation-timeout'));
   }
   return body;
 }
@@ -57,7 +62,7 @@ const ARGUMENT = {
   rack: ['<rack>', "the rack path as YARN names it (the RM's 'rack' of a node), e.g. /default-rack"],
 } as const;
 
-function defineBlock(program: Command, name: string, kind: 'node' | 'taskmanager' | 'rack'): void {
+function defineBlock(program: Command, name: string, kind: Kind): void {
   const cmd = program
     .command(name)
     .description(DESCRIPTION[kind])
@@ -73,71 +78,83 @@ function defineBlock(program: Command, name: string, kind: 'node' | 'taskmanager
   const done = kind === 'node' ? 'the node is empty' : kind === 'rack' ? "the rack's nodes are empty" : 'the container is released';
   cmd
     .option('--wait', `with --evacuate: follow the evacuation until ${done} (exit 0) or its deadline passes (exit 6)`)
-    .option('--wait-timeout <duration>', 'with --wait: give up after this long (exit 6); default: no limit of its own')
+    .option('--wait-timeout <duration>', 'with --wait: give up after this long (exit 6); default: 5 min past the evacuation deadline, or 30 min while none is known')
     .option('--interval <duration>', 'with --wait: poll interval', '1s');
-  addCommonOptions(cmd).action(
-    runAction(async (rawId: string, flags: BlockFlags) => {
-      // The API's message names its endpoint; the operator types commands, so name the command.
-      if (kind === 'node' && rawId.includes('/') && !rawId.startsWith('/')) {
-        throw usage(`'${rawId}' is a task manager (<node>/<containerId>): use \`blocklist block-tm ${rawId}\``);
-      }
-      const ref = itemRef(rawId, kind);
-      const body = blockBody(flags);
-      // The server's own validation, locally: every problem in one go, before anything is sent.
-      const check = parseBlockRequest(ref, body, Date.now());
-      if (!check.ok) throw usage(check.errors[0], check.errors.slice(1));
-      if (flags.wait && !flags.evacuate) throw usage('--wait follows an evacuation; add --evacuate');
-      if (flags.wait && flags.dryRun) throw usage('--wait and --dry-run do not go together: a dry run starts nothing');
-      if (flags.wait && flags.output && flags.output !== 'table') throw usage('--wait draws progress; drop -o json|yaml (use `blocklist show` for machine output)');
+  addCommonOptions(cmd).action(runAction(async (rawId: string, flags: BlockFlags) => runBlock(kind, rawId, flags)));
+}
 
-      await withClient(
-        flags,
-        async (client) => {
-          if (flags.wait && client.transport.direct) throw usage('--wait needs a running sidecar (the store alone does not evacuate); drop --store');
-          const res = await client.block(ref.id, body, !!flags.dryRun);
-          const item: ApiItem = res.body;
-          const now = Date.now();
-          if (flags.output === 'json') write(toJson(item));
-          else if (flags.output === 'yaml') write(toYaml(item));
-          else {
-            const p = painter(flags);
-            const what = kind === 'taskmanager' ? 'task manager' : kind;
-            if (flags.dryRun) {
-              const would = item.outcome === 'unchanged' ? 'change nothing, already blocked so:' : res.status === 201 ? `block ${what}` : 'merge into';
-              write(`${p.yellow('dry run:')} would ${would} ${itemSummary(item, now)}\n`);
-              write(effectLines(item.dryRun, p));
-              write('nothing was changed\n');
-            } else if (item.outcome === 'unchanged') {
-              write(`nothing changed, already blocked so: ${itemSummary(item, now)}\n`);
-            } else if (res.status === 202) {
-              write(`merged into the existing block: ${itemSummary(item, now)}\n`);
-            } else {
-              write(`blocked ${what} ${itemSummary(item, now)}\n`);
-            }
-          }
-          // A host the RM does not know: kept, but say so (unknown-host.ts); a block the cap holds
-          // back is stored and not applied: its own exit code, and no --wait for what never starts.
-          const settled = !flags.dryRun && !client.transport.direct && kind !== 'taskmanager' ? await settledItem(client, item) : item;
-          const warning = kind === 'node' ? unknownHostWarning(settled) : undefined;
-          if (warning) note(warning);
-          if (!flags.dryRun && settled.sync?.state === 'deferred') {
-            throw new CliError(`deferred: stored, but not on YARN's blacklist${flags.wait ? ' (nothing to wait for)' : ''}: ${settled.sync.detail ?? 'held back by the safety cap'}`, EXIT.DEFERRED);
-          }
-          if (flags.wait) {
-            const r = await followEvacuation(client, ref.id, {
-              paint: painter(flags),
-              interactive: !!process.stdout.isTTY,
-              intervalMs: parseBlockTimeout(flags.interval ?? '1s'),
-              waitTimeoutMs: flags.waitTimeout ? parseBlockTimeout(flags.waitTimeout) : undefined,
-              out: process.stdout,
-            });
-            if (r.code !== EXIT.OK) throw new CliError(r.message, r.code);
-            write(`${r.message}\n`);
-          }
-        },
-        { create: true, dryRun: !!flags.dryRun },
-      );
-    }),
+type Kind = 'node' | 'taskmanager' | 'rack';
+
+/** The block's request, checked locally with the server's own rules: every problem before anything is sent. */
+function checkedRequest(kind: Kind, rawId: string, flags: BlockFlags): { ref: ItemRef; body: BlockBody } {
+  // The API's message names its endpoint; the operator types commands, so name the command.
+  if (kind === 'node' && rawId.includes('/') && !rawId.startsWith('/')) {
+    throw usage(`'${rawId}' is a task manager (<node>/<containerId>): use \`blocklist block-tm ${rawId}\``);
+  }
+  const ref = itemRef(rawId, kind);
+  const body = blockBody(flags);
+  const check = parseBlockRequest(ref, body, Date.now());
+  if (!check.ok) throw usage(check.errors[0], check.errors.slice(1));
+  if (flags.wait && !flags.evacuate) throw usage('--wait follows an evacuation; add --evacuate');
+  if (flags.wait && flags.dryRun) throw usage('--wait and --dry-run do not go together: a dry run starts nothing');
+  if (flags.wait && flags.output && flags.output !== 'table') throw usage('--wait draws progress; drop -o json|yaml (use `blocklist show` for machine output)');
+  return { ref, body };
+}
+
+/** What the answer says, for people (or as it is, with -o json|yaml). */
+function printAnswer(kind: Kind, res: { status: number; body: ApiItem }, flags: BlockFlags): void {
+  const item = res.body;
+  const now = Date.now();
+  if (flags.output === 'json') return write(toJson(item));
+  if (flags.output === 'yaml') return write(toYaml(item));
+  const p = painter(flags);
+  const what = kind === 'taskmanager' ? 'task manager' : kind;
+  if (flags.dryRun) {
+    const would = item.outcome === 'unchanged' ? 'change nothing, already blocked so:' : res.status === 201 ? `block ${what}` : 'merge into';
+    write(`${p.yellow('dry run:')} would ${would} ${itemSummary(item, now)}\n`);
+    write(effectLines(item.dryRun, p));
+    write('nothing was changed\n');
+  } else if (item.outcome === 'unchanged') write(`nothing changed, already blocked so: ${itemSummary(item, now)}\n`);
+  else if (res.status === 202) write(`merged into the existing block: ${itemSummary(item, now)}\n`);
+  else write(`blocked ${what} ${itemSummary(item, now)}\n`);
+}
+
+/**
+ * What the block does not do that its operator may think: a host the RM does not know (kept, said:
+ * unknown-host.ts), a task manager elsewhere (the answer's warnings), a block the cap holds back
+ * (stored, not applied: its own exit code, and no --wait for what never starts).
+ */
+async function sayWhatItDoesNot(kind: Kind, client: BlocklistClient, item: ApiItem, flags: BlockFlags): Promise<void> {
+  const settled = !flags.dryRun && !client.transport.direct && kind !== 'taskmanager' ? await settledItem(client, item) : item;
+  const warning = kind === 'node' ? unknownHostWarning(settled) : undefined;
+  if (warning) note(warning);
+  for (const w of item.warnings ?? []) note(`warning: ${w}`);
+  if (!flags.dryRun && settled.sync?.state === 'deferred') {
+    throw new CliError(`deferred: stored, but not on YARN's blacklist${flags.wait ? ' (nothing to wait for)' : ''}: ${settled.sync.detail ?? 'held back by the safety cap'}`, EXIT.DEFERRED);
+  }
+}
+
+async function runBlock(kind: Kind, rawId: string, flags: BlockFlags): Promise<void> {
+  const { ref, body } = checkedRequest(kind, rawId, flags);
+  await withClient(
+    flags,
+    async (client) => {
+      if (flags.wait && client.transport.direct) throw usage('--wait needs a running sidecar (the store alone does not evacuate); drop --store');
+      const res = await client.block(ref.id, body, !!flags.dryRun);
+      printAnswer(kind, res, flags);
+      await sayWhatItDoesNot(kind, client, res.body, flags);
+      if (!flags.wait) return;
+      const r = await followEvacuation(client, ref.id, {
+        paint: painter(flags),
+        interactive: !!process.stdout.isTTY,
+        intervalMs: parseBlockTimeout(flags.interval ?? '1s'),
+        waitTimeoutMs: flags.waitTimeout ? parseBlockTimeout(flags.waitTimeout) : undefined,
+        out: process.stdout,
+      });
+      if (r.code !== EXIT.OK) throw new CliError(r.message, r.code);
+      write(`${r.message}\n`);
+    },
+    { create: true, dryRun: !!flags.dryRun },
   );
 }
 

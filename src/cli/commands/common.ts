@@ -65,3 +65,10 @@ export function write(text: string): void {
 export function note(text: string): void {
   process.stderr.write(text.endsWith('\n') ? text : text + '\n');
 }
+
+/** --count N of a command that repeats (status --watch, watch): at least 1; absent = no end. */
+export function countLimit(raw: string | undefined): number {
+  return raw !== undefined ? Math.max(1, Number.parseInt(raw, 10) || 1) : Infinity;
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

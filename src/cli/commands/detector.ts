@@ -36,6 +36,19 @@ function decisionCell(h: HostReport, p: Paint): string {
   }
 }
 
+const STATUS_WORDS: Record<HostReport['incidents'][number]['status'], string> = { counted: 'counting', consumed: 'spent by a block', forgiven: 'forgiven by an unblock', 'job-fault': "the job's fault" };
+
+/**
+ * The incidents of a host, said by what they count for: a block spends the incidents that made
+ * it, so a host just blocked counts 0 towards the next block while its 3 incidents are still shown.
+ */
+export function incidentsCell(h: Pick<HostReport, 'incidents'>): string {
+  const by = new Map<string, number>();
+  for (const i of h.incidents) by.set(i.status, (by.get(i.status) ?? 0) + 1);
+  const parts = (Object.keys(STATUS_WORDS) as (keyof typeof STATUS_WORDS)[]).filter((s) => by.has(s)).map((s) => `${by.get(s)} ${STATUS_WORDS[s]}`);
+  return parts.length ? `${h.incidents.length}: ${parts.join(', ')}` : '0';
+}
+
 export function detectorText(v: DetectorView, now: number, p: Paint, all: boolean): string {
   const s = v.settings;
   const lines: string[] = [];
@@ -62,14 +75,14 @@ export function detectorText(v: DetectorView, now: number, p: Paint, all: boolea
   }
   const rows = hosts.map((h) => [
     h.host,
-    `${h.score}/${h.threshold}`,
-    String(h.incidents.length),
+    `${h.score} of ${h.threshold}`,
+    incidentsCell(h),
     decisionCell(h, p),
     h.health ? h.health.state : '',
     h.lastBlock ? `${h.lastBlock.mode} until ${isoTime(h.lastBlock.endedAt ?? h.lastBlock.end)}${h.lastBlock.endedBy ? ` (${h.lastBlock.endedBy})` : ''}` : '',
     clip(h.block ? h.block.cause : h.why, 140),
   ]);
-  return lines.join('\n') + '\n' + table(['HOST', 'SCORE', 'INCIDENTS', 'DECISION', 'YARN', 'LAST AUTO BLOCK', 'WHY'], rows, p);
+  return lines.join('\n') + '\n' + table(['HOST', 'TOWARD A BLOCK', 'INCIDENTS', 'DECISION', 'YARN', 'LAST AUTO BLOCK', 'WHY'], rows, p);
 }
 
 export function register(program: Command): void {

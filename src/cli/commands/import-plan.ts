@@ -11,7 +11,7 @@ import { ApiItem, BatchItem } from '../client';
 import { usage } from '../errors';
 import { ExcludeFileError, parseExcludeFile } from '../exclude-file';
 import { wireMs } from '../format';
-import { parseEvacuationTimeout } from '../time-input';
+import { evacuationTimeoutWire, parseEvacuationTimeout } from '../time-input';
 import { EVACUATE, LONG_MAX_TEXT } from '../../model/item';
 import { note, parseAction } from './common';
 
@@ -47,12 +47,23 @@ export function planExcludeFile(file: string, text: string, format: 'yarn-xml' |
   const action = flags.action ? parseAction(flags.action) : EVACUATE;
   const cause = flags.cause ?? `imported from ${path.basename(file)}`;
   const source = excludeFileSource(file, flags);
-  return entries.map((e) => {
-    const item: BatchItem = { id: e.host, action, cause, source };
+  const now = Date.now();
+  const out: Planned[] = [];
+  for (const e of entries) {
+    // The file's own action (our export's <action>) unless --action says otherwise.
+    const item: BatchItem = { id: e.host, action: flags.action ? action : e.action ?? action, cause, source };
     const t = e.timeout ?? g;
-    if (t !== undefined) item.evacuationTimeout = t < 0 ? -1 : t;
-    return { item, where: `line ${e.line}: host ${e.host}` };
-  });
+    if (t !== undefined) item.evacuationTimeout = t < 0 ? -1 : evacuationTimeoutWire(t);
+    if (e.end !== undefined) {
+      if (e.end <= now) {
+        note(`skipping line ${e.line} (${e.host}): its block ended at ${new Date(e.end).toISOString()}`);
+        continue;
+      }
+      item.endTimestamp = String(e.end);
+    }
+    out.push({ item, where: `line ${e.line}: host ${e.host}` });
+  }
+  return out;
 }
 
 /** Our JSON export (an array of items) or GET /blocklist's map. Start times and audit stamps are re-made. */
@@ -71,7 +82,7 @@ export function planJson(file: string, text: string, flags: PlanFlags, now: numb
     const id = typeof o.id === 'string' ? o.id : '';
     const item: BatchItem = { id, action: flags.action ? parseAction(flags.action) : String(o.action ?? ''), cause: flags.cause ?? String(o.cause ?? '') };
     if (typeof o.scope === 'string' && o.scope !== 'cluster') item.scope = o.scope;
-    if (typeof o.evacuationTimeout === 'number') item.evacuationTimeout = o.evacuationTimeout;
+    if (typeof o.evacuationTimeout === 'number') item.evacuationTimeout = evacuationTimeoutWire(o.evacuationTimeout);
     // An export keeps who created each block, so a later `import --sync` of the exclude file still
     // finds its own blocks after a move to another store.
     const source = flags.source ?? o.source;

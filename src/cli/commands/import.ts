@@ -24,9 +24,9 @@ import { EXIT } from '../exit-codes';
 import { formatOf } from '../exclude-file';
 import { isoTime, toJson, toYaml, wireMs } from '../format';
 import { effectLines, itemSummary } from '../render';
-import { parseBlockTimeout, parseUntil } from '../time-input';
+import { parseBlockTimeout, parseUntil, timeoutWire } from '../time-input';
 import { parseBlockRequest, parseItemRef, parseSource } from '../../model/validate';
-import { wireTag } from '../../model/item';
+import { MARK_BLOCKED, wireTag } from '../../model/item';
 import { CommonFlags, addCommonOptions, note, painter, withClient, write } from './common';
 import { PlanFlags, Planned, excludeFileSource, planExcludeFile, planJson, toLift } from './import-plan';
 import { batchInChunks, importChunks } from './import-chunks';
@@ -157,13 +157,18 @@ export function register(program: Command): void {
         if (errs.length) throw usage(`--source: ${errs[0]}`);
       }
       const planned = fmt === 'json' ? planJson(file, text, flags, now) : planExcludeFile(file, text, fmt, flags);
+      // -g is an evacuation timeout: a MARK_BLOCKED block releases nothing, so say it does nothing now.
+      const blocks = planned.filter((p) => p.item.action === MARK_BLOCKED).length;
+      if (flags.g !== undefined && blocks > 0) {
+        note(`warning: -g ${flags.g} does nothing for the ${blocks} MARK_BLOCKED block(s) (${flags.action ? '--action block' : 'as the file says'}): they release no containers; it is kept with them only for a later merge into an evacuation`);
+      }
       const sync = flags.sync ? { source: excludeFileSource(file, flags) } : undefined;
       if (sync) flags.merge = true;
       for (const p of planned) {
         if (flags.scope !== undefined) p.item.scope = flags.scope;
         if (flags.timeout !== undefined) {
           delete p.item.endTimestamp;
-          p.item.timeout = String(parseBlockTimeout(flags.timeout));
+          p.item.timeout = timeoutWire(parseBlockTimeout(flags.timeout));
         }
         if (flags.until !== undefined) p.item.endTimestamp = String(parseUntil(flags.until));
         if (flags.merge) p.item.allowMerge = true;
@@ -198,6 +203,7 @@ export function register(program: Command): void {
         for (const r of results) {
           const out = r.outcome.padEnd(9);
           write(r.item ? `  ${out} ${itemSummary(r.item, now)}\n` : `  ${out} ${r.id}: ${(r.errors ?? []).join('; ')}\n`);
+          for (const w of r.warnings ?? []) note(`warning: ${r.id}: ${w}`);
         }
         if (sync) {
           const l = lifted ?? [];

@@ -7,15 +7,13 @@ import { runAction } from '../errors';
 import { toJson, toYaml } from '../format';
 import { statusText } from '../render';
 import { parseBlockTimeout } from '../time-input';
-import { CommonFlags, addCommonOptions, painter, withClient, write } from './common';
+import { CommonFlags, addCommonOptions, countLimit, painter, sleep, withClient, write } from './common';
 
 interface StatusFlags extends CommonFlags {
   watch?: boolean;
   interval: string;
   count?: string;
 }
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export function register(program: Command): void {
   const cmd = program
@@ -27,7 +25,7 @@ export function register(program: Command): void {
   addCommonOptions(cmd).action(
     runAction(async (flags: StatusFlags) => {
       const interval = parseBlockTimeout(flags.interval);
-      const max = flags.count !== undefined ? Math.max(1, Number.parseInt(flags.count, 10) || 1) : Infinity;
+      const max = countLimit(flags.count);
       const tty = !!process.stdout.isTTY;
       await withClient(flags, async (client) => {
         for (let i = 0; ; i++) {

@@ -23,6 +23,8 @@ import { Logger, silentLogger } from '../../core/logger';
 import { Quarantine, QuarantinedRow, quarantinedRow } from '../quarantine';
 import { ItemCache } from '../item-cache';
 import { AddsDone, OpOf, WriteOp, WriteResults, SQLITE_SCHEMA_VERSION, Versions, fromWire, openWritable } from './writes';
+import { openProblem, probeWriteAccess } from './open-problem';
+import { FileReserve, SpaceReserve, isDiskFull } from './space-reserve';
 import { ThreadWriter } from './writer';
 import { WriteRoute } from './write-route';
 import { CallAnswer, GroupCommit, GroupShape } from './group-commit';
@@ -52,6 +54,8 @@ export interface SqliteStoreOptions {
   walSync?: (fd: number) => Promise<void>;
   /** The clock WalSync times its syncs with, to decide whether a lone write syncs on the loop (tests). */
   walSyncClock?: () => number;
+  /** Space kept aside for removals on a full disk (space-reserve.ts); default `<file>.reserve`, false = none. */
+  reserve?: SpaceReserve | false;
 }
 
 /**
@@ -113,6 +117,9 @@ export class SqliteStore implements BlocklistStore {
   /** The last list() and the store version it was read at. */
   private listCache: ItemCache | undefined;
   private readonly quarantine: Quarantine;
+  private readonly log: Logger;
+  /** Space for removals on a full disk; undefined for read-only and in-memory stores. */
+  private readonly reserve: SpaceReserve | undefined;
 
   /** Adds waiting for, or in, a group commit (group-commit.ts). */
   private readonly adds: GroupCommit<AddRequest[], AddOutcome[]>;
@@ -128,6 +135,9 @@ export class SqliteStore implements BlocklistStore {
     try {
       this.db = opts.readonly ? new Database(file, { readonly: true, timeout: busyTimeoutMs }) : openWritable(file, busyTimeoutMs);
     } catch (e) {
+      // SQLITE_CANTOPEN and SQLITE_READONLY say nothing of why: a read-only mount, a folder or file not ours.
+      const why = !opts.readonly && file !== ':memory:' && /CANTOPEN|READONLY/.test(String((e as { code?: unknown }).code)) ? openProblem(file, probeWriteAccess(file)) : undefined;
+      if (why) throw new StoreUnavailableError(`sqlite store: cannot open ${file} for writing: ${why} (${String((e as { code?: unknown }).code)})`, e);
       unavailable(e, `opening ${file}`);
     }
     this.thread = opts.writeThread && !opts.readonly && file !== ':memory:' ? new ThreadWriter({ file: path.resolve(file), busyTimeoutMs }) : undefined;
@@ -140,6 +150,25 @@ export class SqliteStore implements BlocklistStore {
       recordKeys: this.db.prepare('SELECT key FROM records'),
     };
     this.adds = new GroupCommit((groups, shape) => this.commitAdds(groups, shape), { walSync: this.route.wal !== undefined });
+    this.log = opts.logger ?? silentLogger;
+    this.reserve = opts.readonly || file === ':memory:' || opts.reserve === false ? undefined : (opts.reserve ?? new FileReserve(`${file}.reserve`));
+    this.reserve?.ensure();
+  }
+
+  /**
+   * A removal lifts a block: on a full disk it may use the reserved space (tried once more after
+   * releasing it), where an add waits for space. Said loudly, since the disk needs an operator.
+   */
+  private async lifting<T>(what: string, write: () => Promise<T>): Promise<T> {
+    try {
+      const out = await write();
+      this.reserve?.ensure();
+      return out;
+    } catch (e) {
+      if (!isDiskFull(e) || !this.reserve?.release()) throw e;
+      this.log.error(`sqlite store ${this.file}: the disk is full; released the reserved space to ${what} (new blocks are refused until there is room again)`);
+      return write();
+    }
   }
 
   async add(req: AddRequest): Promise<AddOutcome> {
@@ -276,9 +305,11 @@ export class SqliteStore implements BlocklistStore {
   async remove(id: string, ifMatch?: string): Promise<BlockedItem | undefined> {
     let removed: WriteResults['remove'];
     try {
-      removed = await this.write({ op: 'remove', id, ...(ifMatch !== undefined ? { ifMatch } : {}) }, (r) => {
-        if (r && 'versions' in r) this.afterWrite(r.versions, (cache) => cache.delete(id));
-      });
+      removed = await this.lifting(`lift ${id}`, () =>
+        this.write({ op: 'remove', id, ...(ifMatch !== undefined ? { ifMatch } : {}) }, (r) => {
+          if (r && 'versions' in r) this.afterWrite(r.versions, (cache) => cache.delete(id));
+        }),
+      );
     } catch (e) {
       unavailable(e, 'write');
     }
@@ -292,9 +323,11 @@ export class SqliteStore implements BlocklistStore {
 
   async removeQuarantined(id: string): Promise<QuarantinedRow | undefined> {
     try {
-      const done = await this.write({ op: 'removeQuarantined', id }, (r) => {
-        if (r) this.afterWrite(r.versions, (cache) => cache.delete(id));
-      });
+      const done = await this.lifting(`remove the quarantined row ${id}`, () =>
+        this.write({ op: 'removeQuarantined', id }, (r) => {
+          if (r) this.afterWrite(r.versions, (cache) => cache.delete(id));
+        }),
+      );
       if (!done) return undefined;
       this.quarantine.drop(id);
       return done.row;
@@ -306,7 +339,7 @@ export class SqliteStore implements BlocklistStore {
   /** Rows past their end; one that cannot be decoded is skipped (quarantined, never expired). */
   async removeExpired(now: number): Promise<BlockedItem[]> {
     try {
-      const done = await this.write({ op: 'removeExpired', now }, (r) => this.afterWrite(r.versions, (cache) => cache.deleteAll(r.gone.map((it) => it.id))));
+      const done = await this.lifting('delete ended blocks', () => this.write({ op: 'removeExpired', now }, (r) => this.afterWrite(r.versions, (cache) => cache.deleteAll(r.gone.map((it) => it.id)))));
       return done.gone;
     } catch (e) {
       unavailable(e, 'write');
