@@ -9,8 +9,9 @@
  *    nothing; concurrent non-merging adds of one id yield exactly one `created`;
  *  - an `unchanged` or `conflict` add writes nothing and does not move version();
  *  - version() moves on every write that changed something, so a poller can skip unchanged reads;
- *  - a row that cannot be decoded is quarantined: left out of list() (every other item is listed),
- *    reported by quarantined(), removed only by removeQuarantined();
+ *  - a row that cannot be decoded, or breaks a request's rules (row-rules.ts), is quarantined:
+ *    left out of list() (every other item is listed), reported by quarantined(), removed only by
+ *    removeQuarantined();
  *  - an existing item already expired at the new item's creation time (`item.created.at`) is
  *    replaced: add() answers `created` (expiry is inclusive and never waits for the cron job).
  */
