@@ -110,6 +110,11 @@ export const KEYS = {
   'cluster.resource-blocklist.store.zookeeper.operation-timeout': duration('5 s', 'Timeout of every ZooKeeper call (a client without quorum otherwise waits forever).', { min: 100 }),
   'cluster.resource-blocklist.store.zookeeper.connect-timeout': duration('10 s', 'Deadline of one connection to ZooKeeper (TCP connect and session handshake) and of a liveness probe while connected; past it the client is closed and a fresh one made (the library would otherwise wait for a handshake forever).', { min: 100 }),
   'cluster.resource-blocklist.store.unreachable-limit': duration('5 min', 'GET /healthz answers 503 once the store (ZooKeeper) has been unreachable this long without a break, so a supervisor can restart the sidecar. 0 = never.', { min: 0 }),
+  'cluster.resource-blocklist.store.zookeeper.clock-skew-limit': duration(
+    '10 s',
+    "How far this machine's clock may run ahead of the store's time (ZooKeeper's: the mtime of the clock znode under the root, written once a minute) before the sidecar stops deleting expired items from the shared store and counts items on the store's time instead of its own. Reported in /status (clockSkew) and blocklist_store_clock_skew_seconds.",
+    { min: 1000 },
+  ),
   'cluster.resource-blocklist.store.zookeeper.publish-address': bool(true, "With the ZooKeeper store, a sidecar whose application is known publishes its address as the ephemeral znode <root>/sidecars/<appattempt id> (gone when the sidecar is): `blocklist --app` and GET /discovery/prometheus find it there."),
   'cluster.resource-blocklist.store.zookeeper.auth': str('', "Digest credentials 'user:password'; when set, znodes are created with a digest ACL for that user.", { secret: true }),
   // --- YARN (issues #3, #4; fixed names) ---

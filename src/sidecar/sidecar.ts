@@ -15,6 +15,7 @@ import { createLogger } from '../log/logger';
 import { Logger } from '../core/logger';
 import { BlocklistStore } from '../store/store';
 import { openStore, openZookeeperSession } from '../store/factory';
+import { sharedStoreClock } from '../store/store-clock';
 import { buildApi } from '../api/server';
 import { createAuditSink } from '../log/audit';
 import { AuditSink } from '../model/audit';
@@ -58,7 +59,7 @@ export interface Sidecar {
 
 export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
   const v = opts.config.values;
-  const clock = opts.clock ?? systemClock;
+  const local = opts.clock ?? systemClock;
   const logger = opts.logger ?? createLogger({ format: v['log.format'], level: v['log.level'] });
   checkBindSafety(v);
   const security = loadRestSecurity(v, logger.child({ component: 'security' }));
@@ -67,11 +68,14 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
   const zookeeper = opts.store ? undefined : await openZookeeperSession(v, logger);
   let store: BlocklistStore;
   try {
-    store = opts.store ?? (await openStore(v, logger, zookeeper));
+    store = opts.store ?? (await openStore(v, logger, zookeeper, () => local.now()));
   } catch (e) {
     await zookeeper?.close();
     throw e;
   }
+  // On a shared store a clock ahead of the store's time counts on the store's (store/store-clock.ts).
+  const skew = store.clockSkew?.bind(store);
+  const clock = skew ? sharedStoreClock(local, skew) : local;
   const audit = opts.audit ?? createAuditSink(logger.child({ component: 'audit' }), v['log.audit.file'] || undefined, () => clock.now());
   let sync: SyncHandle | undefined;
   let api: FastifyInstance | undefined;

@@ -16,6 +16,7 @@ function zookeeperSettings(values: ConfigValues) {
     operationTimeoutMs: values['cluster.resource-blocklist.store.zookeeper.operation-timeout'],
     connectTimeoutMs: values['cluster.resource-blocklist.store.zookeeper.connect-timeout'],
     auth: values['cluster.resource-blocklist.store.zookeeper.auth'] || undefined,
+    clockSkewLimitMs: values['cluster.resource-blocklist.store.zookeeper.clock-skew-limit'],
   };
 }
 
@@ -31,13 +32,17 @@ export async function openZookeeperSession(values: ConfigValues, logger: Logger)
   return new ZkSession(zookeeperSessionOptions(zookeeperSettings(values), logger.child({ component: 'zookeeper' })));
 }
 
-/** `session`: the sidecar's shared ZooKeeper session (ZooKeeper store only); without it the store opens its own. */
-export async function openStore(values: ConfigValues, logger: Logger, session?: ZkSession): Promise<BlocklistStore> {
+/**
+ * `session`: the sidecar's shared ZooKeeper session (ZooKeeper store only); without it the store
+ * opens its own. `localTime`: the sidecar's clock, which the ZooKeeper store compares with its own
+ * time (zookeeper/clock.ts); the system clock when absent.
+ */
+export async function openStore(values: ConfigValues, logger: Logger, session?: ZkSession, localTime?: () => number): Promise<BlocklistStore> {
   const type = values['cluster.resource-blocklist.store.type'];
   let store: BlocklistStore;
   if (type === 'zookeeper') {
     const { ZookeeperStore } = await import('./zookeeper/zookeeper-store.js');
-    store = await ZookeeperStore.open({ ...zookeeperSettings(values), ...(session ? { session } : {}), logger });
+    store = await ZookeeperStore.open({ ...zookeeperSettings(values), ...(session ? { session } : {}), ...(localTime ? { localTime } : {}), logger });
   } else {
     // A long-running sidecar commits on a write thread: the event loop serves requests during the fsync.
     // Loaded only in SQLite mode, as the ZooKeeper client is only in ZooKeeper mode (the AM profile's idle RSS).

@@ -40,6 +40,8 @@ export interface ZkStat {
   numChildren: number;
   /** The session that owns an ephemeral znode (16 hex digits), '0000000000000000' for a persistent one. */
   ephemeralOwner?: string;
+  /** When the znode last changed, on the clock of the server that took the write (ZooKeeper's leader), epoch ms. */
+  mtimeMs: number;
 }
 
 export type ZkOp =
@@ -64,8 +66,11 @@ export interface ZkSessionOptions {
 
 const hex = (b: Buffer | undefined): string => (Buffer.isBuffer(b) ? b.toString('hex').padStart(16, '0') : '0000000000000000');
 
+/** A jute long as the library hands it over (8 bytes, big-endian); 0 when absent. */
+const longMs = (b: Buffer | undefined): number => (Buffer.isBuffer(b) && b.length === 8 ? Number(b.readBigInt64BE(0)) : 0);
+
 function toStat(s: zk.Stat): ZkStat {
-  return { version: s.version, cversion: s.cversion, mzxid: hex(s.mzxid), pzxid: hex(s.pzxid), numChildren: s.numChildren, ephemeralOwner: hex(s.ephemeralOwner) };
+  return { version: s.version, cversion: s.cversion, mzxid: hex(s.mzxid), pzxid: hex(s.pzxid), numChildren: s.numChildren, ephemeralOwner: hex(s.ephemeralOwner), mtimeMs: longMs(s.mtime) };
 }
 
 /** ZooKeeper's digest id for user:password: user:base64(sha1("user:password")). */
@@ -250,6 +255,11 @@ export class ZkSession extends EventEmitter {
     return this.call<string>('create', path, timeoutMs, (c, done) =>
       c.create(path, data, this.acls, zk.CreateMode.EPHEMERAL_SEQUENTIAL, (err, created) => done(err, created ?? '')),
     );
+  }
+
+  /** setData of one znode (version -1: any); resolves to its new stat. */
+  setData(path: string, data: Buffer, version: number, timeoutMs: number): Promise<ZkStat> {
+    return this.call<ZkStat>('setData', path, timeoutMs, (c, done) => c.setData(path, data, version, (err, stat) => done(err, err ? ({} as ZkStat) : toStat(stat))));
   }
 
   /** An atomic multi-op (ZooKeeper `multi`): all ops apply or none; rejects with the first failure. */
