@@ -5,7 +5,7 @@
 import { ConfigValues } from '../config/keys';
 import { Logger } from '../core/logger';
 import { BlocklistStore } from './store';
-import type { ZkSession } from './zookeeper/session';
+import type { ZkSession, ZkSessionOptions } from './zookeeper/session';
 
 /** The store's ZooKeeper settings from the configuration (the store's own and its session's). */
 function zookeeperSettings(values: ConfigValues) {
@@ -23,13 +23,15 @@ function zookeeperSettings(values: ConfigValues) {
 /**
  * With the ZooKeeper store: the one session a sidecar holds, which the store, its watch and the
  * cluster-state election all use (one TCP connection per sidecar, not one per user). Undefined for
- * the other stores. The caller owns it and closes it after everything that uses it.
+ * the other stores. The caller owns it and closes it after everything that uses it. `sasl`: a
+ * SASL login on every connection (store.zookeeper.sasl.enabled; the mechanism from the security layer).
  */
-export async function openZookeeperSession(values: ConfigValues, logger: Logger): Promise<ZkSession | undefined> {
+export async function openZookeeperSession(values: ConfigValues, logger: Logger, sasl?: ZkSessionOptions['sasl']): Promise<ZkSession | undefined> {
   if (values['cluster.resource-blocklist.store.type'] !== 'zookeeper') return undefined;
   // Loaded only in ZooKeeper mode: the embedded default does not carry the ZooKeeper client.
   const [{ ZkSession }, { zookeeperSessionOptions }] = await Promise.all([import('./zookeeper/session.js'), import('./zookeeper/zookeeper-store.js')]);
-  return new ZkSession(zookeeperSessionOptions(zookeeperSettings(values), logger.child({ component: 'zookeeper' })));
+  const opts = zookeeperSessionOptions(zookeeperSettings(values), logger.child({ component: 'zookeeper' }));
+  return new ZkSession(sasl ? { ...opts, sasl } : opts);
 }
 
 /**

@@ -28,6 +28,7 @@ import { StoreUnavailableError } from '../store';
 import { ZK, ZkTimeoutError, hasCode, isTransient, toZkError } from './errors';
 import { abandon, harden, pinVersion } from './client-internals';
 import { ConnectionDeadlines } from './deadlines';
+import { SaslMechanism, enableSasl } from './sasl';
 
 export { ZK, ZkError, ZkTimeoutError, hasCode, isTransient } from './errors';
 
@@ -61,6 +62,12 @@ export interface ZkSessionOptions {
   connectTimeoutMs?: number;
   /** Digest credentials; new znodes then get an ACL for that user only. */
   auth?: { user: string; password: string };
+  /**
+   * A SASL login on every connection (zookeeper/sasl.ts); new znodes then get every permission for
+   * the `acl` names under the `sasl` scheme, or, when it is empty, for whoever the server
+   * authenticated this session as (ZooKeeper's `auth` scheme).
+   */
+  sasl?: { mechanism: SaslMechanism; acl: readonly string[] };
   logger?: Logger;
 }
 
@@ -78,6 +85,17 @@ export function digestId(user: string, password: string): string {
   return `${user}:${createHash('sha1').update(`${user}:${password}`).digest('base64')}`;
 }
 
+/** The ACL of every znode the session creates: the digest user's, the SASL names' (or the login's), else open. */
+function aclsFor(opts: ZkSessionOptions): zk.ACL[] {
+  if (opts.auth) return [new zk.ACL(zk.Permission.ALL, new zk.Id('digest', digestId(opts.auth.user, opts.auth.password)))];
+  if (opts.sasl) {
+    // `auth`: the ids this connection authenticated as (sasl:<the name the server authorized>).
+    if (!opts.sasl.acl.length) return [new zk.ACL(zk.Permission.ALL, new zk.Id('auth', ''))];
+    return opts.sasl.acl.map((name) => new zk.ACL(zk.Permission.ALL, new zk.Id('sasl', name)));
+  }
+  return [new zk.ACL(zk.Permission.ALL, new zk.Id('world', 'anyone'))];
+}
+
 export class ZkSession extends EventEmitter {
   private client: zk.Client;
   private closed = false;
@@ -93,9 +111,7 @@ export class ZkSession extends EventEmitter {
     // Every user of the session listens for 'session'; a sidecar has a handful (store watch,
     // election, shared readings, their users), tests more: no leak warning for those.
     this.setMaxListeners(50);
-    this.acls = opts.auth
-      ? [new zk.ACL(zk.Permission.ALL, new zk.Id('digest', digestId(opts.auth.user, opts.auth.password)))]
-      : [new zk.ACL(zk.Permission.ALL, new zk.Id('world', 'anyone'))];
+    this.acls = aclsFor(opts);
     const connectTimeoutMs = Math.max(100, opts.connectTimeoutMs ?? Math.min(opts.sessionTimeoutMs, 10_000));
     this.deadlines = new ConnectionDeadlines({
       connectTimeoutMs,
@@ -141,6 +157,7 @@ export class ZkSession extends EventEmitter {
     // retries/spinDelay: the client cycles through the servers itself; our deadlines bound callers.
     const c = zk.createClient(this.opts.hosts, { sessionTimeout: this.opts.sessionTimeoutMs, spinDelay: 100, retries: 0 });
     if (this.opts.auth) c.addAuthInfo('digest', Buffer.from(`${this.opts.auth.user}:${this.opts.auth.password}`));
+    if (this.opts.sasl) enableSasl(c, { mechanism: this.opts.sasl.mechanism, log: () => this.log });
     c.on('state', (s: zk.State) => this.onState(gen, s));
     harden(c, () => this.log);
     this.deadlines.clientStarted();
@@ -155,7 +172,8 @@ export class ZkSession extends EventEmitter {
       // SESSION_EXPIRED (transient to the store, which retries on the new client).
       this.renew('session expired; opening a new session');
     } else if (s === zk.State.AUTH_FAILED) {
-      this.log.error('zookeeper authentication failed (check cluster.resource-blocklist.store.zookeeper.auth)', { hosts: this.opts.hosts });
+      const check = this.opts.sasl ? "the Kerberos login (security.kerberos.login.*) and the ensemble's log" : 'cluster.resource-blocklist.store.zookeeper.auth';
+      this.log.error(`zookeeper authentication failed (check ${check})`, { hosts: this.opts.hosts });
     } else if (s === zk.State.DISCONNECTED) {
       this.log.warn('zookeeper connection lost; reconnecting', { hosts: this.opts.hosts });
       this.deadlines.disconnected();
