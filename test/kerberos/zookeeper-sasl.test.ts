@@ -70,7 +70,8 @@ describe('ZooKeeper store on a SASL-only ensemble (real KDC, real ZooKeeper)', f
     kdc = await startKdc(dir);
     kdc.addPrincipal('zookeeper/127.0.0.1');
     kdc.addPrincipal('blocklist', { maxlife: '3 seconds' });
-    kdc.addPrincipal('other');
+    // The sidecar process's principal: its ticket runs out while it is paused (below).
+    kdc.addPrincipal('other', { maxlife: '3 seconds' });
     for (const p of ['zookeeper/127.0.0.1', 'blocklist', 'other']) kdc.exportKeytab(keytab(p), p);
     const jaas = path.join(dir, 'zk-jaas.conf');
     fs.writeFileSync(
@@ -182,7 +183,7 @@ describe('ZooKeeper store on a SASL-only ensemble (real KDC, real ZooKeeper)', f
     }
   });
 
-  it("a sidecar configured for SASL serves the API on the ensemble, is closed to another principal's znodes, and logs in again after its session expired (SIGSTOP past the session timeout)", async () => {
+  it("a sidecar configured for SASL serves the API on the ensemble, is closed to another principal's znodes, and logs in again after its session expired and its ticket ran out (SIGSTOP past both)", async () => {
     // One Kerberos login per process (its environment is process-wide): the suite's ends here, and
     // the sidecar runs as a child process with its own.
     await login.stop();
@@ -204,7 +205,8 @@ describe('ZooKeeper store on a SASL-only ensemble (real KDC, real ZooKeeper)', f
     try {
       const { url, output } = await listeningUrl(child, 20_000);
       assert.equal((await http(url, 'PUT', '/blocklist/nodes/n7', { action: 'MARK_BLOCKED', cause: 'disk' })).status, 201);
-      // Paused past the session timeout, as a long GC pause or a frozen VM: the ensemble ends the session.
+      // Paused past the session timeout, as a long GC pause or a frozen VM: the ensemble ends the
+      // session, and the 3 s ticket runs out meanwhile; the new session logs in on a new one.
       child.kill('SIGSTOP');
       await new Promise((r) => setTimeout(r, 3500));
       child.kill('SIGCONT');
