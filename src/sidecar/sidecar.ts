@@ -82,7 +82,7 @@ async function openStoreParts(opts: SidecarOptions, local: Clock, logger: Logger
   let zookeeper: ZkSession | undefined;
   try {
     zookeeper = await openZookeeperSession(v, logger, zkLogin && sasl.kind === 'gssapi' ? { mechanism: zkLogin.mechanism, acl: sasl.acl } : undefined);
-    const store = await openStore(v, logger, zookeeper, () => local.now());
+    const store = await openStore(v, logger, zookeeper, local);
     return { store, ...(zookeeper ? { zookeeper } : {}), ...(zkLogin ? { zkLogin } : {}) };
   } catch (e) {
     await zookeeper?.close();

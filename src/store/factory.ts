@@ -4,6 +4,7 @@
  */
 import { ConfigValues } from '../config/keys';
 import { Logger } from '../core/logger';
+import type { Clock } from '../core/clock';
 import { BlocklistStore } from './store';
 import type { ZkSession, ZkSessionOptions } from './zookeeper/session';
 
@@ -36,15 +37,16 @@ export async function openZookeeperSession(values: ConfigValues, logger: Logger,
 
 /**
  * `session`: the sidecar's shared ZooKeeper session (ZooKeeper store only); without it the store
- * opens its own. `localTime`: the sidecar's clock, which the ZooKeeper store compares with its own
+ * opens its own. `local`: the sidecar's clock, which the ZooKeeper store compares with its own
  * time (zookeeper/clock.ts); the system clock when absent.
  */
-export async function openStore(values: ConfigValues, logger: Logger, session?: ZkSession, localTime?: () => number): Promise<BlocklistStore> {
+export async function openStore(values: ConfigValues, logger: Logger, session?: ZkSession, local?: Pick<Clock, 'now' | 'monotonic'>): Promise<BlocklistStore> {
   const type = values['cluster.resource-blocklist.store.type'];
   let store: BlocklistStore;
   if (type === 'zookeeper') {
     const { ZookeeperStore } = await import('./zookeeper/zookeeper-store.js');
-    store = await ZookeeperStore.open({ ...zookeeperSettings(values), ...(session ? { session } : {}), ...(localTime ? { localTime } : {}), logger });
+    const clocks = local ? { localTime: () => local.now(), ...(local.monotonic ? { monotonic: local.monotonic.bind(local) } : {}) } : {};
+    store = await ZookeeperStore.open({ ...zookeeperSettings(values), ...(session ? { session } : {}), ...clocks, logger });
   } else {
     // A long-running sidecar commits on a write thread: the event loop serves requests during the fsync.
     // Loaded only in SQLite mode, as the ZooKeeper client is only in ZooKeeper mode (the AM profile's idle RSS).

@@ -4,14 +4,14 @@
  * blocks it makes later than they were made. So, while the local clock is ahead of the store's
  * time by more than the limit (store.ts ClockSkew), this clock reads the store's time: a block
  * ends only when it has ended on both clocks. Within the limit, or behind it, it is the local
- * clock as it is. Timers are the local clock's: a delay is a duration on either.
+ * clock as it is. Timers and the monotonic clock are the local clock's: a duration is one on either.
  * docs/zookeeper.md (Clocks) gives the decision and what a clock behind the store's does.
  */
 import { Clock } from '../core/clock';
 import { ClockSkew } from './store';
 
 export function sharedStoreClock(local: Clock, skew: () => ClockSkew | undefined): Clock {
-  return {
+  const clock: Clock = {
     now() {
       const t = local.now();
       const s = skew();
@@ -19,4 +19,8 @@ export function sharedStoreClock(local: Clock, skew: () => ClockSkew | undefined
     },
     setTimer: (delayMs, fn) => local.setTimer(delayMs, fn),
   };
+  // Durations stay on the local monotonic clock (core/clock.ts): no skew moves them.
+  const monotonic = local.monotonic?.bind(local);
+  if (monotonic) clock.monotonic = monotonic;
+  return clock;
 }

@@ -152,5 +152,11 @@ describe('store/store-clock: the clock a sidecar counts shared items on', () => 
     c.setTimer(1000, () => fired++);
     local.advance(1000);
     assert.equal(fired, 1);
+    // Durations are the local monotonic clock's, whatever the skew (evacuation graces count on it).
+    skew = 2 * HOUR;
+    const mono = c.monotonic?.();
+    assert.equal(mono, local.monotonic());
+    local.stepWall(2 * HOUR);
+    assert.equal(c.monotonic?.(), mono, 'a wall step moves no duration');
   });
 });

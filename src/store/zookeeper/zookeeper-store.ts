@@ -64,7 +64,7 @@ export interface ZookeeperStoreOptions {
    * timers the store does not use); `clock`'s when absent.
    */
   localTime?: () => number;
-  /** Monotonic ms the store's time is carried forward on; performance.now() when absent. */
+  /** Monotonic ms the store's time is carried forward on (the sidecar's clock's); performance.now() when absent. */
   monotonic?: () => number;
   /** Beyond this skew expiry is refused (zookeeper/clock.ts); CLOCK_SKEW_LIMIT_MS when absent. */
   clockSkewLimitMs?: number;
