@@ -102,11 +102,16 @@ export class BlocklistService {
     return out;
   }
 
-  /** A path's id as an item reference of this kind, or a 400. */
+  /**
+   * A path's id as an item reference of this kind, or a 400. A quarantined row's id is named as it
+   * is stored even when a request may not hold it (`*`, `host:8041`: store/row-rules.ts), so that
+   * DELETE can remove it.
+   */
   ref(raw: string, kind: ItemKind): ItemRef {
     const r = parseItemRef(raw, kind);
-    if (!r.ok) throw badRequest(r.errors);
-    return r.value;
+    if (r.ok) return r.value;
+    if (this.d.store.quarantined?.().some((q) => q.id === raw)) return { id: raw, kind, node: raw };
+    throw badRequest(r.errors);
   }
 
   /** A PUT body's meaning, or a 400 naming every problem. */

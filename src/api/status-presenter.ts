@@ -12,6 +12,7 @@ import { SyncFacade, SyncProgress } from '../sync/facade';
 import { NodeState } from '../yarn/types';
 import { knownHosts } from '../sync/known-hosts';
 import { nearestHosts } from '../model/nearest';
+import type { ClockSkew } from '../store/store';
 
 /** Per-item enforcement state, as `blocklist list` shows it. */
 export type SyncState = 'applied' | 'pending' | 'deferred' | 'evacuating' | 'evacuated' | 'disabled' | 'not-applicable' | 'unknown-host';
@@ -299,4 +300,29 @@ export function sidecarStatus(view: SyncView, now: number, opts: StatusOptions =
   if (stalled !== undefined) s.stalled = stalled;
   if (opts.nodes && view.nodes) s.nodes = { readAt: view.nodes.readAt, list: view.nodes.list.map((n) => (n.rack !== undefined ? { host: n.host, rack: n.rack, state: n.state } : { host: n.host, state: n.state })) };
   return s;
+}
+
+/** GET /status's `clockSkew`: this sidecar's clock against the store's time (store/zookeeper/clock.ts). */
+export interface ClockSkewStatus {
+  state: 'agrees' | 'ahead' | 'behind' | 'not-measured' | 'no-reference';
+  /** The local clock minus the store's, ms (positive: ahead). */
+  skewMs?: number;
+  uncertaintyMs?: number;
+  limitMs?: number;
+  /** Epoch ms (local) of the last measurement. */
+  measuredAt?: number;
+  detail: string;
+}
+
+/** `shared`: whether the store has a time of its own (ZooKeeper); `skew` its last reading. */
+export function clockSkewStatus(shared: boolean, skew: ClockSkew | undefined): ClockSkewStatus {
+  if (!shared) return { state: 'no-reference', detail: "the store is this sidecar's alone (SQLite): items count on its clock, and a step of that clock moves every end with it" };
+  if (!skew) return { state: 'not-measured', detail: "the store's time has not been measured yet (ZooKeeper unreachable?): expiry waits for it" };
+  const { skewMs, uncertaintyMs, limitMs, measuredAt } = skew;
+  const figures = { skewMs: Math.round(skewMs), uncertaintyMs: Math.round(uncertaintyMs), limitMs, measuredAt };
+  if (Math.abs(skewMs) <= limitMs) return { state: 'agrees', ...figures, detail: `within ${limitMs} ms of the store's time` };
+  if (skewMs > 0) {
+    return { state: 'ahead', ...figures, detail: "ahead of the store's time beyond the limit: expiry of shared items is refused, and items count until their end on the store's time; fix this machine's clock (NTP)" };
+  }
+  return { state: 'behind', ...figures, detail: "behind the store's time beyond the limit: blocks made through this sidecar are stamped on its clock, so the other jobs see them end early; fix this machine's clock (NTP)" };
 }

@@ -100,7 +100,21 @@ export const KEYS = {
   'cluster.resource-blocklist.store.zookeeper.operation-timeout': duration('5 s', 'Timeout of every ZooKeeper call (a client without quorum otherwise waits forever).', { min: 100 }),
   'cluster.resource-blocklist.store.zookeeper.connect-timeout': duration('10 s', 'Deadline of one connection to ZooKeeper (TCP connect and session handshake) and of a liveness probe while connected; past it the client is closed and a fresh one made (the library would otherwise wait for a handshake forever).', { min: 100 }),
   'cluster.resource-blocklist.store.unreachable-limit': duration('5 min', 'GET /healthz answers 503 once the store (ZooKeeper) has been unreachable this long without a break, so a supervisor can restart the sidecar. 0 = never.', { min: 0 }),
+  'cluster.resource-blocklist.store.zookeeper.clock-skew-limit': duration(
+    '10 s',
+    "How far this machine's clock may run ahead of the store's time (ZooKeeper's: the mtime of the clock znode under the root, written once a minute) before the sidecar stops deleting expired items from the shared store and counts items on the store's time instead of its own. Reported in /status (clockSkew) and blocklist_store_clock_skew_seconds.",
+    { min: 1000 },
+  ),
   'cluster.resource-blocklist.store.zookeeper.publish-address': bool(true, "With the ZooKeeper store, a sidecar whose application is known publishes its address as the ephemeral znode <root>/sidecars/<appattempt id> (gone when the sidecar is): `blocklist --app` and GET /discovery/prometheus find it there."),
+  'cluster.resource-blocklist.store.zookeeper.sasl.enabled': bool(
+    false,
+    "Log in to ZooKeeper with SASL/GSSAPI (Kerberos) on every connection, as security.kerberos.login.principal from security.kerberos.login.keytab (an ensemble that requires it: enforce.auth.schemes=sasl), and create znodes under the sasl ACL scheme. Not together with store.zookeeper.auth (digest).",
+  ),
+  'cluster.resource-blocklist.store.zookeeper.sasl.service-name': str('zookeeper', "The ZooKeeper servers' Kerberos service name: each connection asks for a ticket for <service-name>/<the server's host as the quorum names it>@REALM (Flink's zookeeper.sasl.service-name)."),
+  'cluster.resource-blocklist.store.zookeeper.sasl.acl': str(
+    '',
+    "Comma-separated Kerberos names, as the ensemble authorises them (with the realm unless it sets kerberos.removeRealmFromPrincipal), that get every permission on the znodes the store creates. Empty: the sidecar's own login (ZooKeeper's auth scheme). Sidecars that log in as different principals and share one store must all be listed.",
+  ),
   'cluster.resource-blocklist.store.zookeeper.auth': str('', "Digest credentials 'user:password'; when set, znodes are created with a digest ACL for that user.", { secret: true }),
   // --- YARN (issues #3, #4; fixed names) ---
   'yarn.resourcemanager.webapp.address': str('', 'RM web address(es), host:port, comma separated for RM HA (a standby is skipped or its 307 followed).'),
@@ -173,7 +187,7 @@ export const KEYS = {
   'cluster.resource-blocklist.detector.evacuate-decommissioning': bool(false, 'Evacuate a node YARN is decommissioning ahead of YARN\'s own timeout (an EVACUATE item that does not count toward the automatic-block cap).'),
   'cluster.resource-blocklist.yarn.ssl.ca-file': str('', 'PEM CA bundle trusted for https:// RM and AMRM proxy addresses (only these CAs). Empty = the system roots.'),
   // --- Kerberos to the RM (Flink's own key names) ---
-  'security.kerberos.login.keytab': str('', 'Keytab the sidecar logs in from (Kerberos/SPNEGO to the RM REST API). Set together with security.kerberos.login.principal; empty = no Kerberos (simple auth).'),
+  'security.kerberos.login.keytab': str('', 'Keytab the sidecar logs in from (Kerberos/SPNEGO to the RM REST API; SASL to ZooKeeper with store.zookeeper.sasl.enabled). Set together with security.kerberos.login.principal; empty = no Kerberos (simple auth).'),
   'security.kerberos.login.principal': str('', "Kerberos principal in the keytab, e.g. 'blocklist/host.example.com@EXAMPLE.COM'. The RM is reached as HTTP/<rm-host>@REALM."),
   'security.kerberos.krb5-conf.path': str('', 'krb5.conf naming the realm and its KDCs (sets KRB5_CONFIG for the sidecar). Empty = the system default (/etc/krb5.conf).'),
 } as const;

@@ -41,6 +41,8 @@ export const METRIC_NAMES = {
   passRunning: 'blocklist_sync_pass_running_seconds',
   failing: 'blocklist_sync_failing_seconds',
   peerCallFailures: 'blocklist_peer_call_failures_total',
+  clockSkew: 'blocklist_store_clock_skew_seconds',
+  clockSkewLimit: 'blocklist_store_clock_skew_limit_seconds',
 } as const;
 
 export type PushResult = 'success' | 'failure';
@@ -68,8 +70,12 @@ export interface Metrics {
   readonly passes: Counter<'result'>;
   readonly blacklistHosts: Gauge;
   readonly expiredItems: Counter;
-  /** Stored rows that cannot be decoded (left out, not enforced) as of the store's last full read. */
+  /** Stored rows that cannot be decoded or break a request's rules (left out, not enforced) as of the store's last full read. */
   readonly quarantinedItems: Gauge;
+  /** This sidecar's clock minus the store's time (ZooKeeper's), as last measured; 0 for a store without a time of its own. */
+  readonly clockSkew: Gauge;
+  /** The skew beyond which expiry of shared items is refused (0 for a store without a time of its own). */
+  readonly clockSkewLimit: Gauge;
   /** Calls of the ResourceManager's REST API, by call (clusterMetrics, nodes, …) and result. */
   readonly rmRequests: Counter<'call' | 'result'>;
   /**
@@ -196,12 +202,28 @@ export function createMetrics(opts: MetricsOptions = {}, registry: Registry = ne
     expiredItems: new Counter({ name: METRIC_NAMES.expiredItems, help: 'Expired items deleted from the store by the expiry job of this sidecar.', registers }),
     quarantinedItems: new Gauge({
       name: METRIC_NAMES.quarantinedItems,
-      help: 'Stored items that cannot be decoded: not enforced until removed (DELETE / blocklist unblock).',
+      help: "Stored items that cannot be decoded or break the API's rules: not enforced until removed (DELETE / blocklist unblock).",
       registers,
       async collect() {
         await sharedCounts(); // a full read when the store changed: the quarantine is as fresh as the counts
         const q = source?.store.quarantined?.();
         this.set(q ? q.length : 0);
+      },
+    }),
+    clockSkew: new Gauge({
+      name: METRIC_NAMES.clockSkew,
+      help: "This sidecar's clock minus the store's time (ZooKeeper's), seconds, as last measured; beyond the limit expiry of shared items is refused. 0 for a store without a time of its own (SQLite).",
+      registers,
+      collect() {
+        this.set((source?.store.clockSkew?.()?.skewMs ?? 0) / 1000);
+      },
+    }),
+    clockSkewLimit: new Gauge({
+      name: METRIC_NAMES.clockSkewLimit,
+      help: 'The clock skew beyond which expiry of shared items is refused (cluster.resource-blocklist.store.zookeeper.clock-skew-limit), seconds; 0 for a store without a time of its own.',
+      registers,
+      collect() {
+        this.set((source?.store.clockSkew?.()?.limitMs ?? 0) / 1000);
       },
     }),
     rmRequests: new Counter({ name: METRIC_NAMES.rmRequests, help: "Calls of the ResourceManager's REST API by this sidecar (shared cluster-state readings from ZooKeeper not included), by call and result.", labelNames: ['call', 'result'] as const, registers }),

@@ -14,6 +14,8 @@ export interface CountedStore {
   list(): Promise<readonly BlockedItem[]>;
   /** Rows that cannot be decoded (not enforced), when the store keeps such a list. */
   quarantined?(): readonly unknown[];
+  /** The local clock against the store's time, when the store has one (store/zookeeper/clock.ts). */
+  clockSkew?(): { skewMs: number; limitMs: number } | undefined;
 }
 
 /** The RM's nodes as last read: the host names, and the hosts of each rack (a rack block counts them). */

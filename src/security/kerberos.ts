@@ -30,10 +30,17 @@ import { TicketTimes, readTgtTimes } from './kerberos-ccache';
 /** The part of the `kerberos` package the sidecar uses (declared here: the package is optional). */
 export interface GssClient {
   step(challenge: string): Promise<string>;
+  /** SASL GSSAPI's security-layer messages (RFC 4752), after the context is complete. */
+  unwrap?(challenge: string): Promise<string>;
+  wrap?(challenge: string, options?: { user?: string }): Promise<string>;
+  readonly contextComplete?: boolean;
+  /** The client principal once the context is complete. */
+  readonly username?: string;
 }
 export interface GssLibrary {
   initializeClient(service: string, options: { principal?: string; mechOID?: number }): Promise<GssClient>;
   readonly GSS_MECH_OID_SPNEGO: number;
+  readonly GSS_MECH_OID_KRB5?: number;
 }
 
 /** A Kerberos problem that stops start-up (wrong keytab, unknown principal, KDC unreachable, package missing). */
@@ -129,6 +136,11 @@ export interface KerberosLoginOptions {
   krb5Conf?: string;
   /** A host whose HTTP/<host> ticket is fetched at login (the first RM), proving the whole chain works. */
   probeHost: string;
+  /**
+   * Another service to fetch a ticket for at login instead (GSSAPI host-based name, e.g.
+   * `zookeeper@zk1.example.com`, over plain Kerberos): the first ZooKeeper server with SASL.
+   */
+  probeService?: string;
   clock: Clock;
   logger?: Logger;
   /** GSSAPI; loadGssLibrary() when absent. */
@@ -215,8 +227,13 @@ export class KerberosLogin implements RmAuthenticator {
     return this.inFlight;
   }
 
-  async authorize(host: string): Promise<RmAuthorization> {
+  /** Resolves once no login is in flight (a connection asking for a ticket waits for a renewal to finish). */
+  async ready(): Promise<void> {
     if (this.inFlight) await this.inFlight.catch(() => undefined);
+  }
+
+  async authorize(host: string): Promise<RmAuthorization> {
+    await this.ready();
     const client = await this.gss.initializeClient(`HTTP@${host}`, { principal: this.principal, mechOID: this.gss.GSS_MECH_OID_SPNEGO });
     const token = await client.step('');
     return {
@@ -257,7 +274,8 @@ export class KerberosLogin implements RmAuthenticator {
   }
 
   private async login(reason: string): Promise<void> {
-    const service = this.servicePrincipal(this.opts.probeHost);
+    const probe = this.opts.probeService;
+    const service = probe ? probe.replace('@', '/') : this.servicePrincipal(this.opts.probeHost);
     const clock = this.opts.clock;
     // Without the cache MIT cannot reuse its ticket: it asks the KDC again with the keytab's key. The
     // old cache is moved aside, not deleted, so a failed renewal (KDC down) leaves the ticket in hand
@@ -265,7 +283,9 @@ export class KerberosLogin implements RmAuthenticator {
     const previous = `${this.cacheFile}.previous`;
     const hadCache = moveIfExists(this.cacheFile, previous);
     try {
-      const client = await this.gss.initializeClient(`HTTP@${this.opts.probeHost}`, { principal: this.principal, mechOID: this.gss.GSS_MECH_OID_SPNEGO });
+      const client = probe
+        ? await this.gss.initializeClient(probe, { principal: this.principal, ...(this.gss.GSS_MECH_OID_KRB5 !== undefined ? { mechOID: this.gss.GSS_MECH_OID_KRB5 } : {}) })
+        : await this.gss.initializeClient(`HTTP@${this.opts.probeHost}`, { principal: this.principal, mechOID: this.gss.GSS_MECH_OID_SPNEGO });
       await client.step('');
       fs.rmSync(previous, { force: true });
     } catch (e) {

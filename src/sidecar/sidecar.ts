@@ -9,12 +9,13 @@
  */
 import { AddressInfo } from 'node:net';
 import { FastifyInstance } from 'fastify';
-import { LoadedConfig, effectiveConfig } from '../config/config';
+import { ConfigError, LoadedConfig, effectiveConfig } from '../config/config';
 import { Clock, systemClock } from '../core/clock';
 import { createLogger } from '../log/logger';
 import { Logger } from '../core/logger';
 import { BlocklistStore } from '../store/store';
 import { openStore, openZookeeperSession } from '../store/factory';
+import { sharedStoreClock } from '../store/store-clock';
 import { buildApi } from '../api/server';
 import { createAuditSink } from '../log/audit';
 import { AuditSink } from '../model/audit';
@@ -24,6 +25,9 @@ import { Detector } from '../detect/detector';
 import { checkBindSafety } from '../security/bind-safety';
 import { loadRestSecurity } from '../security/rest-security';
 import { TokenWatch, watchTokenFile } from '../security/token-reload';
+import { ZookeeperGssapi, startZookeeperLogin, zookeeperSaslSettings } from '../security/zookeeper-gssapi';
+import type { KerberosLogin } from '../security/kerberos';
+import type { ZkSession } from '../store/zookeeper/session';
 
 import { PublishedAddress } from './published-address';
 import { packageVersion } from '../core/package-info';
@@ -56,22 +60,48 @@ export interface Sidecar {
   close(): Promise<void>;
 }
 
+interface StoreParts {
+  store: BlocklistStore;
+  /** The sidecar's one ZooKeeper session (ZooKeeper store), closed last. */
+  zookeeper?: ZkSession;
+  /** With SASL to ZooKeeper: the sidecar's Kerberos login (the RM client's too), stopped after the session. */
+  zkLogin?: { login: KerberosLogin; mechanism: ZookeeperGssapi };
+}
+
+/**
+ * The store the config names (or the one handed in), its ZooKeeper session and, for SASL, the
+ * Kerberos login first: a wrong keytab stops start-up with the KDC's answer. Undone on failure.
+ */
+async function openStoreParts(opts: SidecarOptions, local: Clock, logger: Logger): Promise<StoreParts> {
+  // A store handed in (tests) brings its own connection; then nothing else opens a session.
+  if (opts.store) return { store: opts.store };
+  const v = opts.config.values;
+  const sasl = zookeeperSaslSettings(v);
+  if (sasl.kind === 'invalid') throw new ConfigError([sasl.problem]);
+  const zkLogin = await startZookeeperLogin(sasl, v['cluster.resource-blocklist.store.zookeeper.quorum'], local, logger);
+  let zookeeper: ZkSession | undefined;
+  try {
+    zookeeper = await openZookeeperSession(v, logger, zkLogin && sasl.kind === 'gssapi' ? { mechanism: zkLogin.mechanism, acl: sasl.acl } : undefined);
+    const store = await openStore(v, logger, zookeeper, local);
+    return { store, ...(zookeeper ? { zookeeper } : {}), ...(zkLogin ? { zkLogin } : {}) };
+  } catch (e) {
+    await zookeeper?.close();
+    await zkLogin?.login.stop();
+    throw e;
+  }
+}
+
 export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
   const v = opts.config.values;
-  const clock = opts.clock ?? systemClock;
+  const local = opts.clock ?? systemClock;
   const logger = opts.logger ?? createLogger({ format: v['log.format'], level: v['log.level'] });
   checkBindSafety(v);
   const security = loadRestSecurity(v, logger.child({ component: 'security' }));
 
-  // A store handed in (tests) brings its own connection; then nothing else opens a session.
-  const zookeeper = opts.store ? undefined : await openZookeeperSession(v, logger);
-  let store: BlocklistStore;
-  try {
-    store = opts.store ?? (await openStore(v, logger, zookeeper));
-  } catch (e) {
-    await zookeeper?.close();
-    throw e;
-  }
+  const { store, zookeeper, zkLogin } = await openStoreParts(opts, local, logger);
+  // On a shared store a clock ahead of the store's time counts on the store's (store/store-clock.ts).
+  const skew = store.clockSkew?.bind(store);
+  const clock = skew ? sharedStoreClock(local, skew) : local;
   const audit = opts.audit ?? createAuditSink(logger.child({ component: 'audit' }), v['log.audit.file'] || undefined, () => clock.now());
   let sync: SyncHandle | undefined;
   let api: FastifyInstance | undefined;
@@ -86,6 +116,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
       logger: logger.child({ component: 'sync' }),
       audit,
       ...(zookeeper ? { zookeeper } : {}),
+      ...(zkLogin ? { kerberos: zkLogin.login } : {}),
       ...(opts.yarn ? { yarn: opts.yarn } : {}),
       ...(opts.env ? { env: opts.env } : {}),
     });
@@ -127,6 +158,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
     await sync?.stop().catch(() => undefined);
     if (!opts.store) await store.close().catch(() => undefined);
     await zookeeper?.close();
+    await zkLogin?.login.stop();
     throw e;
   }
   const addr = api.server.address() as AddressInfo;
@@ -157,6 +189,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
       await apiRef.close();
       if (!opts.store) await store.close();
       await zookeeper?.close();
+      await zkLogin?.login.stop();
     },
   };
 }

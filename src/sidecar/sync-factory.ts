@@ -51,6 +51,11 @@ export interface SyncDeps {
    * cluster-state election and readings run on it. The sidecar owns and closes it.
    */
   zookeeper?: ZkSession;
+  /**
+   * The sidecar's Kerberos login when it has one already (SASL to ZooKeeper): the RM client uses
+   * it instead of a second login, and the sidecar stops it.
+   */
+  kerberos?: KerberosLogin;
 }
 
 export interface SyncHandle extends SyncFacade {
@@ -97,7 +102,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
   if (!enabled || (!deps.yarn && !yarnConfigured(deps.config))) {
     const appId = await configuredApplicationId(deps);
     metrics.countFromStore({ store: deps.store, clock: deps.clock, applicationId: () => appId, enabled });
-    if (kerberos.kind === 'keytab') deps.logger.info('security.kerberos.login.* are set but nothing reads the RM (API only): no Kerberos login');
+    if (kerberos.kind === 'keytab' && !deps.kerberos) deps.logger.info('security.kerberos.login.* are set but nothing reads the RM (API only): no Kerberos login');
     if (enabled) deps.logger.info('YARN is not configured (yarn.resourcemanager.webapp.address, cluster.resource-blocklist.amrm-proxy.address): API only, nothing is pushed');
     else deps.logger.info("cluster.resource-blocklist.enabled is false: nothing is pushed to YARN, and this sidecar's own entries are withdrawn from it");
     const withdrawal = enabled ? undefined : withdrawalFor(deps);
@@ -124,7 +129,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
   const tls = httpsAgent ? { httpsAgent } : {};
   const applicationId = await configuredApplicationId(deps);
   // A secured RM (SPNEGO): log in from the keytab now, so a wrong keytab stops start-up with the KDC's answer.
-  const login = !deps.yarn && kerberos.kind === 'keytab' ? await startKerberos(kerberos, v['yarn.resourcemanager.webapp.address'], deps) : undefined;
+  const login = !deps.yarn && kerberos.kind === 'keytab' ? (deps.kerberos ?? (await startKerberos(kerberos, v['yarn.resourcemanager.webapp.address'], deps))) : undefined;
   const given = deps.yarn ?? {
     rm: new ResourceManagerClient({
       addresses: v['yarn.resourcemanager.webapp.address'],
@@ -203,7 +208,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
       await expiry.stop();
       await engine.stop();
       await share?.stop();
-      await login?.stop();
+      if (login !== deps.kerberos) await login?.stop();
     },
   };
 }

@@ -4,6 +4,7 @@
  * version must not crash the sidecar or turn into an empty blocklist.
  */
 import { ACTIONS, BlockAction, BlockedItem, ItemKind, LONG_MAX_TEXT, PERMANENT, Stamp, formatTimestamp } from '../model/item';
+import { storedItemProblems } from './row-rules';
 
 export const CODEC_VERSION = 1;
 
@@ -54,8 +55,9 @@ export class CorruptItemError extends Error {
 }
 
 /**
- * Decodes the data stored under `id`: the codec's checks, plus that the data names that id.
- * A failure is a CorruptItemError that names the id (the row is quarantined, see quarantine.ts).
+ * Decodes the data stored under `id`: the codec's checks, that the data names that id, and a
+ * request's rules (row-rules.ts). A failure is a CorruptItemError that names the id (the row is
+ * quarantined, see quarantine.ts).
  */
 export function decodeStored(id: string, text: string, where = `item '${id}'`): BlockedItem {
   let item: BlockedItem;
@@ -65,6 +67,8 @@ export function decodeStored(id: string, text: string, where = `item '${id}'`): 
     throw corrupt(id, `${where} cannot be decoded: ${(e as Error).message}`);
   }
   if (item.id !== id) throw corrupt(id, `${where} holds id '${item.id}', not '${id}'`);
+  const problems = storedItemProblems(item);
+  if (problems.length) throw corrupt(id, `${where} holds what the API refuses: ${problems.join('; ')}`);
   return item;
 }
 

@@ -1,8 +1,9 @@
 /**
- * Rows that cannot be decoded (a hand edit, a disk error, a newer program's format). One such row
- * must not stop enforcement of every other item, nor silently vanish: list() leaves it out, the
- * store keeps it here (for /status and the metric) and says so in one log line when it first
- * appears. It is never enforced and never expired; an operator removes it with DELETE or
+ * Rows that cannot be decoded (a hand edit, a disk error, a newer program's format), or that decode
+ * but hold what a request may not (row-rules.ts: node `*`, `host:port`, an id naming another node).
+ * One such row must not stop enforcement of every other item, nor silently vanish: list() leaves
+ * it out, the store keeps it here (for /status and the metric) and says so in one log line when it
+ * first appears. It is never enforced and never expired; an operator removes it with DELETE or
  * `blocklist unblock` (the store's removeQuarantined), or repairs it by hand.
  */
 import { Logger } from '../core/logger';
@@ -10,7 +11,7 @@ import { CorruptItemError } from './codec';
 
 export interface QuarantinedRow {
   id: string;
-  /** Why it cannot be decoded. */
+  /** Why it cannot be decoded, or which rule it breaks. */
   reason: string;
 }
 
@@ -28,7 +29,7 @@ export class Quarantine {
     for (const r of found) {
       if (!this.rows.has(r.id)) {
         this.logger.warn(
-          `quarantined item '${r.id}': its stored data cannot be decoded, so it is not enforced (every other item is); remove it with 'blocklist unblock ${r.id}' or DELETE on its REST path`,
+          `quarantined item '${r.id}': its stored data cannot be decoded or breaks the API's rules, so it is not enforced (every other item is); remove it with 'blocklist unblock ${r.id}' or DELETE on its REST path`,
           { store: this.store, id: r.id, reason: r.reason },
         );
       }

@@ -9,8 +9,9 @@
  *    nothing; concurrent non-merging adds of one id yield exactly one `created`;
  *  - an `unchanged` or `conflict` add writes nothing and does not move version();
  *  - version() moves on every write that changed something, so a poller can skip unchanged reads;
- *  - a row that cannot be decoded is quarantined: left out of list() (every other item is listed),
- *    reported by quarantined(), removed only by removeQuarantined();
+ *  - a row that cannot be decoded, or breaks a request's rules (row-rules.ts), is quarantined:
+ *    left out of list() (every other item is listed), reported by quarantined(), removed only by
+ *    removeQuarantined();
  *  - an existing item already expired at the new item's creation time (`item.created.at`) is
  *    replaced: add() answers `created` (expiry is inclusive and never waits for the cron job).
  */
@@ -46,6 +47,31 @@ export class StoreUnavailableError extends Error {
   constructor(message: string, override readonly cause?: unknown) {
     super(message);
     this.name = 'StoreUnavailableError';
+  }
+}
+
+/**
+ * This sidecar's clock against the store's own time (the ZooKeeper store: the mtime of a znode it
+ * writes; zookeeper/clock.ts). Shared data is compared with the store's time, not one machine's.
+ */
+export interface ClockSkew {
+  /** The local clock minus the store's, ms: positive = this clock is ahead. */
+  skewMs: number;
+  /** The estimate's ± (half the measuring write's round trip). */
+  uncertaintyMs: number;
+  /** The store's time now, as estimated (epoch ms): its time at the measurement plus the monotonic time since. */
+  storeNow: number;
+  /** Local epoch ms of the last measurement. */
+  measuredAt: number;
+  /** Beyond this |skew| the store refuses to expire shared items (cluster.resource-blocklist.store.zookeeper.clock-skew-limit). */
+  limitMs: number;
+}
+
+/** removeExpired refused: this clock is ahead of the store's by more than the limit (nothing was deleted). */
+export class ClockSkewError extends StoreUnavailableError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ClockSkewError';
   }
 }
 
@@ -88,6 +114,8 @@ export interface BlocklistStore {
   /**
    * Removes every item with endTimestamp <= now and returns the ones *this call* removed.
    * Safe when several sidecars expire at once: each item is reported removed by exactly one.
+   * A shared store throws ClockSkewError, deleting nothing, while the local clock (or `now`) is
+   * ahead of the store's time by more than its limit.
    */
   removeExpired(now: number): Promise<BlockedItem[]>;
   /** A marker that changes whenever the stored set changes. Cheap to read. */
@@ -124,6 +152,11 @@ export interface BlocklistStore {
    * way never removes one its job wrote again in between.
    */
   removeRecord?(key: string, expected: string): Promise<boolean>;
+  /**
+   * The local clock against the store's time, when the store has one (ZooKeeper) and has measured
+   * it; undefined otherwise (SQLite shares nothing: its items are this sidecar's clock's alone).
+   */
+  clockSkew?(): ClockSkew | undefined;
   /** How long a remote store has been unreachable without a break (0 = it answers); /healthz uses it. */
   unreachableForMs?(): number;
   /** Optional push notification of changes (ZooKeeper watches); returns an unsubscribe. */

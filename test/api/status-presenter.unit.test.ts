@@ -3,7 +3,7 @@ import { strict as assert } from 'node:assert';
 import { EVACUATE } from '../../src/model/item';
 import { planDesired } from '../../src/sync/desired';
 import { emptyView, SyncView } from '../../src/sync/view';
-import { createdItemSyncStatus, itemSyncStatus, sidecarStatus } from '../../src/api/status-presenter';
+import { clockSkewStatus, createdItemSyncStatus, itemSyncStatus, sidecarStatus } from '../../src/api/status-presenter';
 import { APP, nodeItem, tmItem } from '../sync/items';
 
 const T0 = 1_652_313_600_000;
@@ -86,5 +86,20 @@ describe('api/status-presenter', () => {
     assert.equal(sidecarStatus(view({ lastFailure: { stage: 'push', error: 'x' } }), T0).lastError, 'push: x');
     assert.deepEqual(s.blacklist, { desired: ['h1'], actual: ['h1'] });
     assert.deepEqual(s.deferred, ['h2']);
+  });
+});
+
+describe("api/status-presenter clockSkewStatus: /status's clockSkew in words", () => {
+  const at = (skewMs: number) => ({ skewMs, uncertaintyMs: 1.4, storeNow: T0 - skewMs, measuredAt: T0, limitMs: 10_000 });
+  it('no reference (SQLite), not measured, agrees, ahead, behind', () => {
+    assert.equal(clockSkewStatus(false, undefined).state, 'no-reference');
+    assert.equal(clockSkewStatus(true, undefined).state, 'not-measured');
+    assert.deepEqual(clockSkewStatus(true, at(-9_999.6)), { state: 'agrees', skewMs: -10_000, uncertaintyMs: 1, limitMs: 10_000, measuredAt: T0, detail: "within 10000 ms of the store's time" });
+    const fast = clockSkewStatus(true, at(2 * 3_600_000));
+    assert.equal(fast.state, 'ahead');
+    assert.match(fast.detail, /expiry of shared items is refused/);
+    const slow = clockSkewStatus(true, at(-2 * 3_600_000));
+    assert.equal(slow.state, 'behind');
+    assert.match(slow.detail, /see them end early/);
   });
 });

@@ -82,6 +82,38 @@ describe('faults: a corrupt row in the store', function () {
     await waitFor('a new block of the id is enforced', () => onYarn().includes(host(4)));
   });
 
+  it("rows that decode but hold what the API refuses (node '*', host:8041, an id naming another node) are quarantined; every other item is enforced", async () => {
+    s = await start();
+    const dir = s.dir;
+    const db = s.db;
+    const healthy = [host(1), host(3)];
+    for (const h of [...healthy, host(2)]) assert.equal((await request(s.url, 'PUT', `/blocklist/nodes/${h}`, { action: 'MARK_BLOCKED', cause: 'disk' })).status, 201);
+    await waitFor('all three on YARN', () => onYarn().length === 3);
+    await s.close();
+
+    // As an older version, a hand edit or another tool would leave them: valid JSON of the codec.
+    const raw = new Database(db);
+    const row = raw.prepare('select data from items where id=?').get(host(1)) as { data: string };
+    const as = (id: string, node = id) => JSON.stringify({ ...JSON.parse(row.data), id, node });
+    const insert = raw.prepare('INSERT INTO items(id, end_ts, data) VALUES (?, NULL, ?)');
+    insert.run('*', as('*'));
+    insert.run(`${host(5)}:8041`, as(`${host(5)}:8041`));
+    raw.prepare('update items set data=? where id=?').run(as(host(2), host(6)), host(2));
+    raw.close();
+    count('corrupt rows injected', 3);
+
+    s = await start(dir);
+    const url = s.url;
+    await waitFor('/readyz ready', async () => (await request(url, 'GET', '/readyz')).status === 200);
+    await waitFor('the healthy items are enforced, nothing else', () => JSON.stringify(onYarn()) === JSON.stringify(sorted(healthy)));
+    const status = (await request(url, 'GET', '/status')).body as { quarantined: { id: string; reason: string }[] };
+    assert.deepEqual(status.quarantined.map((q) => q.id), sorted(['*', `${host(5)}:8041`, host(2)]));
+    assert.match(status.quarantined.find((q) => q.id === '*')!.reason, /YARN's ANY/);
+    assert.match(status.quarantined.find((q) => q.id === host(2))!.reason, new RegExp(`node '${host(6)}' is not the node of id`));
+    assert.equal((await request(url, 'DELETE', `/blocklist/nodes/${encodeURIComponent('*')}`)).status, 200, 'an operator removes it as any quarantined row');
+    assert.ok(s.audit.records.some((r) => r.id === '*' && r.outcome === 'removed-quarantined'));
+  });
+
   it('blocklist unblock --store removes a corrupt row from a store file without a sidecar', async () => {
     s = await start();
     const db = s.db;

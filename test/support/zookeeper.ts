@@ -116,11 +116,21 @@ process.on('exit', () => {
   }
 });
 
+/** What a suite adds to every server: zoo.cfg lines and JVM options (a SASL-only ensemble: test/kerberos/zookeeper-sasl.test.ts). */
+export interface ZkExtras {
+  config?: string[];
+  jvm?: string[];
+}
+
 export class ZkCluster {
-  private constructor(readonly root: string, private readonly members: Member[]) {}
+  private constructor(
+    readonly root: string,
+    private readonly members: Member[],
+    private readonly extras: ZkExtras = {},
+  ) {}
 
   /** Starts `size` servers (1 = standalone, 3 = ensemble) and waits until each reports a Mode. */
-  static async start(size: 1 | 3 = 1, readyTimeoutMs = 20_000): Promise<ZkCluster> {
+  static async start(size: 1 | 3 = 1, readyTimeoutMs = 20_000, extras: ZkExtras = {}): Promise<ZkCluster> {
     const why = zookeeperUnavailableReason();
     if (why) throw new Error(`cannot start ZooKeeper: ${why}`);
     const root = tempDir('blocklist-zk-');
@@ -128,7 +138,7 @@ export class ZkCluster {
     for (let id = 1; id <= size; id++) {
       members.push({ id, clientPort: await freePort(), quorumPort: await freePort(), electionPort: await freePort(), dir: path.join(root, `server${id}`) });
     }
-    const c = new ZkCluster(root, members);
+    const c = new ZkCluster(root, members, extras);
     for (const m of members) c.writeConfig(m, size);
     for (const m of members) c.launch(m);
     try {
@@ -156,6 +166,7 @@ export class ZkCluster {
       '4lw.commands.whitelist=srvr,ruok,stat,mntr,cons',
       // Snapshots and txn-log purging do not matter for a throwaway server; fsync does (durability
       // is part of what the tests check), so forceSync stays at its default (yes).
+      ...(this.extras.config ?? []),
     ];
     if (size > 1) {
       for (const o of this.members) lines.push(`server.${o.id}=127.0.0.1:${o.quorumPort}:${o.electionPort}`);
@@ -175,6 +186,7 @@ export class ZkCluster {
         '-XX:TieredStopAtLevel=1', // faster start; these servers live for seconds
         '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn',
         '-Dzookeeper.jmx.log4j.disable=true',
+        ...(this.extras.jvm ?? []),
         '-cp',
         cp,
         'org.apache.zookeeper.server.quorum.QuorumPeerMain',
@@ -299,12 +311,15 @@ export async function expireSession(
   credentials: () => { id: Buffer; password: Buffer },
   renewed: Promise<unknown>,
   attempts = 8,
+  /** Readies the second client before it connects (a SASL login on an ensemble that requires one). */
+  prepare?: (thief: zk.Client) => void,
 ): Promise<boolean> {
   let done = false;
   void renewed.then(() => (done = true));
   for (let attempt = 0; attempt < attempts && !done; attempt++) {
     const { id, password } = credentials();
     const thief = zk.createClient(connectString, { sessionTimeout: 1000, sessionId: id, sessionPassword: password } as Partial<zk.Option>);
+    prepare?.(thief);
     const attached = await Promise.race([
       new Promise<boolean>((resolve) => {
         thief.once('connected', () => resolve(true));

@@ -2,7 +2,7 @@
 import { FastifyInstance } from 'fastify';
 import { ApiDeps } from '../deps';
 import { sendErrors } from '../errors';
-import { sidecarStatus, syncStall } from '../status-presenter';
+import { clockSkewStatus, sidecarStatus, syncStall } from '../status-presenter';
 
 export async function opsRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   // ?nodes=true adds the cluster's nodes (the console's picture); `now` is the sidecar's clock.
@@ -15,6 +15,7 @@ export async function opsRoutes(app: FastifyInstance, deps: ApiDeps): Promise<vo
     }),
     // Stored rows that cannot be decoded: not enforced, until removed (DELETE / blocklist unblock).
     quarantined: deps.store.quarantined?.() ?? [],
+    clockSkew: clockSkewStatus(deps.store.clockSkew !== undefined, deps.store.clockSkew?.()),
     now: deps.clock.now(),
   }));
   app.get('/detector', async () => deps.detector?.view() ?? { mode: 'off', why: 'cluster.resource-blocklist.detector.mode is off (or YARN is not configured)' });

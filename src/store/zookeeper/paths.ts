@@ -6,6 +6,8 @@
  *                             so its mzxid is the change marker (and its watch the change feed)
  *   <chroot><root>/items/<encoded id>   data: codec.ts JSON of one item
  *   <chroot><root>/records/<key>        data: a named record (BlocklistStore.writeRecord), UTF-8
+ *   <chroot><root>/clock                every sidecar's clock probe: its mtime is the store's time
+ *                                       (zookeeper/clock.ts); data: the last writer's local time
  *
  * Item ids may contain '/' (task managers are `node/container_…`), which ZooKeeper would read as a
  * path separator, so a child is named encodeURIComponent(id); '.' and '..' (illegal znode names)
@@ -71,6 +73,11 @@ export class ZkLayout {
   /** Parent of the named records (created on the first write). */
   get records(): string {
     return `${this.base}/records`;
+  }
+
+  /** The znode whose setData answers with the store's time (zookeeper/clock.ts). */
+  get clock(): string {
+    return `${this.base}/clock`;
   }
 
   recordPath(key: string): string {

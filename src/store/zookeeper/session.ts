@@ -28,6 +28,7 @@ import { StoreUnavailableError } from '../store';
 import { ZK, ZkTimeoutError, hasCode, isTransient, toZkError } from './errors';
 import { abandon, harden, pinVersion } from './client-internals';
 import { ConnectionDeadlines } from './deadlines';
+import { SaslMechanism, enableSasl } from './sasl';
 
 export { ZK, ZkError, ZkTimeoutError, hasCode, isTransient } from './errors';
 
@@ -40,6 +41,8 @@ export interface ZkStat {
   numChildren: number;
   /** The session that owns an ephemeral znode (16 hex digits), '0000000000000000' for a persistent one. */
   ephemeralOwner?: string;
+  /** When the znode last changed, on the clock of the server that took the write (ZooKeeper's leader), epoch ms. */
+  mtimeMs: number;
 }
 
 export type ZkOp =
@@ -59,18 +62,38 @@ export interface ZkSessionOptions {
   connectTimeoutMs?: number;
   /** Digest credentials; new znodes then get an ACL for that user only. */
   auth?: { user: string; password: string };
+  /**
+   * A SASL login on every connection (zookeeper/sasl.ts); new znodes then get every permission for
+   * the `acl` names under the `sasl` scheme, or, when it is empty, for whoever the server
+   * authenticated this session as (ZooKeeper's `auth` scheme).
+   */
+  sasl?: { mechanism: SaslMechanism; acl: readonly string[] };
   logger?: Logger;
 }
 
 const hex = (b: Buffer | undefined): string => (Buffer.isBuffer(b) ? b.toString('hex').padStart(16, '0') : '0000000000000000');
 
+/** A jute long as the library hands it over (8 bytes, big-endian); 0 when absent. */
+const longMs = (b: Buffer | undefined): number => (Buffer.isBuffer(b) && b.length === 8 ? Number(b.readBigInt64BE(0)) : 0);
+
 function toStat(s: zk.Stat): ZkStat {
-  return { version: s.version, cversion: s.cversion, mzxid: hex(s.mzxid), pzxid: hex(s.pzxid), numChildren: s.numChildren, ephemeralOwner: hex(s.ephemeralOwner) };
+  return { version: s.version, cversion: s.cversion, mzxid: hex(s.mzxid), pzxid: hex(s.pzxid), numChildren: s.numChildren, ephemeralOwner: hex(s.ephemeralOwner), mtimeMs: longMs(s.mtime) };
 }
 
 /** ZooKeeper's digest id for user:password: user:base64(sha1("user:password")). */
 export function digestId(user: string, password: string): string {
   return `${user}:${createHash('sha1').update(`${user}:${password}`).digest('base64')}`;
+}
+
+/** The ACL of every znode the session creates: the digest user's, the SASL names' (or the login's), else open. */
+function aclsFor(opts: ZkSessionOptions): zk.ACL[] {
+  if (opts.auth) return [new zk.ACL(zk.Permission.ALL, new zk.Id('digest', digestId(opts.auth.user, opts.auth.password)))];
+  if (opts.sasl) {
+    // `auth`: the ids this connection authenticated as (sasl:<the name the server authorized>).
+    if (!opts.sasl.acl.length) return [new zk.ACL(zk.Permission.ALL, new zk.Id('auth', ''))];
+    return opts.sasl.acl.map((name) => new zk.ACL(zk.Permission.ALL, new zk.Id('sasl', name)));
+  }
+  return [new zk.ACL(zk.Permission.ALL, new zk.Id('world', 'anyone'))];
 }
 
 export class ZkSession extends EventEmitter {
@@ -88,9 +111,7 @@ export class ZkSession extends EventEmitter {
     // Every user of the session listens for 'session'; a sidecar has a handful (store watch,
     // election, shared readings, their users), tests more: no leak warning for those.
     this.setMaxListeners(50);
-    this.acls = opts.auth
-      ? [new zk.ACL(zk.Permission.ALL, new zk.Id('digest', digestId(opts.auth.user, opts.auth.password)))]
-      : [new zk.ACL(zk.Permission.ALL, new zk.Id('world', 'anyone'))];
+    this.acls = aclsFor(opts);
     const connectTimeoutMs = Math.max(100, opts.connectTimeoutMs ?? Math.min(opts.sessionTimeoutMs, 10_000));
     this.deadlines = new ConnectionDeadlines({
       connectTimeoutMs,
@@ -136,6 +157,7 @@ export class ZkSession extends EventEmitter {
     // retries/spinDelay: the client cycles through the servers itself; our deadlines bound callers.
     const c = zk.createClient(this.opts.hosts, { sessionTimeout: this.opts.sessionTimeoutMs, spinDelay: 100, retries: 0 });
     if (this.opts.auth) c.addAuthInfo('digest', Buffer.from(`${this.opts.auth.user}:${this.opts.auth.password}`));
+    if (this.opts.sasl) enableSasl(c, { mechanism: this.opts.sasl.mechanism, log: () => this.log });
     c.on('state', (s: zk.State) => this.onState(gen, s));
     harden(c, () => this.log);
     this.deadlines.clientStarted();
@@ -150,7 +172,8 @@ export class ZkSession extends EventEmitter {
       // SESSION_EXPIRED (transient to the store, which retries on the new client).
       this.renew('session expired; opening a new session');
     } else if (s === zk.State.AUTH_FAILED) {
-      this.log.error('zookeeper authentication failed (check cluster.resource-blocklist.store.zookeeper.auth)', { hosts: this.opts.hosts });
+      const check = this.opts.sasl ? "the Kerberos login (security.kerberos.login.*) and the ensemble's log" : 'cluster.resource-blocklist.store.zookeeper.auth';
+      this.log.error(`zookeeper authentication failed (check ${check})`, { hosts: this.opts.hosts });
     } else if (s === zk.State.DISCONNECTED) {
       this.log.warn('zookeeper connection lost; reconnecting', { hosts: this.opts.hosts });
       this.deadlines.disconnected();
@@ -250,6 +273,11 @@ export class ZkSession extends EventEmitter {
     return this.call<string>('create', path, timeoutMs, (c, done) =>
       c.create(path, data, this.acls, zk.CreateMode.EPHEMERAL_SEQUENTIAL, (err, created) => done(err, created ?? '')),
     );
+  }
+
+  /** setData of one znode (version -1: any); resolves to its new stat. */
+  setData(path: string, data: Buffer, version: number, timeoutMs: number): Promise<ZkStat> {
+    return this.call<ZkStat>('setData', path, timeoutMs, (c, done) => c.setData(path, data, version, (err, stat) => done(err, err ? ({} as ZkStat) : toStat(stat))));
   }
 
   /** An atomic multi-op (ZooKeeper `multi`): all ops apply or none; rejects with the first failure. */

@@ -20,7 +20,7 @@
 import { BlockedItem, tagMatches } from '../../model/item';
 import { Logger, silentLogger } from '../../core/logger';
 import { Clock, systemClock } from '../../core/clock';
-import { AddOutcome, AddRequest, BlocklistStore, ItemChangedError, StoreUnavailableError } from '../store';
+import { AddOutcome, AddRequest, BlocklistStore, ClockSkew, ItemChangedError, StoreUnavailableError } from '../store';
 import { casAdd } from '../cas-add';
 import { Deadline, retry } from '../retry';
 import { CorruptItemError } from '../codec';
@@ -32,6 +32,10 @@ import { ZkItems } from './items';
 import { casFailure, notInTime, unavailable } from './store-failures';
 import { removeExpired } from './expiry';
 import { readRecord, recordKeys, removeRecord, replaceRecord, writeRecord } from './records';
+import { StoreClock } from './clock';
+
+/** Default of cluster.resource-blocklist.store.zookeeper.clock-skew-limit. */
+export const CLOCK_SKEW_LIMIT_MS = 10_000;
 
 export interface ZookeeperStoreOptions {
   /** host:port[,host:port…][/chroot] */
@@ -55,6 +59,15 @@ export interface ZookeeperStoreOptions {
   logger?: Logger;
   /** Whose timers the retries' backoff waits on. */
   clock?: Clock;
+  /**
+   * The local wall clock compared with the store's time (the sidecar's injected clock, whose
+   * timers the store does not use); `clock`'s when absent.
+   */
+  localTime?: () => number;
+  /** Monotonic ms the store's time is carried forward on (the sidecar's clock's); performance.now() when absent. */
+  monotonic?: () => number;
+  /** Beyond this skew expiry is refused (zookeeper/clock.ts); CLOCK_SKEW_LIMIT_MS when absent. */
+  clockSkewLimitMs?: number;
 }
 
 export class ZookeeperStore implements BlocklistStore {
@@ -67,6 +80,7 @@ export class ZookeeperStore implements BlocklistStore {
   private readonly logger: Logger;
   private readonly clock: Clock;
   private readonly quarantine: Quarantine;
+  private readonly storeClock: StoreClock;
 
   private constructor(private readonly opts: ZookeeperStoreOptions) {
     this.clock = opts.clock ?? systemClock;
@@ -79,6 +93,16 @@ export class ZookeeperStore implements BlocklistStore {
     this.session = opts.session ?? new ZkSession(zookeeperSessionOptions(opts, this.logger));
     this.items = new ZkItems(this.session, layout, this.clock, opts.operationTimeoutMs, this.description);
     this.watcher = new ZkWatch(this.session, layout.items, opts.operationTimeoutMs, this.logger);
+    const local = opts.localTime ?? (() => this.clock.now());
+    this.storeClock = new StoreClock({
+      session: this.session,
+      path: layout.clock,
+      localTime: local,
+      monotonic: opts.monotonic ?? (() => performance.now()),
+      limitMs: opts.clockSkewLimitMs ?? CLOCK_SKEW_LIMIT_MS,
+      logger: this.logger,
+      description: this.description,
+    });
   }
 
   /**
@@ -93,6 +117,8 @@ export class ZookeeperStore implements BlocklistStore {
       await s.close();
       throw unavailable(s.items, e, 'open');
     }
+    // The skew is known from the start (a clock 2 h ahead must not wait for the first expiry run).
+    await s.storeClock.measure(new Deadline(opts.operationTimeoutMs)).catch((e: Error) => s.logger.warn(`zookeeper: the store's time could not be measured at open (${e.message}); the expiry job measures it again`));
     return s;
   }
 
@@ -193,8 +219,17 @@ export class ZookeeperStore implements BlocklistStore {
     return removed;
   }
 
-  /** Versioned deletes of every expired item; see zookeeper/expiry.ts. */
-  removeExpired(now: number): Promise<BlockedItem[]> {
+  /**
+   * Versioned deletes of every expired item (zookeeper/expiry.ts); refused (ClockSkewError, nothing
+   * deleted) while this clock is ahead of the store's time by more than the limit (zookeeper/clock.ts).
+   */
+  async removeExpired(now: number): Promise<BlockedItem[]> {
+    try {
+      await this.storeClock.refresh(new Deadline(this.opts.operationTimeoutMs));
+    } catch (e) {
+      throw unavailable(this.items, e, "removeExpired (measuring the store's time)");
+    }
+    this.storeClock.checkExpiry(now);
     return removeExpired(this.items, now, this.logger);
   }
 
@@ -257,6 +292,10 @@ export class ZookeeperStore implements BlocklistStore {
 
   removeRecord(key: string, expected: string): Promise<boolean> {
     return removeRecord(this.items, key, expected);
+  }
+
+  clockSkew(): ClockSkew | undefined {
+    return this.storeClock.reading();
   }
 
   unreachableForMs(): number {
