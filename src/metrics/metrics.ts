@@ -16,6 +16,7 @@ import { processRegistry } from './process';
 import { BlocklistSource, StoreReader } from './store-reading';
 import { registerItemSeries } from './item-series';
 import { registerEngineSeries } from './engine-series';
+import { HistorySample } from './history';
 
 export { BlocklistCounts, BlocklistSource, CountedStore, EngineReading, EvacuationReading, KnownNodes, countItems } from './store-reading';
 
@@ -91,6 +92,8 @@ export interface Metrics {
    * passes go on with the last node list.
    */
   readonly peerCallFailures: Counter<'peer' | 'failure'>;
+  /** The figures of the console's history (blocked nodes, evacuations, deferred, unapplied) now; undefined before countFromStore or while the store does not answer. */
+  sample(): Promise<HistorySample | undefined>;
 }
 
 /** The sync engine's passes right now (the engine, a layer above, implements it). */
@@ -214,9 +217,18 @@ export function createMetrics(opts: MetricsOptions = {}, registry: Registry = ne
     timePassesFrom(s) {
       passes = s;
     },
+    sample: async () => undefined,
   };
   registerItemSeries(registry, reader, opts.maxItemSeries ?? DEFAULT_MAX_ITEM_SERIES);
-  registerEngineSeries(registry, () => source, reader, { maxEvacuations: opts.maxEvacuationSeries ?? DEFAULT_MAX_EVACUATION_SERIES });
+  const figures = registerEngineSeries(registry, () => source, reader, { maxEvacuations: opts.maxEvacuationSeries ?? DEFAULT_MAX_EVACUATION_SERIES });
+  m.sample = async () => {
+    const r = await reader.read();
+    if (!r) return undefined;
+    const engine = source?.engine?.();
+    let evacuating = 0;
+    for (const e of engine?.evacuations.values() ?? []) if (e.phase !== 'READY') evacuating++;
+    return { blocked: r.counts.nodes, evacuating, deferred: engine?.deferred?.length ?? 0, unapplied: (await figures.unapplied()) ?? 0 };
+  };
   // Label values that always exist, so dashboards see 0 rather than no series.
   for (const phase of ['WAIT_CONTAINER', 'TIMEOUT', 'READY']) m.evacuatingNodes.set({ phase }, 0);
   for (const peer of ['rm', 'proxy']) for (const failure of ['deadline', 'too-large']) m.peerCallFailures.inc({ peer, failure }, 0);

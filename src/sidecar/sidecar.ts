@@ -24,9 +24,14 @@ import { Detector } from '../detect/detector';
 import { checkBindSafety } from '../security/bind-safety';
 import { loadRestSecurity } from '../security/rest-security';
 import { TokenWatch, watchTokenFile } from '../security/token-reload';
-
+import { History } from '../metrics/history';
+import { ConsoleData } from '../api/console/console-routes';
+import { LinkReader } from '../api/console/links';
 import { PublishedAddress } from './published-address';
 import { packageVersion } from '../core/package-info';
+
+/** Samples the console's chart keeps (6 h at the default rest.console.history-interval of 1 min). */
+const HISTORY_SAMPLES = 360;
 
 export interface SidecarOptions {
   config: LoadedConfig;
@@ -78,6 +83,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
   let tokenWatch: TokenWatch | undefined;
   let detector: Detector | undefined;
   const published = new PublishedAddress({ values: v, env: opts.env ?? process.env, logger: logger.child({ component: 'address' }), version: opts.version ?? packageVersion(), ...(zookeeper ? { zookeeper } : {}) });
+  let history: History | undefined;
   try {
     sync = await createSync({
       config: opts.config,
@@ -91,6 +97,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
     });
     const metrics = sync.metrics;
     const syncForApi = sync;
+    history = v['rest.console.enabled'] ? new History({ clock, intervalMs: v['rest.console.history-interval'], capacity: HISTORY_SAMPLES, sample: () => metrics.sample() }) : undefined;
     detector = createDetector({ config: opts.config, store, sync, clock, logger: logger.child({ component: 'detector' }), audit });
     api = await buildApi({
       store,
@@ -101,6 +108,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
       enabled: v['cluster.resource-blocklist.enabled'],
       bodyLimit: v['rest.server.max-content-length'],
       console: v['rest.console.enabled'],
+      consoleData: consoleData(syncForApi, clock, history),
       metrics,
       ...(security.tokens ? { auth: security.tokens } : {}),
       ...(security.tls ? { tls: security.tls } : {}),
@@ -119,8 +127,10 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
     await sync.start();
     detector?.start();
     await published.start(api.server.address() as AddressInfo, security.tls !== undefined, clock.now(), sync.view());
+    history?.start();
   } catch (e) {
     await published.stop().catch(() => undefined);
+    history?.close();
     tokenWatch?.close();
     await detector?.stop().catch(() => undefined);
     await api?.close().catch(() => undefined);
@@ -138,6 +148,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
   const apiRef = api;
   const syncRef = sync;
   const detectorRef = detector;
+  const historyRef = history;
   return {
     url,
     port: addr.port,
@@ -151,6 +162,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
       closed = true;
       // First: nobody should be sent to a sidecar that is going.
       await published.stop().catch((e: Error) => logger.warn(`address: ${e.message}`));
+      historyRef?.close();
       tokenWatch?.close();
       await detectorRef?.stop().catch((e: Error) => logger.warn(`detector stop: ${e.message}`));
       await syncRef.stop().catch((e: Error) => logger.warn(`sync stop: ${e.message}`));
@@ -159,4 +171,18 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
       await zookeeper?.close();
     },
   };
+}
+
+/** The console's chart and links: the history ring, and what YARN reports for links (docs/console.md). */
+function consoleData(sync: SyncHandle, clock: Clock, history: History | undefined): ConsoleData {
+  const yarn = sync.yarn;
+  const links = new LinkReader(
+    {
+      rmAddress: () => sync.rmWebAddress?.(),
+      applicationId: () => sync.view().applicationId,
+      ...(yarn ? { application: (id: string) => yarn.rm.application(id), containers: () => yarn.proxy.containers() } : {}),
+    },
+    clock,
+  );
+  return { ...(history ? { history } : {}), links: () => links.links() };
 }
