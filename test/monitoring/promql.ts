@@ -14,6 +14,7 @@ export function interpolate(expr: string): string {
 export function metricNames(expr: string): string[] {
   const s = interpolate(expr)
     .replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`/g, '""') // strings
+    .replace(/#[^\n]*/g, ' ') // comments (after the strings, which may hold a '#')
     .replace(/\{[^}]*\}/g, ' ') // label matchers
     .replace(/\[[^\]]*\]/g, ' ') // ranges and subqueries
     .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ') // label lists

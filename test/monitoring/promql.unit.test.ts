@@ -12,6 +12,7 @@ describe('monitoring: metric names in PromQL', () => {
     assert.deepEqual(metricNames('up{job="flink-yarn-blocklist"} == 0'), ['up']);
     assert.deepEqual(metricNames('increase(x_total[1h]) > 1e3'), ['x_total']);
     assert.deepEqual(metricNames('sum without (phase) (y)'), ['y']);
+    assert.deepEqual(metricNames('a\n# only the runner of a job\nand on(instance) b{x="#1"}'), ['a', 'b']);
   });
 
   it('reads a histogram’s and a summary’s series names from the exposition', () => {
