@@ -62,7 +62,7 @@ describe('monitoring: the Grafana dashboard and the alert rules read what a side
   it('has the views of the issue: blocked over time, per job, evacuations, deferred, pushes and failures, RM footprint, detector decisions', () => {
     const d = dashboard();
     const titles = d.panels.filter((p) => p.type === 'row').map((p) => p.title);
-    for (const t of ['Blocked over time', 'Per job', 'Evacuations', 'Deferred and the safety cap', 'Pushes and failures', 'RM footprint', 'Detector decisions']) assert.ok(titles.includes(t), `row '${t}'`);
+    for (const t of ['Blocked over time', 'Per job', 'Evacuations', 'Deferred and the safety cap', 'Pushes and failures', 'Peers: wedges and failing passes', 'RM footprint', 'Detector decisions']) assert.ok(titles.includes(t), `row '${t}'`);
     assert.equal(d.uid, 'flink-yarn-blocklist');
     assert.deepEqual(d.templating.list.map((v) => v.name), ['datasource', 'application']);
     // Panels side by side never overlap and stay within Grafana's 24 columns.
