@@ -1,8 +1,10 @@
 // The blocklist console: logs in with a bearer token, polls the REST API, draws the panels.
 import { html, render, useEffect, useRef, useState } from './vendor/preact-htm.js';
 import { ApiError, call, kindOfId, saveToken, savedToken } from './api.js';
-import { BlocklistPanel, DetectorPanel, EvacuationsPanel, Header, NodeGrid, YarnPanel } from './panels.js';
+import { DetectorPanel, EvacuationsPanel, Header, HistoryChart, NodeGrid, SummaryTiles, YarnPanel } from './panels.js';
+import { BlocklistPanel } from './blocklist.js';
 import { ActionPanel, BlockForm } from './controls.js';
+import { summaryTiles } from './figures.js';
 
 /** Poll period: ?refresh=<ms> (at least 200 ms), else 2 s. The API has no push channel; polling is cheap on loopback. */
 function refreshMs() {
@@ -28,11 +30,31 @@ function Login({ message, onToken }) {
     </main>`;
 }
 
+/**
+ * The chart (GET /ui/history, every 15 s or every sample if more often) and the links (GET
+ * /ui/links, every 30 s) beside the polls; a failure keeps what the page had.
+ */
+function refreshExtra(token, at, setExtra, stopped) {
+  const now = Date.now();
+  const due = (key, ms) => now - at[key] >= ms && ((at[key] = now), true);
+  const every = Math.min(15_000, Math.max(refreshMs(), at.sampleMs ?? 15_000));
+  const keep = (key) => (value) => {
+    if (key === 'history' && value.intervalMs) at.sampleMs = value.intervalMs;
+    if (!stopped()) setExtra((x) => ({ ...x, [key]: value }));
+  };
+  if (due('history', every)) call(token, 'GET', '/ui/history').then(keep('history'), () => undefined);
+  if (due('links', 30_000)) call(token, 'GET', '/ui/links').then(keep('links'), () => undefined);
+}
+
 function App() {
   const [token, setToken] = useState(savedToken());
   const [session, setSession] = useState(undefined);
   const [loginMessage, setLoginMessage] = useState('');
   const [data, setData] = useState({ status: undefined, items: [], detector: undefined, offset: 0, error: '', fetchedAt: 0 });
+  // The chart and the links change slowly: asked for now and then, not on every poll.
+  const [extra, setExtra] = useState({ history: undefined, links: undefined });
+  const extraAt = useRef({ history: 0, links: 0 });
+  const [filter, setFilter] = useState({ text: '', kind: '', state: '' });
   const [tick, setTick] = useState(0);
   const [action, setAction] = useState(undefined);
   const [notice, setNotice] = useState(undefined);
@@ -86,6 +108,7 @@ function App() {
           call(token, 'GET', '/blocklist'),
           wantDetector ? call(token, 'GET', '/detector').catch((e) => (e instanceof ApiError && e.status === 404 ? null : undefined)) : Promise.resolve(null),
         ]);
+        refreshExtra(token, extraAt.current, setExtra, () => stopped);
         // A sidecar without a detector answers 404: ask again only now and then.
         if (detector === null) detectorMissing.current = wantDetector ? 15 : detectorMissing.current - 1;
         if (stopped) return;
@@ -150,20 +173,23 @@ function App() {
     setNotice({ kind: 'ok', text });
     pollNow.current();
   };
+  const links = extra.links;
   return html`
-    <${Header} session=${session} status=${data.status} now=${now} error=${data.error} fetchedAt=${data.fetchedAt} onLogout=${session.auth ? logout : undefined}
+    <${Header} session=${session} status=${data.status} links=${links} now=${now} error=${data.error} fetchedAt=${data.fetchedAt} onLogout=${session.auth ? logout : undefined}
       onRemoveQuarantined=${(row) => (setNotice(undefined), setAction({ kind: 'remove-quarantined', item: { id: row.id, kind: kindOfId(row.id), reason: row.reason } }))} />
     <main class="panels">
       ${notice ? html`<p class=${`notice ${notice.kind}`} role="status">${notice.text} <button class="link" onClick=${() => setNotice(undefined)}>dismiss</button></p>` : null}
       ${admin && action ? html`<${ActionPanel} token=${token} action=${action} now=${now} onDone=${done} onCancel=${() => setAction(undefined)} />` : null}
-      <${BlocklistPanel} items=${data.items} now=${now} admin=${admin} loaded=${data.status !== undefined}
+      ${data.status ? html`<${SummaryTiles} tiles=${summaryTiles(data.status, data.items, data.detector)} onFilter=${(state) => setFilter({ text: '', kind: '', state })} />` : null}
+      ${data.status ? html`<${EvacuationsPanel} status=${data.status} links=${links} now=${now} />` : null}
+      ${data.status ? html`<${HistoryChart} history=${extra.history} now=${now} />` : null}
+      <${BlocklistPanel} items=${data.items} now=${now} admin=${admin} loaded=${data.status !== undefined} links=${links} filter=${filter} setFilter=${setFilter}
         onUnblock=${(item) => (setNotice(undefined), setAction({ kind: 'unblock', item }))}
         onExtend=${(item) => (setNotice(undefined), setAction({ kind: 'extend', item }))} />
       ${data.status ? html`<${YarnPanel} status=${data.status} now=${now} />` : null}
-      ${data.status ? html`<${EvacuationsPanel} status=${data.status} now=${now} />` : null}
       ${data.status ? html`<${NodeGrid} status=${data.status} items=${data.items} />` : null}
       ${admin ? html`<${BlockForm} token=${token} now=${now} hosts=${data.status?.nodes?.list.map((n) => n.host)} cap=${data.status?.safetyCap} onDone=${done} />` : null}
-      ${data.detector && data.detector.mode !== 'off' ? html`<${DetectorPanel} detector=${data.detector} now=${now} />` : null}
+      ${data.detector && data.detector.mode !== 'off' ? html`<${DetectorPanel} detector=${data.detector} links=${links} now=${now} />` : null}
     </main>`;
 }
 

@@ -3,6 +3,7 @@
 import { html, useEffect, useState } from './vendor/preact-htm.js';
 import { ApiError, call, itemPath, versionOf } from './api.js';
 import { absolute, endsText, parseDuration, relative } from './format.js';
+import { parseIsoTime } from './figures.js';
 
 const ACTIONS = [
   ['MARK_BLOCKED', 'MARK_BLOCKED — no new containers there'],
@@ -23,19 +24,29 @@ function endFields(mode, timeoutText, endText) {
     const d = parseDuration(timeoutText);
     return d.error ? { error: d.error } : { timeout: d.ms };
   }
-  if (!endText) return { error: 'choose the end date and time' };
-  const at = new Date(endText).getTime();
-  if (!Number.isFinite(at)) return { error: `'${endText}' is not a date and time` };
-  return { endTimestamp: String(at) };
+  if (!endText.trim()) return { error: 'write the end as an ISO time, e.g. 2026-12-01 18:00Z' };
+  const at = parseIsoTime(endText);
+  return at.error ? { error: at.error } : { endTimestamp: String(at.ms) };
 }
 
-function EndsInput({ prefix, mode, setMode, timeout, setTimeout, end, setEnd }) {
+/** What an ISO end as typed so far means, under the input: the time in UTC and how far off it is. */
+function EndHint({ id, text, now }) {
+  if (!text.trim()) return html`<span class="hint" id=${id}>UTC unless a zone is given (+02:00)</span>`;
+  const at = parseIsoTime(text);
+  if (at.error) return html`<span class="hint bad" id=${id}>not an ISO time yet</span>`;
+  return html`<span class=${`hint${at.ms <= now ? ' bad' : ''}`} id=${id}>= ${absolute(at.ms)}, ${relative(at.ms, now)}</span>`;
+}
+
+function EndsInput({ prefix, mode, setMode, timeout, setTimeout, end, setEnd, now }) {
   return html`<fieldset class="ends-input">
     <legend>Ends</legend>
     <label><input type="radio" name=${`${prefix}-ends`} id=${`${prefix}-ends-timeout`} checked=${mode === 'timeout'} onChange=${() => setMode('timeout')} /> after</label>
     <input id=${`${prefix}-timeout`} class="short" value=${timeout} disabled=${mode !== 'timeout'} onInput=${(e) => setTimeout(e.target.value)} aria-label="duration, e.g. 30 min, 2 h" />
     <label><input type="radio" name=${`${prefix}-ends`} id=${`${prefix}-ends-at`} checked=${mode === 'end'} onChange=${() => setMode('end')} /> at</label>
-    <input id=${`${prefix}-end`} type="datetime-local" value=${end} disabled=${mode !== 'end'} onInput=${(e) => setEnd(e.target.value)} aria-label="end, your local time" />
+    <span class="iso">
+      <input id=${`${prefix}-end`} type="text" inputmode="numeric" autocomplete="off" spellcheck="false" placeholder="2026-12-01 18:00Z" value=${end} disabled=${mode !== 'end'} onInput=${(e) => setEnd(e.target.value)} aria-label="end, an ISO time (UTC unless a zone is given)" />
+      ${mode === 'end' ? html`<${EndHint} id=${`${prefix}-end-hint`} text=${end} now=${now} />` : null}
+    </span>
     <label><input type="radio" name=${`${prefix}-ends`} id=${`${prefix}-ends-never`} checked=${mode === 'never'} onChange=${() => setMode('never')} /> never</label>
   </fieldset>`;
 }
@@ -153,7 +164,7 @@ export function BlockForm({ token, now, hosts, cap, onDone }) {
         <label>Action <select id="block-action" value=${action} onChange=${(e) => edit(setAction)(e.target.value)}>
           ${ACTIONS.map(([v, label]) => html`<option value=${v}>${label}</option>`)}
         </select></label>
-        <${EndsInput} prefix="block" mode=${mode} setMode=${edit(setMode)} timeout=${timeout} setTimeout=${edit(setTimeoutText)} end=${end} setEnd=${edit(setEnd)} />
+        <${EndsInput} prefix="block" mode=${mode} setMode=${edit(setMode)} timeout=${timeout} setTimeout=${edit(setTimeoutText)} end=${end} setEnd=${edit(setEnd)} now=${now} />
         <label>Cause <input id="block-cause" value=${cause} maxlength="1024" placeholder="why, for the next person (e.g. disk full on /data3)" onInput=${(e) => edit(setCause)(e.target.value)} /></label>
         <div class="row">
           ${evacuate ? html`<label>Evacuation timeout (s) <input id="block-evac" class="short" value=${evac} placeholder="default" inputmode="numeric" onInput=${(e) => edit(setEvac)(e.target.value)} /></label>` : null}
@@ -248,7 +259,7 @@ export function ActionPanel({ token, action, now, onDone, onCancel }) {
       ${action.kind === 'extend'
         ? html`<p>Now ends ${endsText(item.endTimestamp, now).rel}${endsText(item.endTimestamp, now).abs ? ` (${endsText(item.endTimestamp, now).abs})` : ''}. A block is only ever lengthened here (the later end wins).</p>
           <form id="extend-form" onSubmit=${(e) => (e.preventDefault(), run(true))}>
-            <${EndsInput} prefix="extend" mode=${mode} setMode=${edit(setMode)} timeout=${timeout} setTimeout=${edit(setTimeoutText)} end=${end} setEnd=${edit(setEnd)} />
+            <${EndsInput} prefix="extend" mode=${mode} setMode=${edit(setMode)} timeout=${timeout} setTimeout=${edit(setTimeoutText)} end=${end} setEnd=${edit(setEnd)} now=${now} />
             <button type="submit" id="extend-preview" disabled=${busy}>Preview</button>
           </form>`
         : action.kind === 'unblock'

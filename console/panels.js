@@ -1,17 +1,8 @@
-// What the console shows: read-only panels, drawn from /status, /blocklist and /detector.
-import { html, useState } from './vendor/preact-htm.js';
-import { NODE_STATE_ORDER, absolute, blacklistRows, byRack, endsText, filterItems, nodeStates, relative, sortItems, span, stamp, syncText } from './format.js';
-
-/** Rows drawn at first (and added per "show more"). */
-const ROWS = 200;
-
-const ACTION_SHORT = { MARK_BLOCKED: 'block', MARK_BLOCKED_AND_EVACUATE_TASKS: 'block + evacuate' };
-const KIND_LABEL = { node: 'node', taskmanager: 'task manager', rack: 'rack' };
-
-function When({ at, now }) {
-  if (!Number.isFinite(at)) return html`<span class="muted">—</span>`;
-  return html`<span class="when"><span class="rel">${relative(at, now)}</span> <span class="abs">${absolute(at)}</span></span>`;
-}
+// What the console shows: read-only panels, drawn from /status, /blocklist, /detector and /ui/links.
+import { html, useEffect, useRef, useState } from './vendor/preact-htm.js';
+import { NODE_STATE_ORDER, absolute, blacklistRows, byRack, nodeStates, relative, span } from './format.js';
+import { chartGeometry, evacuationProgress, nodePageUrl, taskManagerUrl } from './figures.js';
+import { Ext, Fold, When } from './bits.js';
 
 /**
  * Rows the store cannot decode: never enforced, never expired, so only a removal (DELETE on the
@@ -25,84 +16,103 @@ function Quarantined({ rows, admin, onRemove }) {
   </div>`;
 }
 
-export function Header({ session, status, now, error, fetchedAt, onLogout, onRemoveQuarantined }) {
+export function Header({ session, status, links, now, error, fetchedAt, onLogout, onRemoveQuarantined }) {
   const synced = status?.lastSuccessfulSync;
   const stale = fetchedAt && Date.now() - fetchedAt > 10_000;
   return html`
     <header class="top">
       <h1>Blocklist</h1>
-      <span class="app" title="application / attempt">${status?.applicationId ?? 'no application yet'}${status?.appAttemptId ? html` <span class="muted">${status.appAttemptId}</span>` : null}</span>
+      <span class="app" title="application / attempt">${status?.applicationId ? html`<${Ext} href=${links?.application} cls="app-link" title="the application in the ResourceManager's web UI">${status.applicationId}<//>` : 'no application yet'}${status?.appAttemptId ? html` <span class="muted attempt">${status.appAttemptId}</span>` : null}</span>
+      <span class="out">${links?.flink ? html`<${Ext} href=${links.flink} cls="flink-link">Flink<//>` : null}${links?.rm ? html`<${Ext} href=${`${links.rm}/cluster/nodes`} cls="rm-link" title="the ResourceManager's node list">YARN nodes<//>` : null}</span>
       <span class="sync" id="last-sync">last sync ${synced ? html`<${When} at=${synced} now=${now} />` : html`<strong>never</strong>`}</span>
       <span class="who">${session.name} <span class=${`role ${session.role}`}>${session.role}</span>${onLogout ? html` <button class="link" id="logout" onClick=${onLogout}>sign out</button>` : null}</span>
       ${status && !status.enabled ? html`<p class="banner warn">Enforcement is off (cluster.resource-blocklist.enabled: false): nothing is pushed to YARN.</p>` : null}
       ${status?.storeDegraded ? html`<p class="banner error">The blocklist store is unreachable: the last good snapshot is enforced.</p>` : null}
-      ${status?.lastError ? html`<p class="banner warn" id="last-error">Last error: ${status.lastError}</p>` : null}
+      ${status?.lastError ? html`<p class="banner warn" id="last-error">Last error: <${Fold} text=${status.lastError} max=${110} /></p>` : null}
       ${status?.quarantined?.length ? html`<${Quarantined} rows=${status.quarantined} admin=${session.role === 'admin'} onRemove=${onRemoveQuarantined} />` : null}
       ${error ? html`<p class="banner error" role="alert">Cannot refresh: ${error}</p>` : stale ? html`<p class="banner warn">Data is older than 10 s.</p>` : null}
     </header>`;
 }
 
-function SyncCell({ item, now }) {
-  const t = syncText(item.sync, now);
-  return html`<td class="sync-cell" data-label="sync"><span class=${`badge s-${t.state}`} data-state=${t.state}>${t.state}</span>${t.detail ? html` <span class="detail">${t.detail}</span>` : null}</td>`;
+function Tile({ name, figure, label, sub, alarm, onClick, children }) {
+  return html`<li class=${`tile${alarm ? ' alarm' : ''}`} data-tile=${name}>
+    <button class="tile-button" onClick=${onClick} disabled=${!onClick} title=${onClick ? 'show these in the blocklist' : ''}>
+      <span class="figure" data-figure=${name}>${figure}</span> <span class="label">${label}</span>
+    </button>
+    <span class="sub">${sub}</span>${children}
+  </li>`;
 }
 
-export function BlocklistPanel({ items, now, admin, loaded, onUnblock, onExtend }) {
-  const [filter, setFilter] = useState({ text: '', kind: '', state: '' });
-  const [sort, setSort] = useState({ by: 'since', dir: 'desc' });
-  const [limit, setLimit] = useState(ROWS);
-  const matching = sortItems(filterItems(items, filter), sort.by, sort.dir);
-  // A page of rows at a time: thousands of rows redrawn on every poll would make the page crawl.
-  const shown = matching.slice(0, limit);
-  const states = [...new Set(items.map((i) => i.sync?.state ?? 'unknown'))].sort();
-  const head = (key, label) => {
-    const active = sort.by === key;
-    const next = () => setSort({ by: key, dir: active && sort.dir === 'asc' ? 'desc' : 'asc' });
-    return html`<th aria-sort=${active ? (sort.dir === 'asc' ? 'ascending' : 'descending') : 'none'}><button class="sort" data-sort=${key} onClick=${next}>${label}${active ? (sort.dir === 'asc' ? ' ▲' : ' ▼') : ''}</button></th>`;
-  };
-  return html`
-    <section class="panel wide" id="blocklist">
-      <h2>Blocklist <span class="count">${items.length} item${items.length === 1 ? '' : 's'}</span></h2>
-      <div class="filters">
-        <input id="filter-text" type="search" placeholder="filter: id, cause, scope, who" value=${filter.text} onInput=${(e) => setFilter({ ...filter, text: e.target.value })} />
-        <select id="filter-kind" value=${filter.kind} onChange=${(e) => setFilter({ ...filter, kind: e.target.value })}>
-          <option value="">all kinds</option><option value="node">node</option><option value="taskmanager">task manager</option><option value="rack">rack</option>
-        </select>
-        <select id="filter-state" value=${filter.state} onChange=${(e) => setFilter({ ...filter, state: e.target.value })}>
-          <option value="">all states</option>${states.map((s) => html`<option value=${s}>${s}</option>`)}
-        </select>
-      </div>
-      <div class="scroll">
-        <table class="items">
-          <thead><tr>${head('id', 'id')}${head('kind', 'kind')}${head('action', 'action')}${head('cause', 'cause')}${head('since', 'since')}${head('ends', 'ends')}${head('scope', 'scope')}${head('who', 'who')}${head('sync', 'sync')}${admin ? html`<th><span class="sr">actions</span></th>` : null}</tr></thead>
-          <tbody>
-            ${shown.map((it) => {
-              const ends = endsText(it.endTimestamp, now);
-              const who = it.createdBy === it.updatedBy ? it.createdBy : `${it.createdBy}, then ${it.updatedBy}`;
-              return html`<tr key=${it.id} data-id=${it.id} data-state=${it.sync?.state ?? 'unknown'}>
-                <td class="id">${it.kind === 'taskmanager' ? html`${it.id.split('/')[0]}/<wbr />${it.id.split('/').slice(1).join('/')}` : it.id}</td>
-                <td data-label="kind">${KIND_LABEL[it.kind] ?? it.kind}</td>
-                <td data-label="action"><span class=${`action a-${it.action === 'MARK_BLOCKED' ? 'block' : 'evacuate'}`} title=${it.action}>${ACTION_SHORT[it.action] ?? it.action}</span></td>
-                <td class="cause" data-label="cause">${it.cause}</td>
-                <td data-label="since"><${When} at=${stamp(it.startTimestamp)} now=${now} /></td>
-                <td class="ends" data-label="ends">${ends.abs ? html`<span class="when"><span class="rel">${ends.rel}</span> <span class="abs">${ends.abs}</span></span>` : html`<span class="never">never</span>`}</td>
-                <td class="scope" data-label="scope">${it.scope}</td>
-                <td data-label="who" title=${`created from ${it.createdFrom}, last changed from ${it.updatedFrom}`}>${who}</td>
-                <${SyncCell} item=${it} now=${now} />
-                ${admin ? html`<td class="row-actions">
-                  <button class="extend" onClick=${() => onExtend(it)}>Extend</button>
-                  <button class="unblock danger" onClick=${() => onUnblock(it)}>Unblock</button>
-                </td>` : null}
-              </tr>`;
-            })}
-          </tbody>
-        </table>
-      </div>
-      ${!loaded ? html`<p class="muted">Loading…</p>` : items.length === 0 ? html`<p class="empty">Nothing is blocked.</p>` : matching.length === 0 ? html`<p class="empty">No item matches the filter.</p>` : null}
-      ${matching.length > shown.length
-        ? html`<p class="more" id="more-rows">Showing ${shown.length} of ${matching.length}${matching.length < items.length ? ' matching' : ''}. <button class="link" onClick=${() => setLimit(limit + ROWS)}>show ${Math.min(ROWS, matching.length - shown.length)} more</button> or narrow the filter.</p>`
-        : null}
-    </section>`;
+/** The header's tiles: what is blocked, held back, moving, automatic, wrong; a click filters the list. */
+export function SummaryTiles({ tiles, onFilter }) {
+  const { blocked, deferred, evacuating, automatic, unknown, pending } = tiles;
+  const cap = deferred.cap;
+  const moved = evacuating.released;
+  const known = evacuating.left + evacuating.released;
+  const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+  return html`<section class="panel wide tiles-panel" id="summary" aria-label="summary">
+    <ul class="tiles">
+      <${Tile} name="blocked" figure=${blocked.nodes} label=${blocked.nodes === 1 ? 'node or rack blocked' : 'nodes and racks blocked'}
+        sub=${`${blocked.onYarn} on YARN's blacklist${blocked.taskManagers ? `, ${plural(blocked.taskManagers, 'task manager', 'task managers')}` : ''}`} onClick=${() => onFilter('')} />
+      <${Tile} name="deferred" figure=${deferred.items} label="deferred by the cap" alarm=${deferred.items > 0}
+        sub=${cap ? `cap: ${cap.used} of at most ${cap.limit} (${cap.running} RUNNING nodes)` : 'cap not known yet'} onClick=${deferred.items ? () => onFilter('deferred') : undefined}>
+        ${cap ? html`<meter class="cap-meter" min="0" max=${Math.max(cap.limit, 1)} value=${cap.used} high=${Math.max(cap.limit, 1)} aria-label=${`safety cap: ${cap.used} of ${cap.limit}`}></meter>` : null}
+      <//>
+      <${Tile} name="evacuating" figure=${evacuating.nodes} label="evacuating" alarm=${false}
+        sub=${evacuating.nodes ? `${moved} of ${known} containers moved, ${evacuating.left} left` : 'nothing moving'} onClick=${evacuating.nodes ? () => onFilter('evacuating') : undefined}>
+        ${evacuating.nodes ? html`<progress class="evac-total" max=${Math.max(known, 1)} value=${moved} aria-label=${`${moved} of ${known} containers moved`}></progress>` : null}
+      <//>
+      <${Tile} name="automatic" figure=${automatic.items} label="automatic" sub=${automatic.mode === 'off' ? 'detector off' : `detector ${automatic.mode}${automatic.cap ? `, ${automatic.cap.inUse} of at most ${automatic.cap.max}` : ''}`} />
+      <${Tile} name="unknown" figure=${unknown.items} label=${unknown.items === 1 ? 'unknown host' : 'unknown hosts'} alarm=${unknown.items > 0}
+        sub=${unknown.first ? `${unknown.first.id}${unknown.first.nearest.length ? `: ${unknown.first.nearest[0]}?` : ''}` : 'every host is one YARN knows'} onClick=${unknown.items ? () => onFilter('unknown-host') : undefined} />
+      <${Tile} name="pending" figure=${pending.items} label="not yet on YARN" alarm=${pending.items > 0}
+        sub=${pending.items ? (pending.lastError ? 'the last pass failed (see above)' : 'being pushed') : 'YARN has every block'} onClick=${pending.items ? () => onFilter('pending') : undefined} />
+    </ul>
+  </section>`;
+}
+
+const SERIES_STYLE = [
+  ['blocked', 'blocked nodes', '#d64541', ''],
+  ['evacuating', 'evacuating', '#e0531f', '4 3'],
+  ['deferred', 'deferred', '#9b6bd1', '1 3'],
+];
+
+/** Follows the width of an element (the chart is drawn at its real size, so its text stays readable). */
+function useWidth(initial) {
+  const ref = useRef(null);
+  const [width, setWidth] = useState(initial);
+  useEffect(() => {
+    const el = ref.current;
+    if (!el || typeof ResizeObserver === 'undefined') return undefined;
+    const ro = new ResizeObserver(([e]) => setWidth(Math.max(200, Math.floor(e.contentRect.width))));
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, []);
+  return [ref, width];
+}
+
+/** Blocked and evacuating nodes over the sidecar's history ring (/ui/history), as an SVG step chart. */
+export function HistoryChart({ history, now }) {
+  const [ref, width] = useWidth(560);
+  const height = 170;
+  const points = history?.points ?? [];
+  const g = chartGeometry(points, width, height);
+  const last = points[points.length - 1];
+  const since = points.length ? points[0].t : undefined;
+  const label = last ? `Blocked nodes ${last.blocked}, evacuating ${last.evacuating}, deferred ${last.deferred}${since !== undefined ? ` over the last ${span(now - since)}` : ''}` : 'no samples yet';
+  return html`<section class="panel" id="history">
+    <h2>Over time <span class="count">${since !== undefined ? `since ${absolute(since)}` : ''}</span></h2>
+    <div class="chart" ref=${ref}>
+      <svg width=${width} height=${height} viewBox=${`0 0 ${width} ${height}`} role="img" aria-label=${label} data-points=${points.length}>
+        <title>${label}</title>
+        ${g.yTicks.map((t) => html`<g key=${`y${t.v}`}><line x1=${g.pad.left} x2=${width - g.pad.right} y1=${t.y} y2=${t.y} stroke="#dde1e6" /><text x=${g.pad.left - 6} y=${t.y + 4} text-anchor="end" class="tick">${t.v}</text></g>`)}
+        ${g.xTicks.map((t) => html`<text key=${`x${t.t}`} x=${t.x} y=${height - 6} text-anchor="middle" class="tick">${t.label}</text>`)}
+        ${SERIES_STYLE.map(([k, , color, dash]) => (g.lines[k] ? html`<polyline key=${k} class=${`line-${k}`} points=${g.lines[k]} fill="none" stroke=${color} stroke-width="2" stroke-dasharray=${dash} />` : null))}
+      </svg>
+    </div>
+    <ul class="chart-legend">${SERIES_STYLE.map(([k, name, color, dash]) => html`<li key=${k} data-series=${k}><svg width="22" height="8" aria-hidden="true"><line x1="0" x2="22" y1="4" y2="4" stroke=${color} stroke-width="2" stroke-dasharray=${dash} /></svg> ${name} <strong>${last ? last[k] : '—'}</strong></li>`)}</ul>
+    ${points.length < 3 ? html`<p class="muted">The sidecar samples these every ${span(history?.intervalMs ?? 60_000)}: the chart fills as it runs (it starts empty after a restart; Prometheus keeps the long history).</p>` : null}
+  </section>`;
 }
 
 export function YarnPanel({ status, now }) {
@@ -145,23 +155,57 @@ export function YarnPanel({ status, now }) {
     </section>`;
 }
 
-export function EvacuationsPanel({ status, now }) {
-  const list = status.evacuations;
+const PHASE_WORDS = {
+  WAIT_CONTAINER: 'waiting for its containers to end',
+  CHECKPOINTING: 'taking a checkpoint before the release',
+  RELEASING: 'releasing its containers',
+  TIMEOUT: 'deadline reached: containers released',
+  READY: 'done: nothing of the job left there',
+};
+
+function Deadline({ e, p, now }) {
+  if (p.deadline === undefined) return html`<span class="deadline never">no deadline: waits for its containers</span>`;
+  if (e.phase === 'READY') return html`<span class="deadline">deadline was ${absolute(p.deadline)}</span>`;
+  const text = p.deadline > now ? `deadline in ${span(p.deadline - now)}` : `deadline reached ${span(now - p.deadline)} ago`;
+  return html`<span class=${`deadline countdown${p.overdue ? ' overdue' : ''}`}>${text} <span class="abs">${absolute(p.deadline)}</span></span>`;
+}
+
+function Containers({ ids, links, label }) {
+  if (!ids.length) return null;
+  return html`<details class="fold containers"><summary>${ids.length} ${label}</summary>
+    <ul>${ids.map((c) => html`<li key=${c}><code>${c}</code> <${Ext} href=${taskManagerUrl(links, c)} cls="tm-link" title="this TaskManager in Flink's web UI">Flink<//></li>`)}</ul>
+  </details>`;
+}
+
+/** Every evacuation as a card: phase and why, containers moved (a progress bar), the deadline counting down. */
+export function EvacuationsPanel({ status, links, now }) {
+  const list = [...status.evacuations].sort((a, b) => (a.phase === 'READY') - (b.phase === 'READY') || (a.deadline ?? Infinity) - (b.deadline ?? Infinity));
+  const active = list.filter((e) => e.phase !== 'READY').length;
   return html`
     <section class="panel" id="evacuations">
-      <h2>Evacuations <span class="count">${list.filter((e) => e.phase !== 'READY').length} active</span></h2>
+      <h2>Evacuations <span class="count">${active} active</span></h2>
       ${list.length === 0
         ? html`<p class="empty">No node is being evacuated.</p>`
-        : html`<div class="scroll"><table class="evac">
-            <thead><tr><th>node</th><th>phase</th><th title="the application's containers still on the node">left</th><th title="containers this sidecar asked YARN to release">released</th><th>deadline</th></tr></thead>
-            <tbody>${list.map((e) => html`<tr key=${e.itemId} data-item=${e.itemId} data-phase=${e.phase}>
-              <td>${e.itemId}</td>
-              <td><span class=${`badge p-${e.phase}`}>${e.phase}</span></td>
-              <td title=${e.containers.join('\n')}>${e.containers.length}</td>
-              <td title=${e.released.join('\n')}>${e.released.length}</td>
-              <td>${e.deadline === undefined ? html`<span class="never">none (waits)</span>` : e.phase === 'READY' ? absolute(e.deadline) : html`<span class="rel countdown">${e.deadline > now ? `${span(e.deadline - now)} left` : 'reached'}</span> <span class="abs">${absolute(e.deadline)}</span>`}</td>
-            </tr>`)}</tbody>
-          </table></div>`}
+        : html`<ul class="evacs">${list.map((e) => {
+            const p = evacuationProgress(e, now);
+            const why = e.why ?? e.detail;
+            return html`<li key=${e.itemId} class="evac" data-item=${e.itemId} data-phase=${e.phase}>
+              <div class="evac-head">
+                <${Ext} href=${nodePageUrl(links, e.node)} cls="node-link" title="the node's NodeManager page">${e.itemId}<//>
+                <span class=${`badge p-${e.phase}`}>${e.phase}</span>
+                <span class="muted phase-words">${why ?? PHASE_WORDS[e.phase] ?? ''}</span>
+              </div>
+              <div class="bar-row">
+                <progress class="moved" max=${Math.max(p.total, 1)} value=${p.moved} aria-label=${`${e.itemId}: ${p.moved} of ${p.total} containers moved`}></progress>
+                <span class="bar-text" data-left=${p.left}>${e.phase === 'READY' ? `none left (${p.released} released)` : `${p.moved} of ${p.total} moved, ${p.left} left`}</span>
+              </div>
+              ${p.timeFraction !== undefined
+                ? html`<div class="bar-row"><progress class=${`grace${p.overdue ? ' overdue' : ''}`} max="100" value=${Math.round(p.timeFraction * 100)} aria-label=${`${e.itemId}: grace period used`}></progress> <${Deadline} e=${e} p=${p} now=${now} /></div>`
+                : html`<div class="bar-row"><${Deadline} e=${e} p=${p} now=${now} /></div>`}
+              <${Containers} ids=${e.containers} links=${links} label=${e.containers.length === 1 ? 'container left' : 'containers left'} />
+              <${Containers} ids=${e.released} links=${links} label="released" />
+            </li>`;
+          })}</ul>`}
     </section>`;
 }
 
@@ -198,7 +242,7 @@ const SHADOW_DECISIONS = new Set(['would-block', 'shadow-blocked']);
  * with incidents: score against the threshold, the decision and why, the latest evidence. Shadow
  * decisions (what enforce mode would do) are marked as such. Hidden when the detector is off.
  */
-export function DetectorPanel({ detector, now }) {
+export function DetectorPanel({ detector, links, now }) {
   const report = detector.report ?? undefined;
   const hosts = Array.isArray(report?.hosts) ? report.hosts : Array.isArray(detector.hosts) ? detector.hosts : [];
   const shadowMode = (report?.mode ?? detector.mode) === 'shadow';
@@ -216,30 +260,30 @@ export function DetectorPanel({ detector, now }) {
         ${runner?.role === 'runner' || runner?.role === 'standby'
           ? html`<dt>runs on</dt><dd data-runner=${runner.role}>${runner.role === 'runner' ? 'this sidecar' : html`another sidecar of the job: ${runner.holder?.member ?? '?'} <span class="muted">(this one stands by)</span>`}${Number.isFinite(runner.holder?.until) ? html` <span class="abs">lease until ${absolute(runner.holder.until)}</span>` : null}</dd>`
           : null}
-        ${detector.lastError ? html`<dt>last error</dt><dd class="error-text">${detector.lastError}</dd>` : null}
+        ${detector.lastError ? html`<dt>last error</dt><dd class="error-text"><${Fold} text=${detector.lastError} max=${90} /></dd>` : null}
         ${cap ? html`<dt>automatic blocks</dt><dd>${cap.inUse} of at most ${cap.max}${cap.runningNodes !== null && cap.runningNodes !== undefined ? ` (${cap.runningNodes} RUNNING nodes)` : ''}</dd>` : null}
         ${sources.length
-          ? html`<dt>sources</dt><dd>${sources.map((src) => html`<span class="source" key=${src.name}>${src.name}: ${src.failures} failure${src.failures === 1 ? '' : 's'}${src.unattributed ? `, ${src.unattributed} unattributed` : ''}${src.missed ? `, ${src.missed} missed` : ''}${src.lastError ? html` <span class="error-text">(${src.lastError})</span>` : ''}</span>`)}</dd>`
+          ? html`<dt>sources</dt><dd>${sources.map((src) => html`<span class="source" key=${src.name}>${src.name}: ${src.failures} failure${src.failures === 1 ? '' : 's'}${src.unattributed ? `, ${src.unattributed} unattributed` : ''}${src.missed ? `, ${src.missed} missed` : ''}${src.lastError ? html` <${Fold} cls="error-text" text=${`(${src.lastError})`} max=${70} />` : ''}</span>`)}</dd>`
           : null}
         ${jobFaults.length ? html`<dt>job faults</dt><dd>${jobFaults.map((j) => html`<span class="source" key=${j.signature}>${j.signature} on ${j.hosts.length} hosts (no host blamed)</span>`)}</dd>` : null}
       </dl>
       ${hosts.length === 0
         ? html`<p class="empty">No incidents.</p>`
-        : html`<div class="scroll"><table class="detector">
-            <thead><tr><th>host</th><th>score</th><th>decision</th><th>why</th><th>latest evidence</th></tr></thead>
+        : html`<table class="detector cards">
+            <thead><tr><th class="c-host">host</th><th class="c-score">score</th><th class="c-decision">decision</th><th>why</th><th>latest evidence</th></tr></thead>
             <tbody>${hosts.map((h) => {
               const decision = typeof h.decision === 'string' ? h.decision : String(h.decision?.outcome ?? '');
               const shadow = SHADOW_DECISIONS.has(decision) || (shadowMode && decision === 'block');
               const incidents = Array.isArray(h.incidents) ? h.incidents : [];
               const last = incidents[incidents.length - 1];
               return html`<tr key=${h.host} data-host=${h.host} data-decision=${decision}>
-                <td>${h.host}</td>
-                <td>${h.score ?? incidents.length}${h.threshold ? ` / ${h.threshold}` : ''}</td>
-                <td><span class=${`badge d-${decision}`}>${decision}</span>${shadow ? html` <span class="badge shadow">shadow</span>` : null}</td>
-                <td class="cause">${h.why ?? ''}${h.block?.end ? html` <span class="abs">block until ${absolute(h.block.end)}</span>` : null}</td>
-                <td class="cause">${last ? html`${(last.summaries ?? []).slice(0, 2).join('; ')} <span class="abs">${Number.isFinite(last.at) ? relative(last.at, now) : ''}, ${incidents.length} incident${incidents.length === 1 ? '' : 's'}</span>` : ''}</td>
+                <td class="id" data-label="host"><${Ext} href=${nodePageUrl(links, h.host)} cls="node-link">${h.host}<//></td>
+                <td data-label="score">${h.score ?? incidents.length}${h.threshold ? ` / ${h.threshold}` : ''}</td>
+                <td data-label="decision"><span class=${`badge d-${decision}`}>${decision}</span>${shadow ? html` <span class="badge shadow">shadow</span>` : null}</td>
+                <td class="cause" data-label="why"><${Fold} text=${h.why ?? ''} max=${60} />${h.block?.end ? html` <span class="abs">block until ${absolute(h.block.end)}</span>` : null}</td>
+                <td class="cause evidence" data-label="evidence">${last ? html`<${Fold} text=${incidents.flatMap((i) => i.summaries ?? []).reverse().filter((x, i, a) => a.indexOf(x) === i).join('\n')} max=${60} /> <span class="abs">${Number.isFinite(last.at) ? relative(last.at, now) : ''}, ${incidents.length} incident${incidents.length === 1 ? '' : 's'}</span>` : ''}</td>
               </tr>`;
             })}</tbody>
-          </table></div>`}
+          </table>`}
     </section>`;
 }

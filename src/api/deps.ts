@@ -10,6 +10,7 @@ import { TokenLookup } from '../security/tokens';
 import { ServerTls } from '../security/tls';
 import { RateLimitSettings } from '../security/rest-security';
 import { ConfigEntry } from '../config/config';
+import type { ConsoleData } from './console/console-routes';
 import type { DiscoveryPort } from './routes/discovery';
 
 /** What GET /detector shows (the detector's runner). */
@@ -29,6 +30,8 @@ export interface ApiDeps {
   bodyLimit?: number;
   /** Serve the web console at /ui/ (rest.console.enabled); absent = yes. */
   console?: boolean;
+  /** The console's chart and links (docs/console.md); absent = an empty chart and no links. */
+  consoleData?: ConsoleData;
   /** One expiry pass (POST /blocklist/expire); absent = the endpoint answers 404. */
   expire?: () => Promise<ExpiryOutcome>;
   /** Prometheus text for GET /metrics, when metrics are wired. */

@@ -66,7 +66,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(opsRoutes, deps);
   const discovery = deps.discovery;
   if (discovery) await app.register(async (child) => discoveryRoutes(child, { discovery }));
-  if (deps.console !== false) await app.register(async (child) => consoleRoutes(child, { auth: deps.auth !== undefined }));
+  if (deps.console !== false) await app.register(async (child) => consoleRoutes(child, { auth: deps.auth !== undefined, ...(deps.consoleData ? { data: deps.consoleData } : {}) }));
   return app;
 }
 

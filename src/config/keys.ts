@@ -170,6 +170,7 @@ export const KEYS = {
   'cluster.resource-blocklist.memory.optimize-for-size': bool(true, "Run `blocklist sidecar` with V8's optimize-for-size mode: the heap grows by small steps and is collected sooner, so garbage costs less memory (100,000 items, bulk load + 10 listings: peak RSS ~210 MB instead of ~400 MB) for a little more GC CPU."),
   'rest.listing.cache-retention': duration('30 s', 'How long the serialised GET /blocklist (one copy per store version, shared by every listing; ~33 MB at 100,000 items) is kept after the last listing that used it; then it is released and the next full listing builds it again. 0 = release as soon as no listing is being sent.', { min: 0 }),
   'rest.listing.max-concurrent': int(32, 1, 10_000, 'Most full GET /blocklist responses being sent at once; beyond it 503 + Retry-After (paged requests, ?limit=&after=, do not count).'),
+  'rest.console.history-interval': duration('1 min', "How often the console's chart samples blocked nodes, evacuations, deferred and unapplied blocks; the sidecar keeps the last 360 samples in memory (6 h at 1 min, 14 KB). Not sampled when the console is off.", { min: 100 }),
   'rest.console.enabled': bool(true, 'Serve the web console at /ui/ (GET / redirects there; docs/console.md). false: those paths answer 404; the REST API is unchanged.'),
   'rest.rate-limit.window': duration('10 s', 'Window of rest.rate-limit.max-mutations.', { min: 100 }),
   // --- automatic detection ---

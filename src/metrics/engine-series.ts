@@ -53,7 +53,13 @@ export interface EngineSeriesOptions {
   maxEvacuations: number;
 }
 
-export function registerEngineSeries(registry: Registry, source: () => BlocklistSource | undefined, reader: StoreReader, opts: EngineSeriesOptions): void {
+/** What the console's history samples besides the counts (src/metrics/history.ts). */
+export interface EngineFigures {
+  /** Blocks not yet on YARN (blocklist_unapplied_blocks); undefined without an engine or a store reading. */
+  unapplied(): Promise<number | undefined>;
+}
+
+export function registerEngineSeries(registry: Registry, source: () => BlocklistSource | undefined, reader: StoreReader, opts: EngineSeriesOptions): EngineFigures {
   const registers = [registry];
   const engine = (): EngineReading | undefined => source()?.engine?.();
   new Gauge({
@@ -79,29 +85,35 @@ export function registerEngineSeries(registry: Registry, source: () => Blocklist
   capGauge(ENGINE_SERIES_NAMES.capLimit, 'Most RUNNING nodes the safety cap (max-blocked-fraction) lets this application blacklist, as of the last pass.', (c) => c.limit);
   capGauge(ENGINE_SERIES_NAMES.capUsed, "RUNNING nodes on this application's blacklist, counted against the safety cap, as of the last pass.", (c) => c.used);
   capGauge(ENGINE_SERIES_NAMES.runningNodes, "The safety cap's denominator: RUNNING nodes (the highest count of the last minutes), as of the last pass.", (c) => c.runningNodes);
-  registerUnapplied(registers, engine, reader);
-  registerEvacuations(registers, engine, opts.maxEvacuations);
-}
-
-function registerUnapplied(registers: Registry[], engine: () => EngineReading | undefined, reader: StoreReader): void {
-  let lastActual: ReadonlySet<string> = new Set();
-  const deferredSets = new WeakMap<readonly { id: string }[], Set<string>>();
-  const NONE: readonly { id: string }[] = [];
+  const unapplied = unappliedCounter(engine, reader);
   new Gauge({
     name: ENGINE_SERIES_NAMES.unapplied,
     help: "Node and rack blocks in force (not deferred by the safety cap) that are not on YARN's blacklist yet: a push pending or being retried.",
     registers,
     async collect() {
-      const e = engine();
-      const r = await reader.read();
-      if (!e || !r) return;
-      if (e.actual) lastActual = e.actual;
-      const deferredList = e.deferred ?? NONE;
-      let deferred = deferredSets.get(deferredList);
-      if (!deferred) deferredSets.set(deferredList, (deferred = new Set(deferredList.map((d) => d.id))));
-      this.set(unappliedBlocks(r.inForce, deferred, lastActual));
+      const n = await unapplied();
+      if (n !== undefined) this.set(n);
     },
   });
+  registerEvacuations(registers, engine, opts.maxEvacuations);
+  return { unapplied };
+}
+
+/** Counts unapplied blocks, remembering YARN's blacklist as last known across its re-reads. */
+function unappliedCounter(engine: () => EngineReading | undefined, reader: StoreReader): () => Promise<number | undefined> {
+  let lastActual: ReadonlySet<string> = new Set();
+  const deferredSets = new WeakMap<readonly { id: string }[], Set<string>>();
+  const NONE: readonly { id: string }[] = [];
+  return async () => {
+    const e = engine();
+    const r = await reader.read();
+    if (!e || !r) return undefined;
+    if (e.actual) lastActual = e.actual;
+    const deferredList = e.deferred ?? NONE;
+    let deferred = deferredSets.get(deferredList);
+    if (!deferred) deferredSets.set(deferredList, (deferred = new Set(deferredList.map((d) => d.id))));
+    return unappliedBlocks(r.inForce, deferred, lastActual);
+  };
 }
 
 function registerEvacuations(registers: Registry[], engine: () => EngineReading | undefined, max: number): void {

@@ -16,8 +16,10 @@ import { processRegistry } from './process';
 import { BlocklistSource, StoreReader } from './store-reading';
 import { registerItemSeries } from './item-series';
 import { registerEngineSeries } from './engine-series';
+import { HistorySample } from './history';
 
 export { BlocklistCounts, BlocklistSource, CountedStore, EngineReading, EvacuationReading, KnownNodes, countItems } from './store-reading';
+import type { BlocklistCounts } from './store-reading';
 
 export const METRIC_NAMES = {
   /** FLIP-224's own name (camelCase, against Prometheus' conventions): kept for its dashboards. */
@@ -97,6 +99,8 @@ export interface Metrics {
    * passes go on with the last node list.
    */
   readonly peerCallFailures: Counter<'peer' | 'failure'>;
+  /** The figures of the console's history (blocked nodes, evacuations, deferred, unapplied) now; undefined before countFromStore or while the store does not answer. */
+  sample(): Promise<HistorySample | undefined>;
 }
 
 /** The sync engine's passes right now (the engine, a layer above, implements it). */
@@ -144,46 +148,9 @@ function passGauges(registers: Registry[], source: () => PassSource | undefined)
   };
 }
 
-export function createMetrics(opts: MetricsOptions = {}, registry: Registry = new Registry()): Metrics {
-  const registers = [registry];
-  let source: BlocklistSource | undefined;
-  let passes: PassSource | undefined;
-  // Every scrape-time gauge of one scrape shares one reading of the store.
-  const reader = new StoreReader(() => source);
-  const sharedCounts = async () => (await reader.read())?.counts;
-
-  const blockedNodesGauge = (name: string, help: string) =>
-    new Gauge({
-      name,
-      help,
-      registers,
-      async collect() {
-        const c = await sharedCounts();
-        if (c) this.set(c.nodes);
-      },
-    });
-  const blockedNodes = blockedNodesGauge(METRIC_NAMES.blockedNodes, 'Number of currently blocked nodes for this application (FLIP-224 gauge), deferred ones included.');
-  const blockedNodesConventional = blockedNodesGauge(
-    METRIC_NAMES.blockedNodesConventional,
-    'Currently blocked nodes for this application, deferred ones included (numBlockedNodes under Prometheus naming).',
-  );
-  const blockedTaskManagers = new Gauge({
-    name: METRIC_NAMES.blockedTaskManagers,
-    help: 'Number of currently blocked task manager containers for this application.',
-    registers,
-    async collect() {
-      const c = await sharedCounts();
-      if (c) this.set(c.taskManagers);
-    },
-  });
-
-  const m: Metrics = {
-    registry,
-    contentType: registry.contentType,
-    text: opts.process ? async () => `${await registry.metrics()}${await processRegistry().metrics()}` : () => registry.metrics(),
-    blockedNodes,
-    blockedNodesConventional,
-    blockedTaskManagers,
+/** What the engine sets as it works. A new series is a name above, a field of Metrics and a line here. */
+function engineSet(registers: Registry[]) {
+  return {
     deferredItems: new Gauge({ name: METRIC_NAMES.deferredItems, help: 'Node items held back by the safety cap (max-blocked-fraction).', registers }),
     evacuatingNodes: new Gauge({ name: METRIC_NAMES.evacuatingNodes, help: 'Items evacuating containers, by phase (WAIT_CONTAINER, TIMEOUT, READY).', labelNames: ['phase'] as const, registers }),
     containersReleased: new Counter({ name: METRIC_NAMES.containersReleased, help: 'Containers released through the AMRM proxy by evacuations.', registers }),
@@ -200,22 +167,48 @@ export function createMetrics(opts: MetricsOptions = {}, registry: Registry = ne
     passes: new Counter({ name: METRIC_NAMES.passes, help: 'Reconcile passes, by result.', labelNames: ['result'] as const, registers }),
     blacklistHosts: new Gauge({ name: METRIC_NAMES.blacklistHosts, help: "Hosts on YARN's blacklist for this application, as last read or pushed.", registers }),
     expiredItems: new Counter({ name: METRIC_NAMES.expiredItems, help: 'Expired items deleted from the store by the expiry job of this sidecar.', registers }),
+    rmRequests: new Counter({ name: METRIC_NAMES.rmRequests, help: "Calls of the ResourceManager's REST API by this sidecar (shared cluster-state readings from ZooKeeper not included), by call and result.", labelNames: ['call', 'result'] as const, registers }),
+    peerCallFailures: new Counter({ name: METRIC_NAMES.peerCallFailures, help: 'Calls to the RM, the AMRM proxy and Flink that got no complete answer, by peer and failure (connection, transport, idle, deadline, too-large).', labelNames: ['peer', 'failure'] as const, registers }),
+  };
+}
+
+/** Counted from the store at scrape time, one reading shared by the gauges of a scrape. */
+function storeCounts(registers: Registry[], reader: StoreReader, quarantined: () => readonly unknown[] | undefined) {
+  const counted = (name: string, help: string, pick: (c: BlocklistCounts) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      async collect() {
+        const c = (await reader.read())?.counts;
+        if (c) this.set(pick(c));
+      },
+    });
+  return {
+    blockedNodes: counted(METRIC_NAMES.blockedNodes, 'Number of currently blocked nodes for this application (FLIP-224 gauge), deferred ones included.', (c) => c.nodes),
+    blockedNodesConventional: counted(METRIC_NAMES.blockedNodesConventional, 'Currently blocked nodes for this application, deferred ones included (numBlockedNodes under Prometheus naming).', (c) => c.nodes),
+    blockedTaskManagers: counted(METRIC_NAMES.blockedTaskManagers, 'Number of currently blocked task manager containers for this application.', (c) => c.taskManagers),
     quarantinedItems: new Gauge({
       name: METRIC_NAMES.quarantinedItems,
       help: "Stored items that cannot be decoded or break the API's rules: not enforced until removed (DELETE / blocklist unblock).",
       registers,
       async collect() {
-        await sharedCounts(); // a full read when the store changed: the quarantine is as fresh as the counts
-        const q = source?.store.quarantined?.();
-        this.set(q ? q.length : 0);
+        await reader.read(); // a full read when the store changed: the quarantine is as fresh as the counts
+        this.set(quarantined()?.length ?? 0);
       },
     }),
+  };
+}
+
+/** The store's time against this sidecar's clock, as the store last measured it (0 for a store without a time). */
+function storeClock(registers: Registry[], skew: () => { skewMs: number; limitMs: number } | undefined) {
+  return {
     clockSkew: new Gauge({
       name: METRIC_NAMES.clockSkew,
       help: "This sidecar's clock minus the store's time (ZooKeeper's), seconds, as last measured; beyond the limit expiry of shared items is refused. 0 for a store without a time of its own (SQLite).",
       registers,
       collect() {
-        this.set((source?.store.clockSkew?.()?.skewMs ?? 0) / 1000);
+        this.set((skew()?.skewMs ?? 0) / 1000);
       },
     }),
     clockSkewLimit: new Gauge({
@@ -223,28 +216,56 @@ export function createMetrics(opts: MetricsOptions = {}, registry: Registry = ne
       help: 'The clock skew beyond which expiry of shared items is refused (cluster.resource-blocklist.store.zookeeper.clock-skew-limit), seconds; 0 for a store without a time of its own.',
       registers,
       collect() {
-        this.set((source?.store.clockSkew?.()?.limitMs ?? 0) / 1000);
+        this.set((skew()?.limitMs ?? 0) / 1000);
       },
     }),
-    rmRequests: new Counter({ name: METRIC_NAMES.rmRequests, help: "Calls of the ResourceManager's REST API by this sidecar (shared cluster-state readings from ZooKeeper not included), by call and result.", labelNames: ['call', 'result'] as const, registers }),
+  };
+}
+
+/** Label values that always exist, so dashboards see 0 rather than no series. */
+function zeroLabels(set: ReturnType<typeof engineSet>): void {
+  for (const phase of ['WAIT_CONTAINER', 'TIMEOUT', 'READY']) set.evacuatingNodes.set({ phase }, 0);
+  for (const peer of ['rm', 'proxy']) for (const failure of ['deadline', 'too-large']) set.peerCallFailures.inc({ peer, failure }, 0);
+  for (const result of ['success', 'failure']) {
+    set.pushes.inc({ result }, 0);
+    set.passes.inc({ result }, 0);
+  }
+}
+
+export function createMetrics(opts: MetricsOptions = {}, registry: Registry = new Registry()): Metrics {
+  const registers = [registry];
+  let source: BlocklistSource | undefined;
+  let passes: PassSource | undefined;
+  const reader = new StoreReader(() => source);
+  const counts = storeCounts(registers, reader, () => source?.store.quarantined?.());
+  const set = engineSet(registers);
+  const clock = storeClock(registers, () => source?.store.clockSkew?.());
+  const timed = passGauges(registers, () => passes);
+  registerItemSeries(registry, reader, opts.maxItemSeries ?? DEFAULT_MAX_ITEM_SERIES);
+  const figures = registerEngineSeries(registry, () => source, reader, { maxEvacuations: opts.maxEvacuationSeries ?? DEFAULT_MAX_EVACUATION_SERIES });
+  zeroLabels(set);
+  return {
+    registry,
+    contentType: registry.contentType,
+    text: opts.process ? async () => `${await registry.metrics()}${await processRegistry().metrics()}` : () => registry.metrics(),
+    ...counts,
+    ...clock,
+    ...set,
+    ...timed,
     countFromStore(s) {
       source = s;
       reader.reset();
     },
-    ...passGauges(registers, () => passes),
-    peerCallFailures: new Counter({ name: METRIC_NAMES.peerCallFailures, help: 'Calls to the RM, the AMRM proxy and Flink that got no complete answer, by peer and failure (connection, transport, idle, deadline, too-large).', labelNames: ['peer', 'failure'] as const, registers }),
     timePassesFrom(s) {
       passes = s;
     },
+    async sample() {
+      const r = await reader.read();
+      if (!r) return undefined;
+      const engine = source?.engine?.();
+      let evacuating = 0;
+      for (const e of engine?.evacuations.values() ?? []) if (e.phase !== 'READY') evacuating++;
+      return { blocked: r.counts.nodes, evacuating, deferred: engine?.deferred?.length ?? 0, unapplied: (await figures.unapplied()) ?? 0 };
+    },
   };
-  registerItemSeries(registry, reader, opts.maxItemSeries ?? DEFAULT_MAX_ITEM_SERIES);
-  registerEngineSeries(registry, () => source, reader, { maxEvacuations: opts.maxEvacuationSeries ?? DEFAULT_MAX_EVACUATION_SERIES });
-  // Label values that always exist, so dashboards see 0 rather than no series.
-  for (const phase of ['WAIT_CONTAINER', 'TIMEOUT', 'READY']) m.evacuatingNodes.set({ phase }, 0);
-  for (const peer of ['rm', 'proxy']) for (const failure of ['deadline', 'too-large']) m.peerCallFailures.inc({ peer, failure }, 0);
-  for (const result of ['success', 'failure']) {
-    m.pushes.inc({ result }, 0);
-    m.passes.inc({ result }, 0);
-  }
-  return m;
 }

@@ -28,9 +28,15 @@ import { TokenWatch, watchTokenFile } from '../security/token-reload';
 import { ZookeeperGssapi, startZookeeperLogin, zookeeperSaslSettings } from '../security/zookeeper-gssapi';
 import type { KerberosLogin } from '../security/kerberos';
 import type { ZkSession } from '../store/zookeeper/session';
+import { History } from '../metrics/history';
+import { ConsoleData } from '../api/console/console-routes';
+import { LinkReader } from '../api/console/links';
 
 import { PublishedAddress } from './published-address';
 import { packageVersion } from '../core/package-info';
+
+/** Samples the console's chart keeps (6 h at the default rest.console.history-interval of 1 min). */
+const HISTORY_SAMPLES = 360;
 
 export interface SidecarOptions {
   config: LoadedConfig;
@@ -108,6 +114,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
   let tokenWatch: TokenWatch | undefined;
   let detector: Detector | undefined;
   const published = new PublishedAddress({ values: v, env: opts.env ?? process.env, logger: logger.child({ component: 'address' }), version: opts.version ?? packageVersion(), ...(zookeeper ? { zookeeper } : {}) });
+  let history: History | undefined;
   try {
     sync = await createSync({
       config: opts.config,
@@ -122,6 +129,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
     });
     const metrics = sync.metrics;
     const syncForApi = sync;
+    history = v['rest.console.enabled'] ? new History({ clock, intervalMs: v['rest.console.history-interval'], capacity: HISTORY_SAMPLES, sample: () => metrics.sample() }) : undefined;
     detector = createDetector({ config: opts.config, store, sync, clock, logger: logger.child({ component: 'detector' }), audit });
     api = await buildApi({
       store,
@@ -132,6 +140,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
       enabled: v['cluster.resource-blocklist.enabled'],
       bodyLimit: v['rest.server.max-content-length'],
       console: v['rest.console.enabled'],
+      consoleData: consoleData(syncForApi, clock, history),
       metrics,
       ...(security.tokens ? { auth: security.tokens } : {}),
       ...(security.tls ? { tls: security.tls } : {}),
@@ -150,8 +159,10 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
     await sync.start();
     detector?.start();
     await published.start(api.server.address() as AddressInfo, security.tls !== undefined, clock.now(), sync.view());
+    history?.start();
   } catch (e) {
     await published.stop().catch(() => undefined);
+    history?.close();
     tokenWatch?.close();
     await detector?.stop().catch(() => undefined);
     await api?.close().catch(() => undefined);
@@ -170,6 +181,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
   const apiRef = api;
   const syncRef = sync;
   const detectorRef = detector;
+  const historyRef = history;
   return {
     url,
     port: addr.port,
@@ -183,6 +195,7 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
       closed = true;
       // First: nobody should be sent to a sidecar that is going.
       await published.stop().catch((e: Error) => logger.warn(`address: ${e.message}`));
+      historyRef?.close();
       tokenWatch?.close();
       await detectorRef?.stop().catch((e: Error) => logger.warn(`detector stop: ${e.message}`));
       await syncRef.stop().catch((e: Error) => logger.warn(`sync stop: ${e.message}`));
@@ -192,4 +205,18 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
       await zkLogin?.login.stop();
     },
   };
+}
+
+/** The console's chart and links: the history ring, and what YARN reports for links (docs/console.md). */
+function consoleData(sync: SyncHandle, clock: Clock, history: History | undefined): ConsoleData {
+  const yarn = sync.yarn;
+  const links = new LinkReader(
+    {
+      rmAddress: () => sync.rmWebAddress?.(),
+      applicationId: () => sync.view().applicationId,
+      ...(yarn ? { application: (id: string) => yarn.rm.application(id), containers: () => yarn.proxy.containers() } : {}),
+    },
+    clock,
+  );
+  return { ...(history ? { history } : {}), links: () => links.links() };
 }

@@ -72,6 +72,8 @@ export interface SyncHandle extends SyncFacade {
    * for gone jobs' records (core/sweep-schedule.ts). Absent: every sidecar looks.
    */
   sweepsRecords?(): boolean;
+  /** The RM web address the engine reads (the one that answered last), when it reads a real RM. */
+  rmWebAddress?(): string | undefined;
   /** One expiry pass now (POST /blocklist/expire, `blocklist expire`), besides the cron schedule. */
   expireNow(): Promise<ExpiryOutcome>;
   start(): Promise<void>;
@@ -186,6 +188,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     // The engine's reader: with a shared cluster state the node counts and node list come from
     // ZooKeeper, so the detector (which reads through this too) is not one more RM reader per job.
     yarn: { rm: share?.reader ?? yarn.rm, proxy: yarn.proxy },
+    rmWebAddress: () => (given.rm instanceof ResourceManagerClient ? given.rm.activeAddress : undefined),
     ...(share ? { clusterState: () => share.stats(), sweepsRecords: () => share.isLeader() } : {}),
     async expireNow() {
       const out = await expiry.runOnce();

@@ -164,6 +164,8 @@ export function parseApplication(body: unknown, expectedId: string): Application
     const v = optStr(o, k, 'app');
     if (v !== undefined) app[k] = v;
   }
+  // Only links are made of it: anything but a non-empty string is left out, not a broken answer.
+  if (typeof o.trackingUrl === 'string' && o.trackingUrl !== '') app.trackingUrl = o.trackingUrl;
   const current = optStr(o, 'currentAppAttemptId', 'app');
   if (current) {
     if (!parseAttemptId(current).ok) throw new RmShapeError(`app.currentAppAttemptId '${current}' is not a YARN attempt id`);

@@ -56,6 +56,8 @@ export interface ApplicationInfo {
   user?: string;
   queue?: string;
   currentAppAttemptId?: string;
+  /** Where the application serves its web UI, as the RM reports it (Flink: its REST endpoint behind the RM's proxy). */
+  trackingUrl?: string;
 }
 
 export interface AttemptInfo {

@@ -80,3 +80,17 @@ export async function launchBrowser(): Promise<Browser> {
     },
   };
 }
+
+/**
+ * Waits until `expression` (JavaScript, run in the page) is true, asking every 50 ms for at most
+ * `timeoutMs`. Not page.waitForFunction: with a string it polls through `new Function` inside the
+ * page, which the console's CSP (no 'unsafe-eval') refuses; page.evaluate runs from outside it.
+ */
+export async function waitForTrue(page: Page, expression: string, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    if (await page.evaluate(expression)) return;
+    if (Date.now() > until) throw new Error(`not true within ${timeoutMs} ms: ${expression}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -13,10 +13,29 @@ import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
 import { silentLogger } from '../../src/core/logger';
 import { http, tempDir } from '../support/sidecar';
 import { ADMIN_TOKEN, VIEWER_TOKEN, bearer, writeTokenFile } from '../security/support';
-import { Browser, launchBrowser, skipWithoutChromium } from './browser';
+import { Browser, launchBrowser, skipWithoutChromium, waitForTrue } from './browser';
+import { repoRoot } from '../support/paths';
 
 const TOKENS = ['tokens:', `  "${ADMIN_TOKEN}": { name: alice, role: admin }`, `  "${VIEWER_TOKEN}": { name: grafana, role: viewer }`, ''].join('\n');
 const WAIT = { timeout: 10_000 };
+
+/**
+ * Elements that reach past the right (or left) edge of the screen, or that scroll sideways inside
+ * themselves (a panel's table too wide for it), as "tag.class" strings. Runs in the page.
+ */
+const OVERFLOWING = `(() => {
+  const W = document.documentElement.clientWidth;
+  const name = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (typeof el.className === 'string' && el.className ? '.' + el.className.trim().replace(/\\s+/g, '.') : '');
+  const out = [];
+  for (const el of document.querySelectorAll('body *')) {
+    const r = el.getBoundingClientRect();
+    if (r.width > 0 && (r.right > W + 0.5 || r.left < -0.5)) out.push(name(el) + ' spans ' + Math.round(r.left) + '..' + Math.round(r.right));
+    const cs = getComputedStyle(el);
+    if (cs.overflowX !== 'visible' && el.scrollWidth > el.clientWidth + 1 && !el.classList.contains('sr')) out.push(name(el) + ' scrolls sideways');
+  }
+  return out.slice(0, 20);
+})()`;
+const BUTTONS_OFF_SCREEN = `[...document.querySelectorAll('#blocklist button.extend, #blocklist button.unblock')].filter((b) => { const r = b.getBoundingClientRect(); return r.width === 0 || r.left < 0 || r.right > document.documentElement.clientWidth; }).map((b) => b.closest('tr').dataset.id + ' ' + b.className)`;
 
 describe('console: in a browser', function () {
   this.timeout(60_000);
@@ -42,6 +61,8 @@ describe('console: in a browser', function () {
       'cluster.resource-blocklist.detector.mode': 'shadow',
       'cluster.resource-blocklist.detector.flink.rest-address': sim.url,
       'cluster.resource-blocklist.detector.poll-interval': '300 ms',
+      // The chart's samples: a few per second, so it draws lines within a test.
+      'rest.console.history-interval': '250 ms',
     });
     c = { sim, sidecar: await startSidecar({ config, logger: silentLogger, env: {} }) };
     api = c.sidecar.url;
@@ -111,7 +132,7 @@ describe('console: in a browser', function () {
     // A phone's width: one card per item, nothing wider than the screen.
     await page.setViewportSize({ width: 390, height: 844 });
     // A string: the expression runs in the page (this project is compiled without the DOM's types).
-    await page.waitForFunction('document.documentElement.scrollWidth <= window.innerWidth', undefined, WAIT);
+    await waitForTrue(page, 'document.documentElement.scrollWidth <= window.innerWidth');
     assert.equal(await page.locator('#blocklist thead').isVisible(), false, 'the table header gives way to labelled cards');
     await b.shot(page, 'viewer-narrow');
     await page.close();
@@ -218,10 +239,10 @@ describe('console: in a browser', function () {
     const page = await open(ADMIN_TOKEN);
     const row = `#blocklist tr[data-id="${rack}"]`;
     await page.waitForSelector(`${row}[data-state="applied"]`, WAIT);
-    assert.equal(await page.locator(`${row} td[data-label="kind"]`).innerText(), 'rack');
+    assert.equal(await page.locator(`${row} .kind`).innerText(), 'rack');
     for (const h of hosts) await page.waitForSelector(`#nodes .node[data-host="${h}"][data-state="blocked"]`, WAIT);
     await page.selectOption('#filter-kind', 'rack');
-    await page.waitForFunction("document.querySelectorAll('#blocklist tbody tr').length === 1", undefined, WAIT);
+    await waitForTrue(page, "document.querySelectorAll('#blocklist tbody tr').length === 1");
     await b.shot(page, 'rack');
 
     await page.click(`${row} button.unblock`);
@@ -287,9 +308,18 @@ describe('console: in a browser', function () {
     await page.waitForSelector('#blocklist tr[data-state="deferred"]', WAIT);
     assert.equal(await page.locator('#blocklist tr[data-state="deferred"]').count(), 1);
     assert.match(await page.locator('#blocklist tr[data-state="deferred"] .sync-cell').innerText(), /held back by the safety cap/);
-    await page.waitForFunction(`document.querySelector('#safety-cap')?.innerText.includes('${limit} of ${running}')`, undefined, WAIT);
+    await waitForTrue(page, `document.querySelector('#safety-cap')?.innerText.includes('${limit} of ${running}')`);
     assert.match(await page.locator('#safety-cap').innerText(), new RegExp(`${limit} of ${running} RUNNING nodes blacklisted \\(at most ${limit}.*1 deferred`));
     await page.waitForSelector('#nodes .node[data-state="deferred"]', WAIT);
+    // The tiles: the deferred one raised, the cap's use beside it; a click shows just those rows.
+    await waitForTrue(page, `document.querySelector('#summary [data-figure="deferred"]')?.innerText === '1'`);
+    assert.equal(await page.locator('#summary [data-figure="blocked"]').innerText(), String(limit));
+    assert.match(await page.locator('#summary [data-tile="deferred"]').innerText(), new RegExp(`cap: ${limit} of at most ${limit} \\(${running} RUNNING nodes\\)`));
+    assert.equal(await page.locator('#summary [data-tile="deferred"]').getAttribute('class'), 'tile alarm');
+    assert.equal(await page.locator('#summary [data-tile="deferred"] meter').getAttribute('value'), String(limit));
+    await page.click('#summary [data-tile="deferred"] button');
+    await waitForTrue(page, "document.querySelectorAll('#blocklist tbody tr').length === 1");
+    assert.equal(await page.locator('#filter-state').inputValue(), 'deferred');
     await b.shot(page, 'deferred');
     await page.close();
     for (const h of hosts) assert.equal((await admin('DELETE', `/blocklist/nodes/${h}`)).status, 200);
@@ -303,11 +333,21 @@ describe('console: in a browser', function () {
     await admin('PUT', `/blocklist/nodes/${other}`, { action: 'MARK_BLOCKED', cause: 'NIC drops packets' });
     // Waits for its containers forever (-1): the phase moves only when they are gone.
     assert.equal((await admin('PUT', `/blocklist/nodes/${host}`, { action: 'MARK_BLOCKED_AND_EVACUATE_TASKS', cause: 'kernel soft lockups', evacuationTimeout: -1 })).status, 201);
-    const evac = `#evacuations tr[data-item="${host}"]`;
+    const evac = `#evacuations li[data-item="${host}"]`;
     await page.waitForSelector(`${evac}[data-phase="WAIT_CONTAINER"]`, WAIT);
     await page.waitForSelector(`#blocklist tr[data-id="${host}"][data-state="evacuating"]`, WAIT);
     await page.waitForSelector(`#nodes .node[data-host="${host}"][data-state="evacuating"]`, WAIT);
     assert.match(await page.locator(`#blocklist tr[data-id="${host}"] .sync-cell`).innerText(), /WAIT_CONTAINER, \d+ containers? left/);
+    // The card: why it waits, containers moved (a progress bar), no deadline (it waits forever).
+    const left = c.sim.cluster.taskManagers().filter((t) => t.host === host).length;
+    assert.match(await page.locator(evac).innerText(), /waiting for its containers to end/);
+    assert.equal(await page.locator(`${evac} progress.moved`).getAttribute('max'), String(left));
+    assert.equal(await page.locator(`${evac} progress.moved`).getAttribute('value'), '0');
+    assert.match(await page.locator(`${evac} .bar-text`).innerText(), new RegExp(`0 of ${left} moved, ${left} left`));
+    assert.match(await page.locator(`${evac} .deadline`).innerText(), /no deadline: waits for its containers/);
+    assert.equal(await page.locator(`${evac} progress.grace`).count(), 0, 'no grace period to show');
+    await page.waitForSelector('#summary [data-tile="evacuating"] progress', WAIT);
+    assert.equal(await page.locator('#summary [data-figure="evacuating"]').innerText(), '1');
     await b.shot(page, 'evacuating');
 
     // The containers end (as if Flink moved them); the simulator places none there: it is blacklisted.
@@ -318,6 +358,7 @@ describe('console: in a browser', function () {
       await page.waitForTimeout(100);
     }
     await page.waitForSelector(`${evac}[data-phase="READY"]`, WAIT);
+    assert.match(await page.locator(evac).innerText(), /done: nothing of the job left there/);
     await page.waitForSelector(`#blocklist tr[data-id="${host}"][data-state="evacuated"]`, WAIT);
     await page.close();
     for (const h of [host, other]) assert.equal((await admin('DELETE', `/blocklist/nodes/${h}`)).status, 200);
@@ -379,6 +420,138 @@ describe('console: in a browser', function () {
     await page.close();
   });
 
+  it('links go where YARN says: the application’s RM page, Flink’s web UI, each node’s NodeManager page, each TaskManager’s Flink page', async () => {
+    const [host] = busyHosts();
+    const tm = c.sim.cluster.taskManagers().find((t) => t.host === host);
+    if (!tm) throw new Error(`no task manager on ${host}`);
+    const id = `${host}/${tm.id}`;
+    assert.equal((await admin('PUT', `/blocklist/taskmanagers/${encodeURIComponent(id)}`, { action: 'MARK_BLOCKED', cause: 'slow TM' })).status, 201);
+    const page = await open(VIEWER_TOKEN);
+    const app = c.sim.cluster.applicationId;
+    await page.waitForSelector('header a.app-link', WAIT);
+    assert.equal(await page.locator('header a.app-link').getAttribute('href'), `${c.sim.url}/cluster/app/${app}`);
+    assert.equal(await page.locator('header a.flink-link').getAttribute('href'), `http://rm.sim.local:8088/proxy/${app}/`);
+    assert.equal(await page.locator('header a.rm-link').getAttribute('href'), `${c.sim.url}/cluster/nodes`);
+    const row = `#blocklist tr[data-id="${id}"]`;
+    await page.waitForSelector(`${row} a.node-link`, WAIT);
+    assert.equal(await page.locator(`${row} a.node-link`).getAttribute('href'), `http://${host}:8042/node`);
+    assert.equal(await page.locator(`${row} a.tm-link`).getAttribute('href'), `http://rm.sim.local:8088/proxy/${app}/#/task-manager/${tm.id}/metrics`);
+    assert.equal(await page.locator(`${row} a.tm-link`).getAttribute('rel'), 'noopener noreferrer');
+    await page.close();
+    assert.equal((await admin('DELETE', `/blocklist/taskmanagers/${encodeURIComponent(id)}`)).status, 200);
+  });
+
+  it('an evacuation with a deadline counts down beside its grace bar; its containers link to Flink', async () => {
+    const [, host] = busyHosts();
+    const page = await open(VIEWER_TOKEN);
+    assert.equal((await admin('PUT', `/blocklist/nodes/${host}`, { action: 'MARK_BLOCKED_AND_EVACUATE_TASKS', cause: 'memory errors (EDAC)', evacuationTimeout: 600 })).status, 201);
+    const evac = `#evacuations li[data-item="${host}"]`;
+    await page.waitForSelector(`${evac}[data-phase="WAIT_CONTAINER"] progress.grace`, WAIT);
+    assert.match(await page.locator(`${evac} .deadline`).innerText(), /deadline in (10m|9m 5\ds)/);
+    const grace = Number(await page.locator(`${evac} progress.grace`).getAttribute('value'));
+    assert.ok(grace >= 0 && grace <= 2, `grace used ${grace} %`);
+    await page.click(`${evac} details.containers summary`);
+    const first = c.sim.cluster.taskManagers().find((t) => t.host === host);
+    if (!first) throw new Error(`no task manager on ${host}`);
+    assert.match(await page.locator(`${evac} details.containers a.tm-link`).first().getAttribute('href') ?? '', /#\/task-manager\/container_.+\/metrics$/);
+    await page.close();
+    assert.equal((await admin('DELETE', `/blocklist/nodes/${host}`)).status, 200);
+  });
+
+  it('the chart draws blocked and evacuating nodes over the sidecar’s samples', async () => {
+    const host = await idleHost();
+    const page = await open(VIEWER_TOKEN);
+    await waitForTrue(page, "Number(document.querySelector('#history .chart svg')?.dataset.points) >= 3");
+    assert.equal((await admin('PUT', `/blocklist/nodes/${host}`, { action: 'MARK_BLOCKED', cause: 'for the chart' })).status, 201);
+    // The legend says the figures now; the blocked line steps up to it.
+    await waitForTrue(page, `document.querySelector('#history [data-series="blocked"] strong')?.innerText === document.querySelector('#summary [data-figure="blocked"]')?.innerText`);
+    assert.equal(await page.locator('#history polyline.line-blocked').count(), 1);
+    assert.equal(await page.locator('#history polyline.line-evacuating').count(), 1);
+    assert.match((await page.locator('#history .chart svg').getAttribute('aria-label')) ?? '', /^Blocked nodes \d+, evacuating \d+, deferred \d+ over the last /);
+    assert.ok(((await page.locator('#history .tick').allTextContents()).some((t) => /^\d\d:\d\d$/.test(t))), 'time ticks in UTC');
+    await page.close();
+    assert.equal((await admin('DELETE', `/blocklist/nodes/${host}`)).status, 200);
+  });
+
+  it('the end of a block is typed as an ISO time (no mm/dd/yyyy picker), checked as typed, and sent as that instant', async () => {
+    const host = await idleHost();
+    const page = await open(ADMIN_TOKEN);
+    await page.fill('#block-node', host);
+    await page.fill('#block-cause', 'until the vendor swaps the DIMM');
+    await page.check('#block-ends-at');
+    assert.equal(await page.locator('#block-end').getAttribute('type'), 'text');
+    await page.fill('#block-end', '12/01/2026 6:00 PM');
+    await page.waitForSelector('#block-end-hint.bad', WAIT);
+    await page.click('#block-preview');
+    await page.waitForSelector('#block-error', WAIT);
+    assert.match(await page.locator('#block-error').innerText(), /is not an ISO time/);
+    const end = Math.ceil((Date.now() + 2 * 3_600_000) / 60_000) * 60_000;
+    const text = new Date(end).toISOString().slice(0, 16).replace('T', ' ') + 'Z';
+    await page.fill('#block-end', text);
+    await waitForTrue(page, `/^= ${text.replace('Z', ':00Z')}, in (1h 5\\d|2h)/.test(document.querySelector('#block-end-hint')?.innerText ?? '')`);
+    await page.click('#block-preview');
+    await page.waitForSelector('#preview', WAIT);
+    await page.click('#block-confirm');
+    await page.waitForSelector(`#blocklist tr[data-id="${host}"]`, WAIT);
+    assert.equal(((await admin('GET', `/blocklist/nodes/${host}`)).body as { endTimestamp: string }).endTimestamp, String(end));
+    await page.close();
+    assert.equal((await admin('DELETE', `/blocklist/nodes/${host}`)).status, 200);
+  });
+
+  it('a long cause is one line that opens to the whole; an unknown host has its tile', async () => {
+    const host = await idleHost();
+    const long = `automatic: 5 failures in 10 min: ${'java.io.IOException: No space left on device at org.apache.flink.runtime.io.disk; '.repeat(8)}`.trim();
+    assert.equal((await admin('PUT', `/blocklist/nodes/${host}`, { action: 'MARK_BLOCKED', cause: long })).status, 201);
+    assert.equal((await admin('PUT', '/blocklist/nodes/nodo-typo.sim.local', { action: 'MARK_BLOCKED', cause: 'a typo' })).status, 201);
+    const page = await open(VIEWER_TOKEN);
+    const cause = `#blocklist tr[data-id="${host}"] td.cause details.fold`;
+    await page.waitForSelector(cause, WAIT);
+    const folded = await page.locator(`#blocklist tr[data-id="${host}"] td.cause`).innerText();
+    assert.ok(folded.length < 80, `folded to ${folded.length} characters`);
+    assert.equal(await page.locator(cause).getAttribute('open'), null);
+    await page.click(`${cause} summary`);
+    assert.equal((await page.locator(`${cause} .full`).innerText()).trim(), long);
+    await waitForTrue(page, `document.querySelector('#summary [data-figure="unknown"]')?.innerText === '1'`);
+    assert.match(await page.locator('#summary [data-tile="unknown"]').innerText(), /nodo-typo\.sim\.local/);
+    await page.click('#summary [data-tile="unknown"] button');
+    await waitForTrue(page, "document.querySelectorAll('#blocklist tbody tr').length === 1");
+    assert.equal(await page.locator('#blocklist tbody tr').getAttribute('data-id'), 'nodo-typo.sim.local');
+    await page.close();
+    for (const id of [host, 'nodo-typo.sim.local']) assert.equal((await admin('DELETE', `/blocklist/nodes/${id}`)).status, 200);
+  });
+
+  it('at 1280 px and on a 400 px phone nothing is wider than the screen and every button is on it (the docs’ screenshots)', async () => {
+    const [busy] = busyHosts();
+    const [a, bHost] = [await idleHost(), await idleHost([await idleHost()])];
+    const tm = c.sim.cluster.taskManagers().find((t) => t.host !== busy && t.host !== c.sim.cluster.currentAttempt.amHost);
+    if (!tm) throw new Error('no second task manager');
+    const made = [
+      [`/blocklist/nodes/${a}`, { action: 'MARK_BLOCKED', cause: 'disk full on /data3', timeout: 7_200_000 }],
+      [`/blocklist/nodes/${busy}`, { action: 'MARK_BLOCKED_AND_EVACUATE_TASKS', cause: 'kernel soft lockups', evacuationTimeout: 900 }],
+      [`/blocklist/nodes/${bHost}`, { action: 'MARK_BLOCKED', cause: `NIC drops packets; ${'the switch sees the link flapping, '.repeat(5)}ticket OPS-4411`, timeout: 3_600_000 }],
+      [`/blocklist/taskmanagers/${encodeURIComponent(`${tm.host}/${tm.id}`)}`, { action: 'MARK_BLOCKED', cause: 'GC storms in this TM', timeout: 1_800_000 }],
+      ['/blocklist/nodes/nodo0099.sim.local', { action: 'MARK_BLOCKED', cause: 'a typo in the host name' }],
+    ] as const;
+    for (const [p, body] of made) assert.equal((await admin('PUT', p, body)).status, 201, p);
+    const page = await open(ADMIN_TOKEN);
+    await page.waitForSelector(`#evacuations li[data-item="${busy}"]`, WAIT);
+    await page.waitForSelector('#detector', WAIT);
+    await waitForTrue(page, "Number(document.querySelector('#history .chart svg')?.dataset.points) >= 4");
+    const docs = process.env.BLOCKLIST_DOCS_SCREENSHOTS === '1';
+    for (const [width, name] of [[1280, 'console'], [400, 'console-phone']] as const) {
+      await page.setViewportSize({ width, height: 900 });
+      await waitForTrue(page, `document.documentElement.scrollWidth <= ${width}`);
+      const wide = (await page.evaluate(OVERFLOWING)) as string[];
+      assert.deepEqual(wide, [], `at ${width} px`);
+      const buttons = (await page.evaluate(BUTTONS_OFF_SCREEN)) as string[];
+      assert.deepEqual(buttons, [], `every Extend/Unblock button is on the screen at ${width} px`);
+      await b.shot(page, name);
+      if (docs) await page.screenshot({ path: path.join(repoRoot, 'docs', 'img', `${name}.png`), fullPage: true, ...(width > 600 ? {} : { clip: { x: 0, y: 0, width, height: 1700 } }) });
+    }
+    await page.close();
+    for (const [p] of made) assert.equal((await admin('DELETE', p)).status, 200, p);
+  });
+
   // Last: it leaves its items behind.
   it('a long blocklist is drawn a page of rows at a time; the filter searches all of it', async () => {
     // Scoped to another application: stored and listed, nothing for this job's YARN blacklist.
@@ -389,9 +562,9 @@ describe('console: in a browser', function () {
     assert.equal(await page.locator('#blocklist tbody tr').count(), 200);
     assert.match(await page.locator('#more-rows').innerText(), /Showing 200 of 230/);
     await page.click('#more-rows button');
-    await page.waitForFunction("document.querySelectorAll('#blocklist tbody tr').length === 230", undefined, WAIT);
+    await waitForTrue(page, "document.querySelectorAll('#blocklist tbody tr').length === 230");
     await page.fill('#filter-text', 'far229');
-    await page.waitForFunction("document.querySelectorAll('#blocklist tbody tr').length === 1", undefined, WAIT);
+    await waitForTrue(page, "document.querySelectorAll('#blocklist tbody tr').length === 1");
     assert.match(await page.locator('#blocklist tbody tr').innerText(), /not-applicable/);
     await page.close();
     // Left in the store: this is the suite's last test, and 230 deletes would cost seconds.

@@ -135,7 +135,7 @@ describe('console: serving', () => {
         assert.equal((await http(s.url, 'HEAD', p)).status, 200, `HEAD ${p}`);
       }
       assert.equal((await fetch(`${s.url}/`, { redirect: 'manual' })).status, 302);
-      for (const p of ['/ui/session', '/ui/nope.js', '/ui/vendor/', '/blocklist', '/status']) {
+      for (const p of ['/ui/session', '/ui/history', '/ui/links', '/ui/nope.js', '/ui/vendor/', '/blocklist', '/status']) {
         const r = await http(s.url, 'GET', p);
         assert.equal(r.status, 401, p);
         assert.match(r.headers.get('www-authenticate') ?? '', /^Bearer/);
@@ -195,6 +195,27 @@ describe('console: serving', () => {
       assert.equal(plain.nodes, undefined);
       assert.ok(plain.safetyCap);
       assert.equal((await http(c.sidecar.url, 'GET', '/status?nodes=maybe')).status, 400);
+    });
+
+    it('/ui/history: the chart’s samples, the live figures last; /ui/links: the RM, the application, Flink, a node’s page', async () => {
+      type H = { intervalMs: number; points: { t: number; blocked: number; evacuating: number; deferred: number; unapplied: number }[] };
+      const h = (await http(c.sidecar.url, 'GET', '/ui/history')).body as H;
+      assert.equal(h.intervalMs, 60_000);
+      assert.ok(h.points.length >= 1, JSON.stringify(h));
+      const last = h.points[h.points.length - 1];
+      assert.ok(Math.abs(last.t - Date.now()) < 5_000);
+      assert.equal(last.blocked, 1, 'the block of the test before');
+      assert.deepEqual({ evacuating: last.evacuating, deferred: last.deferred, unapplied: last.unapplied }, { evacuating: 0, deferred: 0, unapplied: 0 });
+      const links = (await http(c.sidecar.url, 'GET', '/ui/links')).body as Record<string, unknown>;
+      const app = c.sim.cluster.applicationId;
+      assert.deepEqual(links, {
+        rm: c.sim.url,
+        applicationId: app,
+        application: `${c.sim.url}/cluster/app/${app}`,
+        // The simulator reports Flink's tracking URL as a real RM does: behind the RM's proxy.
+        flink: `http://rm.sim.local:8088/proxy/${app}/`,
+        nodePage: { scheme: 'http', port: 8042 },
+      });
     });
 
     it("blacklist.owners: every owner's share of the AM's blacklist, as last read from the proxy", async () => {

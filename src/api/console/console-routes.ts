@@ -7,6 +7,8 @@
  *   GET /ui/            the page (index.html)
  *   GET /ui/<file>      its script modules and styles, each listed by name (no path is joined from a request)
  *   GET /ui/session     who the caller is: {name, role, auth}; behind the token like every API read
+ *   GET /ui/history     the chart's samples (blocked, evacuating, deferred, unapplied over the last hours)
+ *   GET /ui/links       where links point: the RM, the application, Flink's web UI, a node's page
  *
  * The shell (HTML, scripts, styles) is served without a token: it holds no data and is the same
  * for everyone, and a browser cannot send `Authorization: Bearer` when it navigates to a page, so
@@ -22,6 +24,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendErrors } from '../errors';
+import { HistoryPoint } from '../../metrics/history';
+import { ConsoleLinks } from './links';
 
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
@@ -41,6 +45,9 @@ const OWN_FILES: Record<string, string> = {
   'api.js': 'api.js',
   'format.js': 'format.js',
   'panels.js': 'panels.js',
+  'blocklist.js': 'blocklist.js',
+  'figures.js': 'figures.js',
+  'bits.js': 'bits.js',
   'controls.js': 'controls.js',
   'app.css': 'app.css',
   'favicon.svg': 'favicon.svg',
@@ -104,10 +111,18 @@ function securityHeaders(reply: FastifyReply): FastifyReply {
     .header('cross-origin-resource-policy', 'same-origin');
 }
 
+/** What the console reads beyond the REST API; absent parts answer empty. */
+export interface ConsoleData {
+  /** The sidecar's ring of samples (src/metrics/history.ts) and its period. */
+  history?: { intervalMs: number; view(): Promise<HistoryPoint[]> };
+  links?: () => Promise<ConsoleLinks>;
+}
+
 export interface ConsoleOptions {
   /** Bearer tokens are configured (the session endpoint says so, so the page knows to ask). */
   auth: boolean;
   assets?: Map<string, Asset> | { missing: string };
+  data?: ConsoleData;
 }
 
 export function consoleRoutes(app: FastifyInstance, opts: ConsoleOptions): void {
@@ -134,5 +149,14 @@ export function consoleRoutes(app: FastifyInstance, opts: ConsoleOptions): void 
   app.get('/ui/session', async (req, reply) => {
     securityHeaders(reply).header('cache-control', 'no-store');
     return { name: req.principal.name, role: req.principal.role, auth: opts.auth };
+  });
+  app.get('/ui/history', async (_req, reply) => {
+    securityHeaders(reply).header('cache-control', 'no-store');
+    const h = opts.data?.history;
+    return { intervalMs: h?.intervalMs ?? null, points: h ? await h.view() : [] };
+  });
+  app.get('/ui/links', async (_req, reply) => {
+    securityHeaders(reply).header('cache-control', 'no-store');
+    return (await opts.data?.links?.()) ?? {};
   });
 }
