@@ -3,7 +3,8 @@
  * benches that need it): am-proxy's FlinkYarnRig (built by scripts/build-am-proxy.sh) runs a
  * MiniYARNCluster whose three NodeManagers (nm1/nm2/nm3.blocklist.test on 127.0.0.2-4) run the
  * blocklist interceptor, and deploys a Flink session by Flink's own YarnClusterDescriptor with the
- * keys of docs/deploy.md (`deployKeys`), so the sidecar starts inside Flink's AM container. A
+ * keys of docs/deploy.md (`deployKeys`: deploy/flink/config.yaml, shipping the tarball `npm run dist`
+ * builds, with a ZooKeeper store), so the sidecar starts inside Flink's AM container. A
  * never-ending streaming job runs there, one TaskManager per NodeManager. One rig per Flink line,
  * started on first use and shared by every file of the run; it stops when the test process exits.
  *
@@ -15,9 +16,12 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import YAML from 'yaml';
 import { startJavaLauncherWithStop } from './java-launcher';
 import { repoRoot } from './paths';
 import { until } from './real-yarn';
+import { releaseTarball } from './release';
+import { ZkCluster, zookeeperUnavailableReason } from './zookeeper';
 
 const isCI = process.env.CI === 'true';
 /** The rig built against each Flink line (one source, two Maven modules). */
@@ -40,6 +44,11 @@ export interface FlinkYarnRig {
   startupMs: number;
   /** The sidecar in Flink's AM container (a fixed loopback port: the test must find it). */
   sidecarUrl: string;
+  /** The store the attempts share, as the CLI's --store names it (a ZooKeeper of the rig's own). */
+  store: string;
+  /** The release tarball Flink ships, and how long `npm run dist` took to hand it over (0 when up to date). */
+  tarball: string;
+  distMs: number;
   amrmProxyPort: number;
   workDir: string;
   log: string;
@@ -73,8 +82,8 @@ export function flinkYarnUnavailableReason(line: FlinkYarnLine): string | undefi
   for (const f of ['runtime-classpath.txt', 'classes']) {
     if (!fs.existsSync(path.join(target(line), f))) return `am-proxy/${FLINK_YARN_RIGS[line]}/target/${f} is missing (npm test builds it: scripts/build-am-proxy.sh)`;
   }
-  if (!fs.existsSync(path.join(repoRoot, 'dist', 'src', 'cli', 'main.js'))) return 'the sidecar is not built (npm run build)';
-  return undefined;
+  if (!fs.existsSync(FLINK_DEPLOY_KEYS_FILE)) return `${FLINK_DEPLOY_KEYS_FILE} is missing`;
+  return zookeeperUnavailableReason();
 }
 
 export function requireFlinkYarn(ctx: Mocha.Context, line: FlinkYarnLine): void {
@@ -109,45 +118,56 @@ async function fixedPort(): Promise<number> {
 export interface DeployPlace {
   /** The NodeManagers' yarn.nodemanager.amrmproxy.address port. */
   amrmProxyPort: number;
-  /** Where the sidecar is unpacked, as the AM container sees it. */
-  blocklistHome: string;
-  /** The cluster's HADOOP_CONF_DIR (yarn-site.xml with the RM's addresses). */
-  hadoopConfDir: string;
-  /** The sidecar's REST port in the AM, its store file and audit file (durable: shared by the attempts). */
+  /** The release tarball (npm run dist). */
+  tarball: string;
+  /** The cluster's ZooKeeper quorum and this rig's root in it. */
+  zkQuorum: string;
+  zkRoot: string;
+  /** The sidecar's REST port in the AM. */
   sidecarPort: number;
-  storeFile: string;
-  auditFile: string;
 }
 
+/** The Flink keys a user adds (docs/deploy.md step 3): deploy/flink/config.yaml, as shipped. */
+export const FLINK_DEPLOY_KEYS_FILE = path.join(repoRoot, 'deploy', 'flink', 'config.yaml');
+
 /**
- * The keys of Flink's config.yaml that put the sidecar in Flink's AM container (docs/deploy.md's
- * Flink side): Flink's AM reaches its own NodeManager's AMRMProxy; Flink's start command is
- * wrapped so the JobManager's container starts the sidecar first; the wrapper is shipped with the
- * job; the sidecar's settings travel as the AM container's environment.
+ * deploy/flink/config.yaml with its <…> placeholders filled in for this cluster (the tarball's path,
+ * the AMRMProxy's port, the ZooKeeper quorum), then the rig's own few keys on top.
  */
 export function deployKeys(p: DeployPlace): Record<string, string> {
+  const doc = YAML.parse(fs.readFileSync(FLINK_DEPLOY_KEYS_FILE, 'utf8')) as Record<string, unknown>;
+  const keys: Record<string, string> = {};
+  for (const [k, v] of Object.entries(doc)) {
+    let value = String(v);
+    if (k === 'yarn.ship-archives') {
+      if (path.basename(value) !== path.basename(p.tarball)) throw new Error(`${FLINK_DEPLOY_KEYS_FILE}: ${k} names ${path.basename(value)}, npm run dist built ${path.basename(p.tarball)}`);
+      value = p.tarball;
+    }
+    value = value.replace('<8049>', String(p.amrmProxyPort)).replace(/<zk1:2181[^>]*>/, p.zkQuorum);
+    if (/<[^>]+>/.test(value)) throw new Error(`${FLINK_DEPLOY_KEYS_FILE}: the rig fills no placeholder in ${k}: ${value}`);
+    keys[k] = value;
+  }
   const env = 'containerized.master.env.';
   return {
-    'flink.yarn.resourcemanager.scheduler.address': `\${env.NM_HOST}:${p.amrmProxyPort}`,
-    'yarn.container-start-command-template': 'bash flink-am-wrapper.sh %java% %jvmmem% %jvmopts% %logging% %class% %args% %redirects%',
-    'yarn.ship-files': path.join(p.blocklistHome, 'scripts', 'flink-am-wrapper.sh'),
-    // This application opts in to the interceptor (decisions.md, intercept: the AM container's environment).
-    [`${env}BLOCKLIST_AMRM_PROXY`]: 'true',
-    [`${env}BLOCKLIST_HOME`]: p.blocklistHome,
-    [`${env}HADOOP_CONF_DIR`]: p.hadoopConfDir,
+    ...keys,
+    // The rig's own: the test must find the sidecar (no published address yet), one root per rig in
+    // the shared ZooKeeper, two of the three nodes blocked at once (the default 0.33 allows one
+    // here), and a full resync every 2 s (default 5 min) so a check can wait for one.
     [`${env}BLOCKLIST_REST_PORT`]: String(p.sidecarPort),
-    // The AM profile stores in ZooKeeper; the rig has none: a SQLite file shared by the attempts.
-    [`${env}BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_STORE_TYPE`]: 'sqlite',
-    [`${env}BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_STORE_SQLITE_PATH`]: p.storeFile,
-    [`${env}BLOCKLIST_LOG_AUDIT_FILE`]: p.auditFile,
-    // The checks hold two of the three nodes blocked at once; the default 0.33 allows one here.
-    // A full resync every 2 s (default 5 min), so a check can wait for one.
-    [`${env}BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_FULL_RESYNC_INTERVAL`]: '2 s',
+    [`${env}BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_STORE_ZOOKEEPER_ROOT`]: p.zkRoot,
     [`${env}BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_MAX_BLOCKED_FRACTION`]: '0.7',
+    [`${env}BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_FULL_RESYNC_INTERVAL`]: '2 s',
   };
 }
 
 const started = new Map<FlinkYarnLine, Promise<FlinkYarnRig>>();
+let zookeeper: Promise<ZkCluster> | undefined;
+
+/** One standalone ZooKeeper for the rigs of a run (the cluster's store; each rig has its own root). */
+function sharedZookeeper(): Promise<ZkCluster> {
+  zookeeper ??= ZkCluster.start(1);
+  return zookeeper;
+}
 
 /** The rig of one Flink line, started on first use and shared by every file. */
 export function flinkYarn(line: FlinkYarnLine): Promise<FlinkYarnRig> {
@@ -178,29 +198,36 @@ async function launch(line: FlinkYarnLine): Promise<FlinkYarnRig> {
     ['127.0.0.1 localhost', `127.0.0.1 ${os.hostname()}`, '127.0.0.2 nm1.blocklist.test', '127.0.0.3 nm2.blocklist.test', '127.0.0.4 nm3.blocklist.test', ''].join('\n'),
   );
   const work = path.join(workDir, 'yarn');
-  const durable = path.join(workDir, 'sidecar');
   fs.mkdirSync(work);
-  fs.mkdirSync(durable);
+  const t0 = Date.now();
+  const tarball = releaseTarball();
+  const distMs = Date.now() - t0;
+  const zk = await sharedZookeeper();
   const place: DeployPlace = {
     amrmProxyPort: await fixedPort(),
-    blocklistHome: repoRoot,
-    hadoopConfDir: path.join(work, 'hadoop-conf'),
+    tarball,
+    zkQuorum: zk.connectString(),
+    zkRoot: `/flink-yarn-${line.replace('.', '-')}`,
     sidecarPort: await fixedPort(),
-    storeFile: path.join(durable, 'blocklist.db'),
-    auditFile: path.join(durable, 'audit.jsonl'),
   };
   const t = target(line);
   const cp = [path.join(t, 'classes'), fs.readFileSync(path.join(t, 'runtime-classpath.txt'), 'utf8').trim()].join(path.delimiter);
   const log = path.join(workDir, 'rig.log');
   const keys = Object.entries(deployKeys(place)).map(([k, v]) => `${k}=${v}`);
-  const { ready, stop } = await startJavaLauncherWithStop<Omit<FlinkYarnRig, 'line' | 'sidecarUrl' | 'amrmProxyPort' | 'workDir' | 'log' | 'stop'>>({
+  const { ready, stop } = await startJavaLauncherWithStop<Omit<FlinkYarnRig, 'line' | 'sidecarUrl' | 'store' | 'tarball' | 'distMs' | 'amrmProxyPort' | 'workDir' | 'log' | 'stop'>>({
     what: `the Flink ${line} on YARN rig`,
     args: ['-Xmx768m', '-XX:TieredStopAtLevel=1', `-Djdk.net.hosts.file=${hosts}`, `-Dtest.build.data=${path.join(workDir, 'test-data')}`, `-Djava.io.tmpdir=${workDir}`, '-cp', cp, 'io.github.flinkyarnblocklist.flinkyarn.FlinkYarnRig', work, hosts, String(place.amrmProxyPort), ...keys],
     dir: workDir,
     log,
     timeoutMs: 300_000,
+    // The cluster's client configuration, as a NodeManager host has it: the NodeManagers hand
+    // HADOOP_CONF_DIR on to their containers (yarn.nodemanager.env-whitelist), where the sidecar reads the RM's address.
+    env: { ...process.env, HADOOP_CONF_DIR: path.join(work, 'hadoop-conf') },
   });
-  return { ...ready, line, sidecarUrl: `http://127.0.0.1:${place.sidecarPort}`, amrmProxyPort: place.amrmProxyPort, workDir, log, stop };
+  return {
+    ...ready, line, sidecarUrl: `http://127.0.0.1:${place.sidecarPort}`, store: `zookeeper:${place.zkQuorum}${place.zkRoot}`, tarball, distMs,
+    amrmProxyPort: place.amrmProxyPort, workDir, log, stop,
+  };
 }
 
 async function control<T>(rig: FlinkYarnRig, method: 'GET' | 'POST', p: string): Promise<T> {

@@ -16,6 +16,8 @@ export interface JavaLauncher {
   dir: string;
   log: string;
   timeoutMs: number;
+  /** Its environment (default: the test process's). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export async function startJavaLauncher<T>(l: JavaLauncher): Promise<T> {
@@ -31,7 +33,7 @@ export interface StartedLauncher<T> {
 
 /** As startJavaLauncher, for a launcher a suite ends before the run does (a heavy one, not to run beside the next). */
 export async function startJavaLauncherWithStop<T>(l: JavaLauncher): Promise<StartedLauncher<T>> {
-  const proc = spawn('java', l.args, { stdio: ['pipe', 'pipe', fs.openSync(l.log, 'a')], cwd: l.dir });
+  const proc = spawn('java', l.args, { stdio: ['pipe', 'pipe', fs.openSync(l.log, 'a')], cwd: l.dir, env: l.env ?? process.env });
   process.once('exit', () => {
     proc.stdin?.end();
     proc.kill('SIGTERM');

@@ -18,6 +18,7 @@ import org.apache.flink.client.program.ClusterClient;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.runtime.jobgraph.JobGraph;
 import org.apache.flink.yarn.YarnClientYarnClusterInformationRetriever;
+import org.apache.flink.yarn.YarnClusterClientFactory;
 import org.apache.flink.yarn.YarnClusterDescriptor;
 import org.apache.flink.yarn.configuration.YarnConfigOptionsInternal;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
@@ -96,8 +97,8 @@ final class FlinkSession {
   void deploy(Configuration flinkConf) throws Exception {
     YarnClusterDescriptor d = new YarnClusterDescriptor(flinkConf, yarnConf, yarn,
         YarnClientYarnClusterInformationRetriever.create(yarn), true);
-    ClusterSpecification spec = new ClusterSpecification.ClusterSpecificationBuilder()
-        .setMasterMemoryMB(JM_MB).setTaskManagerMemoryMB(TM_MB).setSlotsPerTaskManager(1).createClusterSpecification();
+    // Sized from the configuration as yarn-session.sh sizes it (jobmanager/taskmanager.memory.process.size).
+    ClusterSpecification spec = new YarnClusterClientFactory().getClusterSpecification(flinkConf);
     client = d.deploySessionCluster(spec).getClusterClient();
     appId = client.getClusterId();
   }

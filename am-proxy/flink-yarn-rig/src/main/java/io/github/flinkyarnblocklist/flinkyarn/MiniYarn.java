@@ -62,6 +62,9 @@ final class MiniYarn {
     base.setInt(YarnConfiguration.RM_SCHEDULER_MINIMUM_ALLOCATION_MB, 64);
     base.set(YarnConfiguration.RM_SCHEDULER, CapacityScheduler.class.getName());
     base.setInt(YarnConfiguration.RM_AM_MAX_ATTEMPTS, 10);
+    // AMs may take half the cluster (default 10 %): Flink's 1856 MB AM alone is over 10 % of three
+    // nodes, and the plain AM beside it or Flink's attempt 2 then waited in ACCEPTED for good.
+    base.setFloat("yarn.scheduler.capacity.maximum-am-resource-percent", 0.5f);
     base.setLong(YarnConfiguration.RM_NM_HEARTBEAT_INTERVAL_MS, 200);
     base.setBoolean(YarnConfiguration.NM_PMEM_CHECK_ENABLED, false);
     base.setBoolean(YarnConfiguration.NM_VMEM_CHECK_ENABLED, false);
