@@ -15,16 +15,16 @@ final class CompletedEndpoint implements Endpoint {
     return Answer.json(200, b.state().completedAfter(after(r.rawQuery)));
   }
 
-  /** The last `after=` of the query (0 when none): at most 15 digits, as the contract says. */
+  /** The query's `after=` (0 when none): once at most, 1 to 15 digits, as the contract says. */
   static long after(String query) throws Refusal {
-    long after = 0;
-    if (query == null) return after;
+    String found = null;
+    if (query == null) return 0;
     for (String part : query.split("&")) {
       if (!part.startsWith("after=")) continue;
-      String v = part.substring(6);
-      if (!v.matches("\\d{1,15}")) throw new Refusal("\"after\" must be a non-negative integer (a seq from an earlier answer)");
-      after = Long.parseLong(v);
+      if (found != null) throw new Refusal("\"after\" is given more than once");
+      found = part.substring(6);
+      if (!found.matches("\\d{1,15}")) throw new Refusal("\"after\" must be a non-negative integer (a seq from an earlier answer)");
     }
-    return after;
+    return found == null ? 0 : Long.parseLong(found);
   }
 }
