@@ -1,17 +1,14 @@
 package io.github.flinkyarnblocklist.amrmproxy;
 
-import java.util.Collections;
-import java.util.List;
 
 /** GET /amrm/v1/completed-containers?after=: the completed ring's entries after a reader's cursor. */
-final class CompletedEndpoint implements Endpoint {
-  @Override
-  public List<String> methods() {
-    return Collections.singletonList("GET");
+final class CompletedEndpoint extends Endpoint {
+  CompletedEndpoint() {
+    super("GET");
   }
 
   @Override
-  public Answer answer(Request r, ProxyHttpServer.Binding b) throws Refusal {
+  Answer answer(Request r, ProxyHttpServer.Binding b) throws Refusal {
     return Answer.json(200, b.state().completedAfter(after(r.rawQuery)));
   }
 
