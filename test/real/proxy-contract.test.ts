@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { RunningSimulator, startSimulator } from '../../src/sim/server';
-import { startStoppableJavaLauncher } from '../support/java-launcher';
+import { startJavaLauncherWithStop } from '../support/java-launcher';
 import { contractFindings } from '../support/proxy-contract';
 import { HADOOP, requireRealYarn } from '../support/real-yarn';
 
@@ -21,7 +21,7 @@ describe('the AMRM proxy contract document and its servers agree', function () {
     const release = HADOOP['3.5'];
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-contract-'));
     const cp = [...release.classDirs.map((d) => path.join(release.target, d)), fs.readFileSync(path.join(release.target, 'test-classpath.txt'), 'utf8').trim()].join(path.delimiter);
-    const server = startStoppableJavaLauncher<{ address: string; secret: string; liveContainer: string }>({
+    const server = await startJavaLauncherWithStop<{ address: string; secret: string; liveContainer: string }>({
       what: 'the interceptor contract server',
       args: ['-Xmx128m', '-XX:TieredStopAtLevel=1', '-Dlog4j.configuration=log4j.properties', '-cp', cp, 'io.github.flinkyarnblocklist.launcher.ContractServer'],
       dir,
@@ -29,7 +29,7 @@ describe('the AMRM proxy contract document and its servers agree', function () {
       timeoutMs: 30_000,
     });
     try {
-      const s = await server.ready;
+      const s = server.ready;
       assert.deepEqual(await contractFindings({ base: s.address, secret: s.secret, liveContainer: s.liveContainer }), []);
     } finally {
       await server.stop();
