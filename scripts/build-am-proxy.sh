@@ -11,7 +11,7 @@ stamp_file="$root/am-proxy/target/build-stamp"
 stamp="$( (cd "$root/am-proxy" && find . -path '*/target' -prune -o -type f -print | LC_ALL=C sort | xargs sha256sum; javac -version 2>&1; mvn -v 2>/dev/null | sed -n 1p) | sha256sum | cut -d' ' -f1)"
 outputs_present() {
   local f
-  for f in interceptor/target/test-classpath.txt flink-launcher/target/runtime-classpath.txt flink-launcher-1.20/target/runtime-classpath.txt flink-yarn-rig/target/runtime-classpath.txt flink-yarn-rig-1.20/target/runtime-classpath.txt; do
+  for f in interceptor/target/test-classpath.txt interceptor/matrix/hadoop-3.3/target/test-classpath.txt interceptor/matrix/hadoop-3.4/target/test-classpath.txt flink-launcher/target/runtime-classpath.txt flink-launcher-1.20/target/runtime-classpath.txt flink-yarn-rig/target/runtime-classpath.txt flink-yarn-rig-1.20/target/runtime-classpath.txt; do
     [[ -f "$root/am-proxy/$f" ]] || return 1
     tr ':' '\n' <"$root/am-proxy/$f" | while read -r jar; do [[ -e "$jar" ]] || exit 1; done || return 1
   done
@@ -41,6 +41,8 @@ else
   exit 1
 fi
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
-tests=$(grep -E "^\[INFO\] Tests run: [0-9]+, Failures" "$log" | tail -1 | sed 's/^\[INFO\] //')
+# One summary line per module (the interceptor on 3.5, the jar checks on 3.3 and 3.4): their sum.
+tests=$(grep -E "^\[INFO\] Tests run: [0-9]+, Failures: [0-9]+, Errors: [0-9]+, Skipped: [0-9]+$" "$log" \
+  | awk -F'[:,]' '{r+=$2; f+=$4; e+=$6; s+=$8; m++} END {if (m) printf "Tests run: %d, Failures: %d, Errors: %d, Skipped: %d in %d modules", r, f, e, s, m}')
 mkdir -p "$(dirname "$stamp_file")" && echo "$stamp" >"$stamp_file"
 echo "build-am-proxy: ok ($mode, ${ms} ms; java unit tests: ${tests:-none})" >&2

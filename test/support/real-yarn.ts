@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { startJavaLauncher } from './java-launcher';
+import { StartedLauncher, startJavaLauncherWithStop } from './java-launcher';
 import { repoRoot } from './paths';
 import { http } from './sidecar';
 
@@ -43,19 +43,43 @@ export interface AppState {
   proxy: { address: string; secretFile: string; applicationId: string; appAttemptId: string; handoffFile: string; nodeHost: string } | null;
 }
 
-/** Why the real YARN cannot run here, or undefined when it can. */
-export function realYarnUnavailableReason(): string | undefined {
+/**
+ * A Hadoop release the launcher runs on: its module's target dir (launchers compiled against that
+ * release, a classpath file) and what its JVM needs. 3.5 is the interceptor module's own; the
+ * matrix modules (am-proxy/interceptor/matrix/) put the same interceptor jar into 3.3 and 3.4.
+ */
+export interface HadoopRelease {
+  version: string;
+  target: string;
+  /** Directories of classes before the classpath file's jars (the matrix modules ship the jar in it). */
+  classDirs: string[];
+  jvm: string[];
+}
+
+/** Guice 4 (the web apps of Hadoop 3.3 and 3.4) defines classes by reflection into java.lang. */
+const GUICE4_OPENS = ['java.lang', 'java.util', 'java.lang.reflect', 'java.io', 'java.net', 'java.nio', 'sun.nio.ch', 'java.util.concurrent'].flatMap((p) => ['--add-opens', `java.base/${p}=ALL-UNNAMED`]);
+
+const matrixTarget = (line: string): string => path.join(repoRoot, 'am-proxy', 'interceptor', 'matrix', `hadoop-${line}`, 'target');
+
+export const HADOOP: Readonly<Record<'3.3' | '3.4' | '3.5', HadoopRelease>> = {
+  '3.5': { version: '3.5.0', target: target(), classDirs: ['classes', 'test-classes'], jvm: [] },
+  '3.4': { version: '3.4.3', target: matrixTarget('3.4'), classDirs: ['test-classes'], jvm: GUICE4_OPENS },
+  '3.3': { version: '3.3.6', target: matrixTarget('3.3'), classDirs: ['test-classes'], jvm: GUICE4_OPENS },
+};
+
+/** Why the real YARN of this release cannot run here, or undefined when it can. */
+export function realYarnUnavailableReason(release: HadoopRelease = HADOOP['3.5']): string | undefined {
   const j = spawnSync('java', ['-version'], { stdio: 'ignore' });
   if (j.error || j.status !== 0) return 'no java on PATH (scripts/ensure-java.sh installs one)';
-  for (const f of ['test-classpath.txt', 'test-classes', 'classes']) {
-    if (!fs.existsSync(path.join(target(), f))) return `am-proxy/interceptor/target/${f} is missing (npm test builds it: scripts/build-am-proxy.sh)`;
+  for (const f of ['test-classpath.txt', ...release.classDirs]) {
+    if (!fs.existsSync(path.join(release.target, f))) return `${path.relative(repoRoot, path.join(release.target, f))} is missing (npm test builds it: scripts/build-am-proxy.sh)`;
   }
   return undefined;
 }
 
 /** For a suite's before(): skip with the reason outside CI; in CI fail instead. */
-export function requireRealYarn(ctx: Mocha.Context): void {
-  const why = realYarnUnavailableReason();
+export function requireRealYarn(ctx: Mocha.Context, release: HadoopRelease = HADOOP['3.5']): void {
+  const why = realYarnUnavailableReason(release);
   if (!why) return;
   if (isCI) throw new Error(`real-YARN suites cannot run in CI: ${why}`);
   console.log(`      (skipped: ${why})`);
@@ -64,13 +88,18 @@ export function requireRealYarn(ctx: Mocha.Context): void {
 
 let started: Promise<RealYarn> | undefined;
 
-/** The shared cluster (started on first use). */
+/** The shared cluster of Hadoop 3.5 (started on first use, ended with the test process). */
 export function realYarn(): Promise<RealYarn> {
-  started ??= launch();
+  started ??= launch(HADOOP['3.5']).then((l) => l.ready);
   return started;
 }
 
-async function launch(): Promise<RealYarn> {
+/** A cluster of this release for one suite, which ends it (so two clusters never share the 2 cores for long). */
+export function startRealYarn(release: HadoopRelease): Promise<StartedLauncher<RealYarn>> {
+  return launch(release);
+}
+
+async function launch(release: HadoopRelease): Promise<StartedLauncher<RealYarn>> {
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-real-yarn-'));
   const hosts = path.join(workDir, 'hosts');
   // The JVM resolves names from this file only (jdk.net.hosts.file): the NodeManagers get distinct
@@ -79,21 +108,21 @@ async function launch(): Promise<RealYarn> {
     hosts,
     ['127.0.0.1 localhost', `127.0.0.1 ${os.hostname()}`, '127.0.0.2 nm1.blocklist.test', '127.0.0.3 nm2.blocklist.test', '127.0.0.4 nm3.blocklist.test', ''].join('\n'),
   );
-  const t = target();
-  const cp = [path.join(t, 'classes'), path.join(t, 'test-classes'), fs.readFileSync(path.join(t, 'test-classpath.txt'), 'utf8').trim()].join(path.delimiter);
+  const t = release.target;
+  const cp = [...release.classDirs.map((d) => path.join(t, d)), fs.readFileSync(path.join(t, 'test-classpath.txt'), 'utf8').trim()].join(path.delimiter);
   const log = path.join(workDir, 'launcher.log');
   const work = path.join(workDir, 'yarn');
   fs.mkdirSync(work);
-  const ready = await startJavaLauncher<Omit<RealYarn, 'workDir' | 'log'>>({
-    what: 'the YARN launcher',
+  const launcher = await startJavaLauncherWithStop<Omit<RealYarn, 'workDir' | 'log'>>({
+    what: `the YARN launcher (Hadoop ${release.version})`,
     // test.build.data: MiniYARNCluster's own work dir (default target/test/data under the cwd);
     // java.io.tmpdir: where Jetty unpacks each web app (four dirs in /tmp per run, left behind).
-    args: ['-Xmx768m', '-XX:TieredStopAtLevel=1', `-Djdk.net.hosts.file=${hosts}`, `-Dtest.build.data=${path.join(workDir, 'test-data')}`, `-Djava.io.tmpdir=${workDir}`, '-cp', cp, 'io.github.flinkyarnblocklist.launcher.YarnLauncher', work, hosts, '3'],
+    args: [...release.jvm, '-Xmx768m', '-XX:TieredStopAtLevel=1', `-Djdk.net.hosts.file=${hosts}`, `-Dtest.build.data=${path.join(workDir, 'test-data')}`, `-Djava.io.tmpdir=${workDir}`, '-cp', cp, 'io.github.flinkyarnblocklist.launcher.YarnLauncher', work, hosts, '3'],
     dir: workDir,
     log,
     timeoutMs: 180_000,
   });
-  return { ...ready, workDir, log };
+  return { ready: { ...launcher.ready, workDir, log }, stop: launcher.stop };
 }
 
 export async function control<T>(y: RealYarn, method: 'GET' | 'POST', p: string): Promise<T> {

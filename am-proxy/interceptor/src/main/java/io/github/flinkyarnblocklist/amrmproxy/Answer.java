@@ -4,7 +4,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 
 /** One HTTP answer: status, headers, and a JSON body (none for 304). */
@@ -38,6 +37,13 @@ final class Answer {
     return json(status, m);
   }
 
+  /** The same status and headers without the body: the answer to a HEAD. */
+  Answer withoutBody() {
+    Answer a = new Answer(status, null);
+    a.headers.putAll(headers);
+    return a;
+  }
+
   Answer header(String name, String value) {
     headers.put(name, value);
     return this;
@@ -46,9 +52,5 @@ final class Answer {
   /** A one-key JSON object, for answers and error bodies alike. */
   static Map<String, Object> object(String key, Object value) {
     return Collections.singletonMap(key, value);
-  }
-
-  static List<String> allowOf(String... methods) {
-    return Arrays.asList(methods);
   }
 }

@@ -1,19 +1,16 @@
 package io.github.flinkyarnblocklist.amrmproxy;
 
-import java.util.Collections;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 
 /** GET /amrm/v1/attempt: the attempt this proxy fronts, and its AM container as the NodeManager knows it. */
-final class AttemptEndpoint implements Endpoint {
-  @Override
-  public List<String> methods() {
-    return Collections.singletonList("GET");
+final class AttemptEndpoint extends Endpoint {
+  AttemptEndpoint() {
+    super("GET");
   }
 
   @Override
-  public Answer answer(Request r, ProxyHttpServer.Binding b) {
+  Answer answer(Request r, ProxyHttpServer.Binding b) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("applicationId", b.applicationId());
     m.put("appAttemptId", b.appAttemptId());

@@ -1,6 +1,5 @@
 package io.github.flinkyarnblocklist.amrmproxy;
 
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -11,14 +10,13 @@ import java.util.Map;
  * reader holding the current tag gets 304 and nothing is serialised: the list is megabytes at
  * 100,000 hosts and the sidecar asks every second); one owner's change per POST.
  */
-final class BlacklistEndpoint implements Endpoint {
-  @Override
-  public List<String> methods() {
-    return Arrays.asList("GET", "POST");
+final class BlacklistEndpoint extends Endpoint {
+  BlacklistEndpoint() {
+    super("GET", "POST");
   }
 
   @Override
-  public Answer answer(Request r, ProxyHttpServer.Binding b) throws Refusal {
+  Answer answer(Request r, ProxyHttpServer.Binding b) throws Refusal {
     return "GET".equals(r.method) ? read(r, b) : update(r, b);
   }
 

@@ -1,30 +1,27 @@
 package io.github.flinkyarnblocklist.amrmproxy;
 
-import java.util.Collections;
-import java.util.List;
 
 /** GET /amrm/v1/completed-containers?after=: the completed ring's entries after a reader's cursor. */
-final class CompletedEndpoint implements Endpoint {
-  @Override
-  public List<String> methods() {
-    return Collections.singletonList("GET");
+final class CompletedEndpoint extends Endpoint {
+  CompletedEndpoint() {
+    super("GET");
   }
 
   @Override
-  public Answer answer(Request r, ProxyHttpServer.Binding b) throws Refusal {
+  Answer answer(Request r, ProxyHttpServer.Binding b) throws Refusal {
     return Answer.json(200, b.state().completedAfter(after(r.rawQuery)));
   }
 
-  /** The last `after=` of the query (0 when none): at most 15 digits, as the contract says. */
+  /** The query's `after=` (0 when none): once at most, 1 to 15 digits, as the contract says. */
   static long after(String query) throws Refusal {
-    long after = 0;
-    if (query == null) return after;
+    String found = null;
+    if (query == null) return 0;
     for (String part : query.split("&")) {
       if (!part.startsWith("after=")) continue;
-      String v = part.substring(6);
-      if (!v.matches("\\d{1,15}")) throw new Refusal("\"after\" must be a non-negative integer (a seq from an earlier answer)");
-      after = Long.parseLong(v);
+      if (found != null) throw new Refusal("\"after\" is given more than once");
+      found = part.substring(6);
+      if (!found.matches("\\d{1,15}")) throw new Refusal("\"after\" must be a non-negative integer (a seq from an earlier answer)");
     }
-    return after;
+    return found == null ? 0 : Long.parseLong(found);
   }
 }

@@ -1,20 +1,18 @@
 package io.github.flinkyarnblocklist.amrmproxy;
 
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /** GET /amrm/v1/containers: the live containers as the AM holds them (never one released here). */
-final class ContainersEndpoint implements Endpoint {
-  @Override
-  public List<String> methods() {
-    return Collections.singletonList("GET");
+final class ContainersEndpoint extends Endpoint {
+  ContainersEndpoint() {
+    super("GET");
   }
 
   @Override
-  public Answer answer(Request r, ProxyHttpServer.Binding b) {
+  Answer answer(Request r, ProxyHttpServer.Binding b) {
     List<Object> list = new ArrayList<>();
     for (Live c : b.state().containers()) {
       Map<String, Object> m = new LinkedHashMap<>();

@@ -1,19 +1,28 @@
 package io.github.flinkyarnblocklist.amrmproxy;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
 /** One path of the proxy contract (docs/amrm-proxy.openapi.yaml): the methods it has and what it answers. */
-interface Endpoint {
+abstract class Endpoint {
+  private final List<String> methods;
+
+  Endpoint(String... methods) {
+    this.methods = Arrays.asList(methods);
+  }
+
   /** The methods this path has; any other is a 405 naming them in Allow. */
-  List<String> methods();
+  final List<String> methods() {
+    return methods;
+  }
 
   /** The answer for a request the server let through (authenticated, method allowed, body read). */
-  Answer answer(Request r, ProxyHttpServer.Binding b) throws Refusal;
+  abstract Answer answer(Request r, ProxyHttpServer.Binding b) throws Refusal;
 
   /** A request an endpoint refuses: the answer says why (a 400 with the contract's error body). */
-  final class Refusal extends Exception {
+  static final class Refusal extends Exception {
     final Answer answer;
 
     Refusal(String message) {

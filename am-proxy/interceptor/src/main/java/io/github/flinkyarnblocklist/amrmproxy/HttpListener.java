@@ -110,7 +110,7 @@ final class HttpListener {
         r.body(readBody(s, in, r, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(bodyDeadlineMs)));
         a = handler.handle(r);
       }
-      write(s.getOutputStream(), a);
+      write(s.getOutputStream(), "HEAD".equals(r.method) ? a.withoutBody() : a);
     } catch (SocketTimeoutException e) {
       tryWrite(s, Answer.error(408, "request not received in time"));
     } catch (IOException e) {

@@ -1,18 +1,16 @@
 package io.github.flinkyarnblocklist.amrmproxy;
 
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 
 /** POST /amrm/v1/containers/release: containers for the next allocate's release list, stored before the answer. */
-final class ReleaseEndpoint implements Endpoint {
-  @Override
-  public List<String> methods() {
-    return Collections.singletonList("POST");
+final class ReleaseEndpoint extends Endpoint {
+  ReleaseEndpoint() {
+    super("POST");
   }
 
   @Override
-  public Answer answer(Request r, ProxyHttpServer.Binding b) throws Refusal {
+  Answer answer(Request r, ProxyHttpServer.Binding b) throws Refusal {
     Map<String, Object> body = Endpoint.objectBody(r);
     if (!body.containsKey("containerIds")) throw new Refusal("body must be {\"containerIds\":[…]}");
     List<String> ids = Endpoint.strings(body, "containerIds");

@@ -26,7 +26,7 @@ final class Interceptors {
   private Interceptors() {}
 
   /** The rest of the pipeline: answers every call at once and keeps the allocate requests it got. */
-  static final class FakeRm extends AbstractRequestInterceptor {
+  static class FakeRm extends AbstractRequestInterceptor {
     final List<AllocateRequest> allocates = new ArrayList<>();
     List<org.apache.hadoop.yarn.api.records.Container> fromPreviousAttempts = new ArrayList<>();
 

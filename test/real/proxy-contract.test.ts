@@ -1,0 +1,48 @@
+/**
+ * docs/amrm-proxy.openapi.yaml against both servers of the contract: the interceptor's HTTP side
+ * (its own listener and routing, the Java classes that ship, over a proxy state with one live
+ * worker: am-proxy's ContractServer) and the simulator's proxy face. A route and its document
+ * that drift apart fail here (test/support/proxy-contract.ts lists the rules).
+ */
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { RunningSimulator, startSimulator } from '../../src/sim/server';
+import { startJavaLauncherWithStop } from '../support/java-launcher';
+import { contractFindings } from '../support/proxy-contract';
+import { HADOOP, requireRealYarn } from '../support/real-yarn';
+
+describe('the AMRM proxy contract document and its servers agree', function () {
+  this.timeout(60_000);
+
+  it('the interceptor (Java): methods, answers, refusals, after rules, body bound, secret', async function () {
+    requireRealYarn(this);
+    const release = HADOOP['3.5'];
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-contract-'));
+    const cp = [...release.classDirs.map((d) => path.join(release.target, d)), fs.readFileSync(path.join(release.target, 'test-classpath.txt'), 'utf8').trim()].join(path.delimiter);
+    const server = await startJavaLauncherWithStop<{ address: string; secret: string; liveContainer: string }>({
+      what: 'the interceptor contract server',
+      args: ['-Xmx128m', '-XX:TieredStopAtLevel=1', '-Dlog4j.configuration=log4j.properties', '-cp', cp, 'io.github.flinkyarnblocklist.launcher.ContractServer'],
+      dir,
+      log: path.join(dir, 'contract-server.log'),
+      timeoutMs: 30_000,
+    });
+    try {
+      const s = server.ready;
+      assert.deepEqual(await contractFindings({ base: s.address, secret: s.secret, liveContainer: s.liveContainer }), []);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("the simulator's proxy face: methods, answers, refusals, after rules, body bound", async () => {
+    const sim: RunningSimulator = await startSimulator({ port: 0, nodes: 4, containers: 3, seed: 5, tickMs: 0 });
+    try {
+      const live = sim.cluster.taskManagers()[0].id;
+      assert.deepEqual(await contractFindings({ base: sim.url, liveContainer: live }), []);
+    } finally {
+      await sim.close();
+    }
+  });
+});

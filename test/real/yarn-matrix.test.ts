@@ -1,0 +1,112 @@
+/**
+ * The one interceptor jar (Java 8 class files, built against Hadoop 3.5) in the NodeManagers of
+ * Hadoop 3.3 and 3.4: each release's own MiniYARNCluster RM and three NodeManagers, the launchers
+ * compiled against that release (am-proxy/interceptor/matrix/), one cluster per release for a
+ * lean check list, ended before the next starts. Hadoop 3.5 has the full suites (yarn-*.test.ts).
+ */
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import { AppState, HADOOP, HadoopRelease, RealYarn, appState, control, requireRealYarn, startRealYarn, until, waitForApp } from '../support/real-yarn';
+import { http } from '../support/sidecar';
+
+interface Blacklist {
+  blacklist: string[];
+  owners: Record<string, string[]>;
+}
+
+interface CompletedPage {
+  containers: { containerId: string; nodeId: string; exitStatus: number }[];
+  next: number;
+  epoch: string;
+}
+
+for (const line of ['3.3', '3.4'] as const) {
+  const release: HadoopRelease = HADOOP[line];
+
+  describe(`real YARN ${release.version}: the same interceptor jar in its NodeManagers`, function () {
+    this.timeout(60_000);
+    let y: RealYarn;
+    let stop: (() => Promise<void>) | undefined;
+    let main: AppState;
+    let secret: string;
+
+    const proxy = async <T>(method: string, route: string, body?: unknown): Promise<{ status: number; body: T }> => {
+      const r = await http(main.proxy!.address, method, `/amrm/v1${route}`, body, { authorization: `Bearer ${secret}` });
+      return { status: r.status, body: r.body as T };
+    };
+
+    before(async function () {
+      this.timeout(200_000);
+      requireRealYarn(this, release);
+      const cluster = await startRealYarn(release);
+      stop = cluster.stop;
+      y = cluster.ready;
+      main = await appState(y, 'main');
+      secret = fs.readFileSync(main.proxy!.secretFile, 'utf8').trim();
+      console.log(`      (Hadoop ${release.version}: RM, 3 NodeManagers and 4 AMs up in ${y.startupMs} ms)`);
+    });
+
+    after(async () => {
+      await stop?.();
+    });
+
+    it('the opted-in AM gets its hand-off and its attempt with the AM container; the plain AM none', async () => {
+      assert.ok(main.proxy, 'hand-off written');
+      const attempt = await proxy<{ appAttemptId: string; amContainerId: string; registered: boolean }>('GET', '/attempt');
+      assert.equal(attempt.status, 200);
+      assert.equal(attempt.body.appAttemptId, main.appAttemptId);
+      assert.equal(attempt.body.registered, true);
+      const attemptPart = main.appAttemptId!.replace(/^appattempt_/, '').replace(/_0*(\d+)$/, (_m, n: string) => `_${n.padStart(2, '0')}`);
+      assert.match(attempt.body.amContainerId, new RegExp(`^container_(e\\d+_)?${attemptPart}_\\d{6,}$`), 'a container of this attempt');
+      assert.equal((await appState(y, 'plain')).proxy, null, 'no hand-off for an AM that did not opt in');
+    });
+
+    it("a block reaches the RM scheduler's blacklist beside the AM's own entry, each under its owner", async () => {
+      const blocked = y.nodes.find((n) => n !== main.proxy!.nodeHost)!;
+      assert.equal((await proxy('POST', '/blacklist', { blacklistAdditions: [blocked] })).status, 200);
+      await waitForApp(y, 'main', `${blocked} on the scheduler's blacklist`, (s) => s.schedulerBlacklist.includes(blocked) && s.schedulerBlacklist.includes(y.amOwnHost));
+      const b = await proxy<Blacklist>('GET', '/blacklist');
+      assert.deepEqual(b.body.owners, { am: [y.amOwnHost], blocklist: [blocked] });
+    });
+
+    it('a release ends the container in the RM and in the completed ring (ABORTED, on its node)', async () => {
+      const live = await proxy<{ containers: { containerId: string; nodeId: string }[] }>('GET', '/containers');
+      const victim = live.body.containers[0];
+      assert.ok(victim, 'a live worker');
+      const r = await proxy<{ released: string[] }>('POST', '/containers/release', { containerIds: [victim.containerId] });
+      assert.deepEqual(r.body.released, [victim.containerId]);
+      await waitForApp(y, 'main', 'the RM no longer lists it', (s) => !s.workers.some((w) => w.containerId === victim.containerId));
+      const done = await until('the release in the completed ring', 20_000, async () => {
+        const page = await proxy<CompletedPage>('GET', '/completed-containers?after=0');
+        return page.body.containers.find((c) => c.containerId === victim.containerId);
+      });
+      assert.equal(done.exitStatus, -100);
+      assert.equal(done.nodeId, victim.nodeId);
+    });
+
+    it("a NodeManager restart with recovery keeps the attempt, the owners' sets and the ring (under a new epoch)", async () => {
+      const before = await proxy<Blacklist>('GET', '/blacklist');
+      const ring = await proxy<CompletedPage>('GET', '/completed-containers?after=0');
+      const host = main.proxy!.nodeHost;
+      await control(y, 'POST', `/nodes/${host}/stop`);
+      await control(y, 'POST', `/nodes/${host}/start`);
+      const after = await until('the recovered interceptor answering', 30_000, async () => {
+        const r = await proxy<CompletedPage>('GET', '/completed-containers?after=0').catch(() => undefined);
+        return r?.status === 200 ? r.body : undefined;
+      });
+      assert.notEqual(after.epoch, ring.body.epoch, 'a new proxy state');
+      assert.deepEqual(after.containers.map((c) => c.containerId), ring.body.containers.map((c) => c.containerId), "the old ring's entries first");
+      assert.deepEqual((await proxy<Blacklist>('GET', '/blacklist')).body.owners, before.body.owners);
+      const s = await appState(y, 'main');
+      assert.equal(s.appAttemptId, main.appAttemptId, 'the same attempt');
+      assert.ok(s.schedulerBlacklist.includes(before.body.owners.blocklist[0]), 'the RM still holds the block');
+    });
+
+    it('an unblock lifts the host from the RM, the AM\'s own entry stays', async () => {
+      const blocked = (await proxy<Blacklist>('GET', '/blacklist')).body.owners.blocklist[0];
+      assert.equal((await proxy('POST', '/blacklist', { blacklistRemovals: [blocked] })).status, 200);
+      await waitForApp(y, 'main', `${blocked} off the scheduler's blacklist`, (s) => !s.schedulerBlacklist.includes(blocked));
+      assert.deepEqual((await appState(y, 'main')).schedulerBlacklist, [y.amOwnHost]);
+    });
+  });
+}
