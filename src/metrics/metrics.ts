@@ -28,6 +28,8 @@ export const METRIC_NAMES = {
   deferredItems: 'blocklist_deferred_items',
   evacuatingNodes: 'blocklist_evacuating_nodes',
   containersReleased: 'blocklist_containers_released_total',
+  taskManagersReleased: 'blocklist_evacuation_taskmanagers_released_total',
+  evacuationCheckpoints: 'blocklist_evacuation_checkpoints_total',
   pushes: 'blocklist_blacklist_pushes_total',
   pushLatency: 'blocklist_blacklist_push_duration_seconds',
   storeErrors: 'blocklist_store_errors_total',
@@ -57,9 +59,13 @@ export interface Metrics {
   readonly blockedNodesConventional: Gauge;
   readonly blockedTaskManagers: Gauge;
   readonly deferredItems: Gauge;
-  /** Evacuating items by phase (WAIT_CONTAINER, TIMEOUT, READY). */
+  /** Evacuating items by phase (WAIT_CONTAINER, CHECKPOINTING, RELEASING, TIMEOUT, READY). */
   readonly evacuatingNodes: Gauge<'phase'>;
   readonly containersReleased: Counter;
+  /** Task managers released by evacuations and MARK_BLOCKED items, by how: idle, checkpointed, deadline, fallback, blind. */
+  readonly taskManagersReleased: Counter<'reason'>;
+  /** Checkpoints before a release step, by result: triggered, trigger-failed, completed, failed, timed_out. */
+  readonly evacuationCheckpoints: Counter<'result'>;
   readonly pushes: Counter<'result'>;
   readonly pushLatency: Histogram;
   readonly storeErrors: Counter;
@@ -179,8 +185,10 @@ export function createMetrics(opts: MetricsOptions = {}, registry: Registry = ne
     blockedNodesConventional,
     blockedTaskManagers,
     deferredItems: new Gauge({ name: METRIC_NAMES.deferredItems, help: 'Node items held back by the safety cap (max-blocked-fraction).', registers }),
-    evacuatingNodes: new Gauge({ name: METRIC_NAMES.evacuatingNodes, help: 'Items evacuating containers, by phase (WAIT_CONTAINER, TIMEOUT, READY).', labelNames: ['phase'] as const, registers }),
+    evacuatingNodes: new Gauge({ name: METRIC_NAMES.evacuatingNodes, help: 'Items evacuating containers, by phase (WAIT_CONTAINER, CHECKPOINTING, RELEASING, TIMEOUT, READY).', labelNames: ['phase'] as const, registers }),
     containersReleased: new Counter({ name: METRIC_NAMES.containersReleased, help: 'Containers released through the AMRM proxy by evacuations.', registers }),
+    taskManagersReleased: new Counter({ name: METRIC_NAMES.taskManagersReleased, help: 'Task managers released by evacuations and MARK_BLOCKED items, by how: idle, checkpointed (after a completed checkpoint), deadline, fallback (the checkpoint failed or was slow), blind (Flink unreadable).', labelNames: ['reason'] as const, registers }),
+    evacuationCheckpoints: new Counter({ name: METRIC_NAMES.evacuationCheckpoints, help: 'Checkpoints asked for or awaited before a release step, by result: triggered, trigger-failed, completed, failed, timed_out.', labelNames: ['result'] as const, registers }),
     pushes: new Counter({ name: METRIC_NAMES.pushes, help: 'Blacklist updates sent to the AMRM proxy, by result.', labelNames: ['result'] as const, registers }),
     pushLatency: new Histogram({
       name: METRIC_NAMES.pushLatency,
@@ -218,8 +226,10 @@ export function createMetrics(opts: MetricsOptions = {}, registry: Registry = ne
   registerItemSeries(registry, reader, opts.maxItemSeries ?? DEFAULT_MAX_ITEM_SERIES);
   registerEngineSeries(registry, () => source, reader, { maxEvacuations: opts.maxEvacuationSeries ?? DEFAULT_MAX_EVACUATION_SERIES });
   // Label values that always exist, so dashboards see 0 rather than no series.
-  for (const phase of ['WAIT_CONTAINER', 'TIMEOUT', 'READY']) m.evacuatingNodes.set({ phase }, 0);
+  for (const phase of ['WAIT_CONTAINER', 'CHECKPOINTING', 'RELEASING', 'TIMEOUT', 'READY']) m.evacuatingNodes.set({ phase }, 0);
   for (const peer of ['rm', 'proxy']) for (const failure of ['deadline', 'too-large']) m.peerCallFailures.inc({ peer, failure }, 0);
+  for (const reason of ['idle', 'checkpointed', 'deadline', 'fallback', 'blind']) m.taskManagersReleased.inc({ reason }, 0);
+  for (const result of ['triggered', 'trigger-failed', 'completed', 'failed', 'timed_out']) m.evacuationCheckpoints.inc({ result }, 0);
   for (const result of ['success', 'failure']) {
     m.pushes.inc({ result }, 0);
     m.passes.inc({ result }, 0);
