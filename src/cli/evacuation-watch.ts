@@ -95,7 +95,7 @@ export async function followEvacuation(client: BlocklistClient, id: string, o: F
       });
     } else if (sync.state === 'evacuated' || ev?.phase === 'READY') {
       const rel = ev?.released.length ? `; ${ev.released.length} container(s) were released at the deadline` : '';
-      show(`${id}  ${evacuationLine(ev ?? { itemId: id, node: id, phase: 'READY', since: t, timeoutSeconds: 0, remainingSeconds: 0, containers: [], released: [] }, t, p)} ${elapsed}`, 'ready');
+      show(`${id}  ${evacuationLine(ev ?? { itemId: id, node: id, action: 'MARK_BLOCKED_AND_EVACUATE_TASKS', phase: 'READY', since: t, timeoutSeconds: 0, remainingSeconds: 0, containers: [], released: [] }, t, p)} ${elapsed}`, 'ready');
       return finish({ code: EXIT.OK, message: `${id} evacuated in ${humanizeMs(t - (ev?.since ?? started))}${rel}` });
     } else if (ev?.phase === 'TIMEOUT' && ev.timeoutSeconds !== 0) {
       show(`${id}  ${evacuationLine(ev, t, p)} ${elapsed}`, `timeout`);
