@@ -1,20 +1,18 @@
 /**
  * `block --evacuate --wait`: follows one node's evacuation until it is empty, like `kubectl drain`
  * (blocks until done or --timeout) and `nomad node drain -monitor` (prints progress as it goes).
- * On a terminal one status line is redrawn in place (containers left, deadline countdown); in a
- * pipe or log a line is printed only when something other than the countdown changes.
+ * On a terminal one status line is redrawn in place (phase, containers left, deadline countdown,
+ * why it waits); in a pipe or log a line is printed only when something other than the countdown
+ * changes.
  *
  * Ends:
- *  - READY / evacuated: exit 0;
- *  - TIMEOUT with a timeout > 0: the deadline passed with containers still there, so the sidecar
- *    releases them by force: exit 6 (what Hadoop's client-side tracking calls "not completed in
- *    time"). Judged from the state, not from catching the phase: READY with containers released
- *    under a timeout > 0 is the same outcome. With timeout 0 the release *is* the plan, so it
- *    follows on to READY and exits 0;
+ *  - READY / evacuated: exit 0, whatever way the task managers went. A release at the deadline —
+ *    after a checkpoint (RELEASING) or without one (TIMEOUT) — is Flink's normal path: the job
+ *    fails over and runs on elsewhere. The last line says how it went;
  *  - --wait-timeout ran out: exit 6, the evacuation carries on in the sidecar;
  *  - the item disappeared (unblocked or expired): exit 4.
  */
-import { BlocklistClient, ApiItem } from './client';
+import { BlocklistClient, ApiItem, WireEvacuation } from './client';
 import { CliError } from './errors';
 import { EXIT, ExitCode } from './exit-codes';
 import { Paint } from './format';
@@ -49,6 +47,8 @@ export async function followEvacuation(client: BlocklistClient, id: string, o: F
   let lastPrinted = '';
   let noSync = 0;
   let drawn = false;
+  /** The last evacuation seen before READY (its phase and checkpoint say how the release went). */
+  let last: WireEvacuation | undefined;
 
   const show = (line: string, stable: string) => {
     if (o.interactive) {
@@ -85,26 +85,15 @@ export async function followEvacuation(client: BlocklistClient, id: string, o: F
       show(`${id}  ${p.dim('waiting for the sidecar to report on it')} ${elapsed}`, 'nosync');
     } else if (sync.state === 'disabled' || sync.state === 'not-applicable') {
       return finish({ code: EXIT.ERROR, message: `${id} will not be evacuated: sync state ${sync.state}${sync.detail ? ` (${sync.detail})` : ''}` });
-    } else if ((sync.state === 'evacuated' || ev?.phase === 'READY') && ev && ev.released.length > 0 && ev.timeoutSeconds !== 0) {
-      // Empty, but because the deadline forced the containers out: the TIMEOUT outcome, shown as such
-      // even when no poll caught that phase (it can last less than one poll interval).
-      show(`${id}  ${evacuationLine({ ...ev, phase: 'TIMEOUT' }, t, p)} ${elapsed}`, 'timeout');
-      return finish({
-        code: EXIT.WAIT_TIMEOUT,
-        message: `${id}: the evacuation deadline passed with ${ev.released.length} container(s) still there; the sidecar released them`,
-      });
     } else if (sync.state === 'evacuated' || ev?.phase === 'READY') {
-      const rel = ev?.released.length ? `; ${ev.released.length} container(s) were released at the deadline` : '';
-      show(`${id}  ${evacuationLine(ev ?? { itemId: id, node: id, action: 'MARK_BLOCKED_AND_EVACUATE_TASKS', phase: 'READY', since: t, timeoutSeconds: 0, remainingSeconds: 0, containers: [], released: [] }, t, p)} ${elapsed}`, 'ready');
-      return finish({ code: EXIT.OK, message: `${id} evacuated in ${humanizeMs(t - (ev?.since ?? started))}${rel}` });
-    } else if (ev?.phase === 'TIMEOUT' && ev.timeoutSeconds !== 0) {
-      show(`${id}  ${evacuationLine(ev, t, p)} ${elapsed}`, `timeout`);
-      return finish({
-        code: EXIT.WAIT_TIMEOUT,
-        message: `${id}: the evacuation deadline passed with ${ev.containers.length} container(s) still there; the sidecar releases them now (follow with 'blocklist show ${id}')`,
-      });
+      const done = ev ?? { itemId: id, node: id, action: 'MARK_BLOCKED_AND_EVACUATE_TASKS' as const, phase: 'READY' as const, since: t, timeoutSeconds: 0, remainingSeconds: 0, containers: [], released: [] };
+      show(`${id}  ${evacuationLine(done, t, p)} ${elapsed}`, 'ready');
+      return finish({ code: EXIT.OK, message: `${id} evacuated in ${humanizeMs(t - (ev?.since ?? started))}${howItWent(ev, last)}` });
     } else if (ev) {
-      show(`${id}  ${evacuationLine(ev, t, p)} ${elapsed}`, `${ev.phase}:${ev.containers.join(',')}:${ev.released.length}`);
+      last = ev;
+      // A line redrawn in place must fit the terminal: there, only the reason's code (the detail is for logs and `show`).
+      const why = ev.waiting ? (o.interactive ? ` (${ev.waiting.code})` : ` — ${ev.waiting.detail}`) : '';
+      show(`${id}  ${evacuationLine(ev, t, p)}${p.dim(why)} ${elapsed}`, `${ev.phase}:${ev.waiting?.code ?? ''}:${ev.containers.join(',')}:${ev.released.length}`);
     } else {
       show(`${id}  ${p.yellow(sync.state)}${sync.detail ? ` — ${sync.detail}` : ''} ${elapsed}`, `${sync.state}:${sync.detail ?? ''}`);
     }
@@ -113,4 +102,15 @@ export async function followEvacuation(client: BlocklistClient, id: string, o: F
     }
     await sleep(o.intervalMs);
   }
+}
+
+/** How the task managers went, as far as the follower saw: after a checkpoint, at the deadline, or by themselves. */
+function howItWent(ev: WireEvacuation | undefined, last: WireEvacuation | undefined): string {
+  if (!ev || ev.released.length === 0) return '';
+  const n = `${ev.released.length} task manager(s) released`;
+  const cp = ev.checkpoint ?? last?.checkpoint;
+  if (cp?.status === 'COMPLETED') return `; ${n} right after checkpoint ${cp.id ?? '(id unknown)'} of job ${cp.jobId}`;
+  if (cp && cp.status !== 'IN_PROGRESS' && cp.status !== 'PERIODIC') return `; ${n} without a fresh checkpoint (${cp.detail ?? cp.status})`;
+  if (last?.phase === 'TIMEOUT' || ev.timeoutSeconds !== 0) return `; ${n} at the deadline`;
+  return `; ${n}`;
 }
