@@ -15,6 +15,8 @@ const LAYERS = [
   ['config'],
   ['log', 'metrics'],
   ['store', 'yarn'],
+  // The Flink JobManager's REST client: it speaks HTTP with yarn's helpers (deadlines, answer bounds).
+  ['flink'],
   ['sync'],
   // Implements ports the lower layers declare (yarn/rm-auth's RmAuthenticator with Kerberos);
   // below detect, which may need the same credentials for Flink's REST API.
@@ -54,9 +56,9 @@ module.exports = {
     {
       name: 'sim-is-a-separate-program',
       severity: 'error',
-      comment: 'the YARN simulator stands for YARN: it may use core, model and the YARN wire types, nothing of the sidecar',
+      comment: 'the YARN simulator stands for YARN (and Flink): it may use core, model and the YARN and Flink wire types, nothing of the sidecar',
       from: { path: '^src/sim/' },
-      to: { path: '^src/', pathNot: '^src/(core|model|yarn|sim)/' },
+      to: { path: '^src/', pathNot: '^src/(core|model|yarn|flink|sim)/' },
     },
     {
       name: 'only-quickstart-and-cli-start-the-simulator',

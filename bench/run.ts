@@ -2,13 +2,14 @@
  * npm run bench [-- --quick] [--only <section>[,<section>…]] [--soak-seconds N] [--markdown FILE]
  *
  * Runs the benchmarks (docs/benchmarks.md) and prints every figure next to the limit measured
- * in the same run and their ratio. Sections: propagation, reconcile, throughput, evacuation, memory.
+ * in the same run and their ratio. Sections: propagation, reconcile, throughput, evacuation, memory,
+ * rm-footprint, listing, evacuation-flink (real Flink JVMs).
  * --quick uses small sizes (well under 30 s) for a smoke run; the published figures use the
  * defaults. --markdown writes the result table (and the machine's load) to FILE as well.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { BenchSizes, SECTIONS, SectionName, runBench, sizesFor } from './suite';
+import { ALL_SECTIONS, BenchSizes, SectionName, runBench, sizesFor } from './suite';
 import { markdownTable } from './lib/report';
 
 interface Args {
@@ -20,19 +21,19 @@ interface Args {
 
 function usage(msg?: string): never {
   if (msg) console.error(msg);
-  console.error(`usage: npm run bench -- [--quick] [--only ${SECTIONS.join('|')}[,…]] [--soak-seconds N] [--markdown FILE]`);
+  console.error(`usage: npm run bench -- [--quick] [--only ${ALL_SECTIONS.join('|')}[,…]] [--soak-seconds N] [--markdown FILE]`);
   process.exit(2);
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { quick: false, only: [...SECTIONS] };
+  const a: Args = { quick: false, only: [...ALL_SECTIONS] };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     const value = (): string => argv[++i] ?? usage(`${k} needs a value`);
     if (k === '--quick') a.quick = true;
     else if (k === '--only') {
       const names = value().split(',').map((x) => x.trim());
-      for (const n of names) if (!(SECTIONS as readonly string[]).includes(n)) usage(`unknown section '${n}'`);
+      for (const n of names) if (!(ALL_SECTIONS as readonly string[]).includes(n)) usage(`unknown section '${n}'`);
       a.only = names as SectionName[];
     } else if (k === '--soak-seconds') {
       const n = Number(value());

@@ -6,6 +6,7 @@ import { benchPropagation, PropagationSizes } from './propagation';
 import { benchReconcile, ReconcileSizes } from './reconcile';
 import { benchThroughput, ThroughputSizes } from './throughput';
 import { benchEvacuation, EvacuationSizes } from './evacuation';
+import { benchEvacuationFlink, EvacuationFlinkSizes } from './evacuation-flink';
 import { benchMemory, MemorySizes } from './memory';
 import { benchListing, ListingSizes } from './listing';
 import { benchRmFootprint, RmFootprintSizes } from './rm-footprint';
@@ -14,7 +15,13 @@ import { measureLimits } from './lib/limits';
 import { Row, SectionResult, Skipped } from './lib/report';
 
 export const SECTIONS = ['propagation', 'reconcile', 'throughput', 'evacuation', 'memory', 'rm-footprint', 'listing', 'am-footprint'] as const;
-export type SectionName = (typeof SECTIONS)[number];
+/**
+ * Sections that run real Flink JVMs (minutes each): run by `npm run bench` and `--only`, not by the
+ * harness's smoke test (test/real/flink-evacuation.test.ts covers the parts they use).
+ */
+export const JVM_SECTIONS = ['evacuation-flink'] as const;
+export const ALL_SECTIONS = [...SECTIONS, ...JVM_SECTIONS] as const;
+export type SectionName = (typeof ALL_SECTIONS)[number];
 
 export interface BenchSizes {
   limitSamples: number;
@@ -22,6 +29,7 @@ export interface BenchSizes {
   reconcile: ReconcileSizes;
   throughput: ThroughputSizes;
   evacuation: EvacuationSizes;
+  evacuationFlink: EvacuationFlinkSizes;
   memory: MemorySizes;
   rmFootprint: RmFootprintSizes;
   amFootprint: AmFootprintSizes;
@@ -36,6 +44,7 @@ export function sizesFor(quick: boolean): BenchSizes {
       reconcile: { nodes: 10_000, items: 5_000, containers: 50_000, churn: 0.01, passes: 20, warmup: 5 },
       throughput: { concurrency: [8], durationMs: 1000, storeInserts: 300 },
       evacuation: { nodes: 20, perNode: 10, tickMs: 100, releaseBatchSize: 500 },
+      evacuationFlink: { trials: 1, intervalMs: 10_000, replaceMs: 1000 },
       memory: { items: [1_000, 10_000], soakItems: 1_000, soakSeconds: 3 },
       rmFootprint: { nodeCounts: [1_000, 10_000], sidecarCounts: [10], containers: 500, windowMs: 15_000, warmupMs: 3_000 },
       amFootprint: { idleMs: 5_000 },
@@ -48,6 +57,7 @@ export function sizesFor(quick: boolean): BenchSizes {
     reconcile: { nodes: 10_000, items: 5_000, containers: 50_000, churn: 0.01, passes: 200, warmup: 20 },
     throughput: { concurrency: [8, 32], durationMs: 5000, storeInserts: 1000 },
     evacuation: { nodes: 100, perNode: 10, tickMs: 100, releaseBatchSize: 500 },
+    evacuationFlink: { trials: 4, intervalMs: 10_000, replaceMs: 1000 },
     memory: { items: [1_000, 10_000, 100_000], soakItems: 10_000, soakSeconds: 60 },
     rmFootprint: { nodeCounts: [1_000, 10_000], sidecarCounts: [10, 50], containers: 500, windowMs: 60_000, warmupMs: 5_000 },
     amFootprint: { idleMs: 20_000 },
@@ -63,6 +73,7 @@ export function tinySizes(): BenchSizes {
     reconcile: { nodes: 200, items: 100, containers: 500, churn: 0.04, passes: 3, warmup: 1 },
     throughput: { concurrency: [2], durationMs: 200, storeInserts: 20 },
     evacuation: { nodes: 3, perNode: 2, tickMs: 20, releaseBatchSize: 4 },
+    evacuationFlink: { trials: 1, intervalMs: 4000, replaceMs: 500 },
     memory: { items: [10, 100], soakItems: 10, soakSeconds: 1 },
     rmFootprint: { nodeCounts: [50], sidecarCounts: [], containers: 10, windowMs: 500, warmupMs: 200 },
     amFootprint: { idleMs: 500 },
@@ -95,6 +106,9 @@ export async function runBench(sections: readonly SectionName[], sizes: BenchSiz
         break;
       case 'evacuation':
         r = await benchEvacuation(limits, sizes.evacuation);
+        break;
+      case 'evacuation-flink':
+        r = await benchEvacuationFlink(sizes.evacuationFlink);
         break;
       case 'memory':
         r = await benchMemory(sizes.memory);

@@ -90,6 +90,14 @@ const evacuationSchema = {
     remainingSeconds: { type: 'integer' },
     containers: { type: 'array', items: { type: 'string' } },
     released: { type: 'array', items: { type: 'string' } },
+    // What an evacuation (or a MARK_BLOCKED item's release of idle task managers) waits for, and how (src/sync/evacuation.ts).
+    action: { type: 'string' },
+    waiting: { type: 'object', properties: { code: { type: 'string' }, detail: { type: 'string' } } },
+    idle: { type: 'array', items: { type: 'string' } },
+    busy: { type: 'array', items: { type: 'string' } },
+    checkpoint: { type: 'object', properties: { jobId: { type: 'string' }, id: { type: 'integer' }, status: { type: 'string' }, detail: { type: 'string' } } },
+    step: { type: 'object', properties: { number: { type: 'integer' }, containers: { type: 'array', items: { type: 'string' } } } },
+    runsOn: { type: 'string' },
   },
 } as const;
 

@@ -6,10 +6,10 @@
 import { BlockedItem, EVACUATE } from '../model/item';
 import { appliesTo, isExpired } from '../model/effective';
 import { DesiredPlan, fractionShare, newSlots } from '../sync/desired';
-import { EvacuationStatus, withCountdown } from '../sync/evacuation';
+import { EvacuationStatus, isTaskManager, markBlockedStatus, withCountdown } from '../sync/evacuation';
 import { SyncView } from '../sync/view';
 import { SyncFacade, SyncProgress } from '../sync/facade';
-import { NodeState } from '../yarn/types';
+import { AppContainer, NodeState } from '../yarn/types';
 import { knownHosts } from '../sync/known-hosts';
 import { nearestHosts } from '../model/nearest';
 import type { ClockSkew } from '../store/store';
@@ -105,6 +105,8 @@ export interface SidecarStatus {
   safetyCap?: SafetyCapStatus;
   /** Only when asked for (`GET /status?nodes=true`). */
   nodes?: { readAt: number; list: NodeSummary[] };
+  /** The job's Flink JobManager as evacuations last read it (absent without a sync engine). */
+  flink?: FlinkStatus;
   /** A reconcile pass is running, since then (epoch ms). */
   passRunningSince?: number;
   /** Every pass has failed since then (epoch ms). */
@@ -129,6 +131,12 @@ export function syncStall(progress: SyncProgress | undefined, view: SyncView, no
   }
   return undefined;
 }
+
+/** Flink's REST API for evacuations: not used, not readable now, or read (where, which version, can it take a triggered checkpoint). */
+export type FlinkStatus =
+  | { state: 'off'; detail: string }
+  | { state: 'unreadable'; error: string }
+  | { state: 'read'; address: string; version?: string; checkpointTrigger: boolean; jobs: { id: string; name: string; state: string; type?: string; checkpointIntervalMs?: number }[] };
 
 export const DISABLED_STATUS: ItemSyncStatus = { state: 'disabled', detail: 'cluster.resource-blocklist.enabled is false' };
 
@@ -243,7 +251,7 @@ export function itemSyncStatus(view: SyncView, id: string, now: number): ItemSyn
   const evacuation = evac ? { state: evac.phase === 'READY' ? ('evacuated' as const) : ('evacuating' as const), evacuation: withCountdown(evac, now) } : undefined;
   if (where?.list === 'enforced') {
     if (!view.actual?.has(where.item.node)) return { state: 'pending', detail: "not yet on YARN's blacklist (the push is pending or being retried)" };
-    return evacuation ?? { state: 'applied' };
+    return evacuation ?? markedStatus(view, where.item) ?? { state: 'applied' };
   }
   if (where?.list === 'taskManagers') {
     if (evac?.runsOn !== undefined) {
@@ -254,9 +262,47 @@ export function itemSyncStatus(view: SyncView, id: string, now: number): ItemSyn
     // A pass plans first and evaluates evacuations once it has the containers: in between, an
     // EVACUATE task manager is on its way, not out of scope (a follower would otherwise give up on it).
     if (where.item.action === EVACUATE) return { state: 'pending', detail: 'the evacuation of its container is being evaluated' };
-    return { state: 'not-applicable', detail: "a task manager block does not touch YARN's blacklist (that would block the whole node); Flink refuses its slots" };
+    return markedTaskManagerStatus(view, where.item);
   }
   return notInPlan(view, id, now);
+}
+
+/** A MARK_BLOCKED node or rack in force: applied, with what became of the job's idle task managers there. */
+function markedStatus(view: SyncView, item: BlockedItem): ItemSyncStatus | undefined {
+  const evacuation = idleRelease(view, item);
+  return evacuation ? { state: 'applied', evacuation } : undefined;
+}
+
+/** A MARK_BLOCKED task manager item: YARN's blacklist is not touched; its container goes once idle (with Flink's word on it). */
+function markedTaskManagerStatus(view: SyncView, item: BlockedItem): ItemSyncStatus {
+  const noBlacklist = "a task manager block does not touch YARN's blacklist (that would block the whole node)";
+  const evacuation = idleRelease(view, item);
+  const flink = view.flink;
+  if (!flink || flink.kind === 'off') return { state: 'not-applicable', detail: `${noBlacklist}; ${flink?.kind === 'off' ? flink.why : "Flink's REST API is not used"}, so whether it is idle cannot be told and it is not released`, ...(evacuation ? { evacuation } : {}) };
+  if (!evacuation) return { state: 'applied', detail: `${noBlacklist}; its container is not running on ${item.node} (gone, or not started yet)` };
+  const done = evacuation.phase === 'READY' ? 'released once idle' : evacuation.phase === 'RELEASING' ? 'released (idle): YARN is letting it go' : 'released once idle';
+  return { state: 'applied', detail: `${noBlacklist}; its container is ${done}`, evacuation };
+}
+
+/** The task managers a MARK_BLOCKED item covers, as the last pass saw them, and its idle-release status. */
+function idleRelease(view: SyncView, item: BlockedItem): EvacuationStatus | undefined {
+  const containers = view.containers;
+  if (!containers) return undefined;
+  const released = view.released ?? new Map<string, string>();
+  const live = (c: AppContainer) => isTaskManager(c, view.amContainerId) && !released.has(c.containerId);
+  let hosts: ReadonlySet<string>;
+  let onPlace: string[];
+  if (item.kind === 'taskmanager') {
+    const c = item.containerId !== undefined ? containers.byId.get(item.containerId) : undefined;
+    hosts = new Set([item.node]);
+    onPlace = c && c.host === item.node && live(c) ? [c.containerId] : [];
+  } else {
+    hosts = new Set(item.kind === 'rack' ? (view.nodes?.list ?? []).filter((n) => n.rack === item.id).map((n) => n.host) : [item.node]);
+    onPlace = [...hosts].flatMap((h) => (containers.byHost.get(h) ?? []).filter(live).map((c) => c.containerId));
+  }
+  const releasedThere: string[] = [];
+  for (const [id, host] of released) if (item.kind === 'taskmanager' ? id === item.containerId : hosts.has(host)) releasedThere.push(id);
+  return markBlockedStatus(item, onPlace, releasedThere, { ...(view.flink ? { flink: view.flink } : {}), ...(view.taskManagerWaits ? { waits: view.taskManagerWaits } : {}), stillListed: (id) => containers.byId.has(id), since: item.startTimestamp });
 }
 
 /** An item the last plan does not hold: not seen yet, out of scope, expired, or read but not yet reconciled. */
@@ -298,6 +344,7 @@ export function sidecarStatus(view: SyncView, now: number, opts: StatusOptions =
   if (p?.failingSince !== undefined) s.failingSince = p.failingSince;
   const stalled = syncStall(p, view, now, opts.stallLimitMs ?? 0);
   if (stalled !== undefined) s.stalled = stalled;
+  if (view.flink) s.flink = flinkStatus(view.flink);
   if (opts.nodes && view.nodes) s.nodes = { readAt: view.nodes.readAt, list: view.nodes.list.map((n) => (n.rack !== undefined ? { host: n.host, rack: n.rack, state: n.state } : { host: n.host, state: n.state })) };
   return s;
 }
@@ -325,4 +372,12 @@ export function clockSkewStatus(shared: boolean, skew: ClockSkew | undefined): C
     return { state: 'ahead', ...figures, detail: "ahead of the store's time beyond the limit: expiry of shared items is refused, and items count until their end on the store's time; fix this machine's clock (NTP)" };
   }
   return { state: 'behind', ...figures, detail: "behind the store's time beyond the limit: blocks made through this sidecar are stamped on its clock, so the other jobs see them end early; fix this machine's clock (NTP)" };
+}
+
+function flinkStatus(k: NonNullable<SyncView['flink']>): FlinkStatus {
+  if (k.kind === 'off') return { state: 'off', detail: k.why };
+  if (k.kind === 'unknown') return { state: 'unreadable', error: k.error };
+  const v = k.view;
+  const jobs = v.jobs.map((j) => ({ id: j.jid, name: j.name, state: j.state, ...(j.type ? { type: j.type } : {}), ...(j.checkpointIntervalMs !== undefined ? { checkpointIntervalMs: j.checkpointIntervalMs } : {}) }));
+  return { state: 'read', address: v.baseUrl, ...(v.version ? { version: v.version } : {}), checkpointTrigger: v.canTrigger, jobs };
 }

@@ -1,23 +1,21 @@
 /**
  * `block --evacuate --wait`: follows one node's evacuation until it is empty, like `kubectl drain`
  * (blocks until done or --timeout) and `nomad node drain -monitor` (prints progress as it goes).
- * On a terminal one status line is redrawn in place (containers left, deadline countdown); in a
- * pipe or log a line is printed only when something other than the countdown changes.
+ * On a terminal one status line is redrawn in place (phase, containers left, deadline countdown,
+ * why it waits); in a pipe or log a line is printed only when something other than the countdown
+ * changes.
  *
  * Ends:
- *  - READY / evacuated: exit 0;
- *  - TIMEOUT with a timeout > 0: the deadline passed with containers still there, so the sidecar
- *    releases them by force: exit 6 (what Hadoop's client-side tracking calls "not completed in
- *    time"). Judged from the state, not from catching the phase: READY with containers released
- *    under a timeout > 0 is the same outcome. With timeout 0 the release *is* the plan, so it
- *    follows on to READY and exits 0;
+ *  - READY / evacuated: exit 0, whatever way the task managers went. A release at the deadline —
+ *    after a checkpoint (RELEASING) or without one (TIMEOUT) — is Flink's normal path: the job
+ *    fails over and runs on elsewhere. The last line says how it went;
  *  - --wait-timeout ran out: exit 6, the evacuation carries on in the sidecar. Without one the
  *    wait is bounded all the same: until the evacuation's deadline and 5 minutes more, or 30
  *    minutes while no deadline is known (waiting forever, still pending) — no wait runs unbounded;
  *  - the safety cap holds the block back (deferred): exit 7, no evacuation starts until it goes on;
  *  - the item disappeared (unblocked or expired): exit 4.
  */
-import { BlocklistClient, ApiItem } from './client';
+import { BlocklistClient, ApiItem, WireEvacuation } from './client';
 import { CliError } from './errors';
 import { EXIT, ExitCode } from './exit-codes';
 import { Paint } from './format';
@@ -56,36 +54,34 @@ function defaultGiveUp(started: number, deadline: number | undefined): number {
 /** What one reading of the item says: an end of the wait, or a line to show (`stable`: what matters of it, the countdown aside). */
 type Judgement = { end: FollowResult; line?: string; stable?: string } | { end?: undefined; line: string; stable: string };
 
-function judge(id: string, item: ApiItem, t: number, started: number, elapsed: string, p: Paint): Judgement {
+function judge(id: string, item: ApiItem, t: number, started: number, elapsed: string, o: { paint: Paint; interactive: boolean }, last: WireEvacuation | undefined): Judgement {
+  const p = o.paint;
   const sync = item.sync;
   const ev = sync?.evacuation;
   if (!sync) return { line: `${id}  ${p.dim('waiting for the sidecar to report on it')} ${elapsed}`, stable: 'nosync' };
   if (sync.state === 'deferred') return { end: { code: EXIT.DEFERRED, message: `${id} is deferred: stored, but not on YARN's blacklist, so no evacuation starts: ${sync.detail ?? 'held back by the safety cap'}` } };
   if (sync.state === 'disabled' || sync.state === 'not-applicable') return { end: { code: EXIT.ERROR, message: `${id} will not be evacuated: sync state ${sync.state}${sync.detail ? ` (${sync.detail})` : ''}` } };
-  const ready = sync.state === 'evacuated' || ev?.phase === 'READY';
-  if (ready && ev && ev.released.length > 0 && ev.timeoutSeconds !== 0) {
-    // Empty, but because the deadline forced the containers out: the TIMEOUT outcome, shown as such
-    // even when no poll caught that phase (it can last less than one poll interval).
-    return {
-      line: `${id}  ${evacuationLine({ ...ev, phase: 'TIMEOUT' }, t, p)} ${elapsed}`,
-      stable: 'timeout',
-      end: { code: EXIT.WAIT_TIMEOUT, message: `${id}: the evacuation deadline passed with ${ev.released.length} container(s) still there; the sidecar released them` },
-    };
+  if (sync.state === 'evacuated' || ev?.phase === 'READY') {
+    const shown = ev ?? { itemId: id, node: id, action: 'MARK_BLOCKED_AND_EVACUATE_TASKS' as const, phase: 'READY' as const, since: t, timeoutSeconds: 0, remainingSeconds: 0, containers: [], released: [] };
+    return { line: `${id}  ${evacuationLine(shown, t, p)} ${elapsed}`, stable: 'ready', end: { code: EXIT.OK, message: `${id} evacuated in ${humanizeMs(t - (ev?.since ?? started))}${howItWent(ev, last)}` } };
   }
-  if (ready) {
-    const rel = ev?.released.length ? `; ${ev.released.length} container(s) were released at the deadline` : '';
-    const shown = ev ?? { itemId: id, node: id, phase: 'READY' as const, since: t, timeoutSeconds: 0, remainingSeconds: 0, containers: [], released: [] };
-    return { line: `${id}  ${evacuationLine(shown, t, p)} ${elapsed}`, stable: 'ready', end: { code: EXIT.OK, message: `${id} evacuated in ${humanizeMs(t - (ev?.since ?? started))}${rel}` } };
+  if (ev) {
+    // A line redrawn in place must fit the terminal: there, only the reason's code (the detail is for logs and `show`).
+    const why = ev.waiting ? (o.interactive ? ` (${ev.waiting.code})` : ` — ${ev.waiting.detail}`) : '';
+    return { line: `${id}  ${evacuationLine(ev, t, p)}${p.dim(why)} ${elapsed}`, stable: `${ev.phase}:${ev.waiting?.code ?? ''}:${ev.containers.join(',')}:${ev.released.length}` };
   }
-  if (ev?.phase === 'TIMEOUT' && ev.timeoutSeconds !== 0) {
-    return {
-      line: `${id}  ${evacuationLine(ev, t, p)} ${elapsed}`,
-      stable: 'timeout',
-      end: { code: EXIT.WAIT_TIMEOUT, message: `${id}: the evacuation deadline passed with ${ev.containers.length} container(s) still there; the sidecar releases them now (follow with 'blocklist show ${id}')` },
-    };
-  }
-  if (ev) return { line: `${id}  ${evacuationLine(ev, t, p)} ${elapsed}`, stable: `${ev.phase}:${ev.containers.join(',')}:${ev.released.length}` };
   return { line: `${id}  ${p.yellow(sync.state)}${sync.detail ? ` — ${sync.detail}` : ''} ${elapsed}`, stable: `${sync.state}:${sync.detail ?? ''}` };
+}
+
+/** How the task managers went, as far as the follower saw: after a checkpoint, at the deadline, or by themselves. */
+function howItWent(ev: WireEvacuation | undefined, last: WireEvacuation | undefined): string {
+  if (!ev || ev.released.length === 0) return '';
+  const n = `${ev.released.length} task manager(s) released`;
+  const cp = ev.checkpoint ?? last?.checkpoint;
+  if (cp?.status === 'COMPLETED') return `; ${n} right after checkpoint ${cp.id ?? '(id unknown)'} of job ${cp.jobId}`;
+  if (cp && cp.status !== 'IN_PROGRESS' && cp.status !== 'PERIODIC') return `; ${n} without a fresh checkpoint (${cp.detail ?? cp.status})`;
+  if (last?.phase === 'TIMEOUT' || ev.timeoutSeconds !== 0) return `; ${n} at the deadline`;
+  return `; ${n}`;
 }
 
 export async function followEvacuation(client: BlocklistClient, id: string, o: FollowOptions): Promise<FollowResult> {
@@ -95,6 +91,8 @@ export async function followEvacuation(client: BlocklistClient, id: string, o: F
   let lastPrinted = '';
   let noSync = 0;
   let drawn = false;
+  /** The last evacuation seen before READY (its phase and checkpoint say how the release went). */
+  let last: WireEvacuation | undefined;
   const show = (line: string, stable: string) => {
     if (o.interactive) {
       o.out.write(`\r\x1b[2K${line}`);
@@ -118,10 +116,11 @@ export async function followEvacuation(client: BlocklistClient, id: string, o: F
     if (!item.sync && ++noSync >= NO_SYNC_POLLS) {
       return finish({ code: EXIT.ERROR, message: `the sidecar reports no sync state for ${id} (is YARN configured?); nothing to follow — check 'blocklist status'` });
     }
-    const j = judge(id, item, t, started, `[${humanizeMs(t - started)}]`, o.paint);
+    const j = judge(id, item, t, started, `[${humanizeMs(t - started)}]`, o, last);
     if (j.line !== undefined && j.stable !== undefined) show(j.line, j.stable);
     if (j.end) return finish(j.end);
     const ev = item.sync?.evacuation;
+    if (ev) last = ev;
     const giveUp = o.waitTimeoutMs !== undefined ? started + o.waitTimeoutMs : defaultGiveUp(started, ev?.deadline);
     if (t >= giveUp) {
       const why = o.waitTimeoutMs !== undefined ? '' : ev?.deadline !== undefined ? ' (5 minutes past its deadline; --wait-timeout sets another limit)' : ' (no deadline is known: the default limit; --wait-timeout sets another)';

@@ -6,7 +6,7 @@ export const EXIT = {
   CONFLICT: 3,
   NOT_FOUND: 4,
   UNREACHABLE: 5,
-  /** `--wait` gave up: the evacuation deadline passed with containers left, or --wait-timeout ran out. */
+  /** `--wait` gave up: --wait-timeout ran out (the evacuation goes on in the sidecar). */
   WAIT_TIMEOUT: 6,
   /** The block is stored but the safety cap holds it back: YARN was not told (sync state `deferred`). */
   DEFERRED: 7,

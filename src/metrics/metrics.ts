@@ -30,6 +30,8 @@ export const METRIC_NAMES = {
   deferredItems: 'blocklist_deferred_items',
   evacuatingNodes: 'blocklist_evacuating_nodes',
   containersReleased: 'blocklist_containers_released_total',
+  taskManagersReleased: 'blocklist_evacuation_taskmanagers_released_total',
+  evacuationCheckpoints: 'blocklist_evacuation_checkpoints_total',
   pushes: 'blocklist_blacklist_pushes_total',
   pushLatency: 'blocklist_blacklist_push_duration_seconds',
   storeErrors: 'blocklist_store_errors_total',
@@ -61,9 +63,13 @@ export interface Metrics {
   readonly blockedNodesConventional: Gauge;
   readonly blockedTaskManagers: Gauge;
   readonly deferredItems: Gauge;
-  /** Evacuating items by phase (WAIT_CONTAINER, TIMEOUT, READY). */
+  /** Evacuating items by phase (WAIT_CONTAINER, CHECKPOINTING, RELEASING, TIMEOUT, READY). */
   readonly evacuatingNodes: Gauge<'phase'>;
   readonly containersReleased: Counter;
+  /** Task managers released by evacuations and MARK_BLOCKED items, by how: idle, checkpointed, deadline, fallback, blind. */
+  readonly taskManagersReleased: Counter<'reason'>;
+  /** Checkpoints before a release step, by result: triggered, trigger-failed, completed, failed, timed_out. */
+  readonly evacuationCheckpoints: Counter<'result'>;
   readonly pushes: Counter<'result'>;
   readonly pushLatency: Histogram;
   readonly storeErrors: Counter;
@@ -152,8 +158,10 @@ function passGauges(registers: Registry[], source: () => PassSource | undefined)
 function engineSet(registers: Registry[]) {
   return {
     deferredItems: new Gauge({ name: METRIC_NAMES.deferredItems, help: 'Node items held back by the safety cap (max-blocked-fraction).', registers }),
-    evacuatingNodes: new Gauge({ name: METRIC_NAMES.evacuatingNodes, help: 'Items evacuating containers, by phase (WAIT_CONTAINER, TIMEOUT, READY).', labelNames: ['phase'] as const, registers }),
+    evacuatingNodes: new Gauge({ name: METRIC_NAMES.evacuatingNodes, help: 'Items evacuating containers, by phase (WAIT_CONTAINER, CHECKPOINTING, RELEASING, TIMEOUT, READY).', labelNames: ['phase'] as const, registers }),
     containersReleased: new Counter({ name: METRIC_NAMES.containersReleased, help: 'Containers released through the AMRM proxy by evacuations.', registers }),
+    taskManagersReleased: new Counter({ name: METRIC_NAMES.taskManagersReleased, help: 'Task managers released by evacuations and MARK_BLOCKED items, by how: idle, checkpointed (after a completed checkpoint), deadline, fallback (the checkpoint failed or was slow), blind (Flink unreadable).', labelNames: ['reason'] as const, registers }),
+    evacuationCheckpoints: new Counter({ name: METRIC_NAMES.evacuationCheckpoints, help: 'Checkpoints asked for or awaited before a release step, by result: triggered, trigger-failed, completed, failed, timed_out.', labelNames: ['result'] as const, registers }),
     pushes: new Counter({ name: METRIC_NAMES.pushes, help: 'Blacklist updates sent to the AMRM proxy, by result.', labelNames: ['result'] as const, registers }),
     pushLatency: new Histogram({
       name: METRIC_NAMES.pushLatency,
@@ -224,8 +232,10 @@ function storeClock(registers: Registry[], skew: () => { skewMs: number; limitMs
 
 /** Label values that always exist, so dashboards see 0 rather than no series. */
 function zeroLabels(set: ReturnType<typeof engineSet>): void {
-  for (const phase of ['WAIT_CONTAINER', 'TIMEOUT', 'READY']) set.evacuatingNodes.set({ phase }, 0);
+  for (const phase of ['WAIT_CONTAINER', 'CHECKPOINTING', 'RELEASING', 'TIMEOUT', 'READY']) set.evacuatingNodes.set({ phase }, 0);
   for (const peer of ['rm', 'proxy']) for (const failure of ['deadline', 'too-large']) set.peerCallFailures.inc({ peer, failure }, 0);
+  for (const reason of ['idle', 'checkpointed', 'deadline', 'fallback', 'blind']) set.taskManagersReleased.inc({ reason }, 0);
+  for (const result of ['triggered', 'trigger-failed', 'completed', 'failed', 'timed_out']) set.evacuationCheckpoints.inc({ result }, 0);
   for (const result of ['success', 'failure']) {
     set.pushes.inc({ result }, 0);
     set.passes.inc({ result }, 0);

@@ -31,6 +31,9 @@ import type { ZkSession } from '../store/zookeeper/session';
 import type { SharedClusterStats } from './shared-cluster-state';
 import { knownNodes } from '../sync/known-hosts';
 import { GoneStates } from '../detect/gone-states';
+import { FlinkRestClient } from '../flink/client';
+import { FlinkLocation } from '../flink/locate';
+import { FlinkJobManager } from '../flink/types';
 import { countedResourceManager } from './counted-rm';
 
 export interface SyncDeps {
@@ -44,6 +47,8 @@ export interface SyncDeps {
   metrics?: Metrics;
   /** Overrides the clients the config names (tests, in-process simulator). */
   yarn?: { rm: ResourceManagerReader; proxy: AmrmProxy };
+  /** Overrides the Flink JobManager client (tests, in-process simulator). */
+  flink?: (location: FlinkLocation) => FlinkJobManager;
   /** Environment for CONTAINER_ID (defaults to process.env). */
   env?: NodeJS.ProcessEnv;
   /**
@@ -172,6 +177,21 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     // The detector's state records of gone jobs: looked for here, not by the detector, so the
     // elected sidecar looks whether or not it runs a detector (or stands by for its job's).
     sweepAlso: (app, now) => goneStates.collect(app, now),
+    // The job's JobManager (found from the RM's application report unless configured): evacuations
+    // and MARK_BLOCKED items release task managers as Flink survives best.
+    flink:
+      deps.flink ??
+      ((loc) =>
+        new FlinkRestClient({
+          baseUrl: loc.baseUrl,
+          canPost: loc.canPost,
+          timeoutMs,
+          clock: deps.clock,
+          maxAnswerBytes: v['cluster.resource-blocklist.detector.flink.max-answer-size'],
+          onFailure: (failure) => metrics.peerCallFailures.inc({ peer: 'flink', failure }),
+          ...tls,
+        })),
+    ...(deps.audit ? { audit: deps.audit } : {}),
   });
   metrics.countFromStore({
     store: deps.store,

@@ -14,6 +14,7 @@
 import { createHash } from 'node:crypto';
 import { Clock } from '../core/clock';
 import { SimCluster } from './cluster';
+import { SimFlinkRuntime, VERTEX_SOURCE } from './flink-runtime';
 
 export type FlinkVersion = '1.16' | '1.18' | '1.19' | '2.0';
 export const FLINK_VERSIONS: readonly FlinkVersion[] = ['1.16', '1.18', '1.19', '2.0'];
@@ -66,6 +67,8 @@ export class SimFlink {
   readonly job: SimJob;
   /** GET /jobs/:jid/exceptions answered (tests check that an unchanged job is not re-read). */
   exceptionReads = 0;
+  /** Slots, failovers and checkpoints (evacuations read them); absent: only the detector's face. */
+  runtime: SimFlinkRuntime | undefined;
   private taskSeq = 0;
 
   constructor(
@@ -158,21 +161,94 @@ export class SimFlink {
   overview(): unknown {
     const j = this.job;
     const n = this.cluster.taskManagerCount;
+    const rt = this.runtime;
+    const tasks = rt ? rt.tasks() : { total: n, created: 0, scheduled: 0, deploying: 0, running: n, finished: 0, canceling: 0, canceled: 0, failed: 0, reconciling: 0, initializing: 0 };
     return {
       jobs: [
         {
           jid: j.jid,
           name: j.name,
+          ...(this.version === '2.0' && rt ? { jobType: rt.type } : {}),
           'start-time': j.startTime,
           'end-time': -1,
           duration: this.clock.now() - j.startTime,
-          state: j.state,
+          state: rt ? rt.state : j.state,
           'last-modification': j.lastModification,
-          tasks: { total: n, created: 0, scheduled: 0, deploying: 0, running: n, finished: 0, canceling: 0, canceled: 0, failed: 0, reconciling: 0, initializing: 0 },
+          tasks,
           ...(this.version === '2.0' ? { 'pending-operators': 0 } : {}),
         },
       ],
     };
+  }
+
+  // ---- the evacuation's endpoints (they need the runtime) -------------------------------------
+
+  taskManagersBody(): unknown {
+    const tms = this.runtime?.taskManagers() ?? this.cluster.taskManagers().map((c) => ({ id: c.id, slots: 1, free: 0 }));
+    return {
+      taskmanagers: tms.map((t, i) => ({
+        id: t.id,
+        path: `pekko.tcp://flink@${this.cluster.container(t.id)?.host ?? 'localhost'}:36119/user/rpc/taskmanager_${i}`,
+        dataPort: DATA_PORT,
+        jmxPort: -1,
+        timeSinceLastHeartbeat: this.clock.now(),
+        slotsNumber: t.slots,
+        freeSlots: t.free,
+        ...(this.version === '2.0' ? { assignedTasks: t.slots - t.free } : {}),
+      })),
+    };
+  }
+
+  /** GET /jobs/:jid (JobDetailsInfo): `job-type` from 1.19; the plan names each vertex's inputs. */
+  jobBody(): unknown {
+    const rt = this.runtime;
+    const vertices = rt?.vertices() ?? [{ id: VERTEX_SOURCE, name: 'Source: orders -> Map -> Sink', status: this.job.state, inputs: [] }];
+    const type = rt?.type ?? 'STREAMING';
+    const withType = this.version === '1.19' || this.version === '2.0';
+    return {
+      jid: this.job.jid,
+      name: this.job.name,
+      isStoppable: false,
+      state: rt ? rt.state : this.job.state,
+      ...(withType ? { 'job-type': type } : {}),
+      'start-time': this.job.startTime,
+      'end-time': -1,
+      now: this.clock.now(),
+      vertices: vertices.map((v) => ({ id: v.id, name: v.name, parallelism: rt?.parallelism ?? 1, status: v.status })),
+      plan: { jid: this.job.jid, name: this.job.name, type, nodes: vertices.map((v) => ({ id: v.id, parallelism: rt?.parallelism ?? 1, operator: '', description: v.name, ...(v.inputs.length ? { inputs: v.inputs.map((id, num) => ({ id, num, exchange: type === 'BATCH' ? 'blocking' : 'pipelined_bounded', ship_strategy: 'HASH' })) } : {}) })) },
+    };
+  }
+
+  /** GET /jobs/:jid/checkpoints/config: 404 when the job takes no checkpoints (CheckpointConfigHandler). */
+  checkpointConfigBody(): { status: number; body: unknown } {
+    const interval = this.runtime?.opts.type === 'STREAMING' ? this.runtime.opts.checkpointIntervalMs : undefined;
+    if (interval === undefined) return { status: 404, body: { errors: [`org.apache.flink.runtime.rest.handler.RestHandlerException: Checkpointing is not enabled for this job (${this.job.jid}).`] } };
+    return { status: 200, body: { mode: 'exactly_once', interval, timeout: 600_000, min_pause: 0, max_concurrent: 1, externalization: { enabled: false, delete_on_cancellation: true }, unaligned_checkpoints: false } };
+  }
+
+  checkpointsBody(): unknown {
+    const latest = this.runtime?.latestCheckpoint();
+    const completed = latest ? { className: 'completed', id: latest.id, status: 'COMPLETED', is_savepoint: false, trigger_timestamp: latest.at, latest_ack_timestamp: latest.at + 20, checkpoint_type: 'CHECKPOINT', discarded: false } : null;
+    return { counts: { restored: 0, total: latest?.id ?? 0, in_progress: 0, completed: latest?.id ?? 0, failed: 0 }, summary: {}, latest: { completed, savepoint: null, failed: null, restored: null }, history: completed ? [completed] : [] };
+  }
+
+  /** GET /jobs/:jid/checkpoints/:triggerid (CheckpointStatusHandler): undefined for an unknown trigger. */
+  triggerBody(triggerId: string): unknown {
+    const t = this.runtime?.triggered(triggerId);
+    if (!t) return undefined;
+    if (!t.result) return { status: { id: 'IN_PROGRESS' } };
+    if (t.result.status === 'COMPLETED') return { status: { id: 'COMPLETED' }, operation: { checkpointId: t.result.checkpointId } };
+    return { status: { id: 'COMPLETED' }, operation: { 'failure-cause': { class: 'org.apache.flink.runtime.checkpoint.CheckpointException', 'stack-trace': `${t.result.error}\n\tat org.apache.flink.sim.Checkpoint.run(Checkpoint.java:1)`, 'serialized-throwable': '' } } };
+  }
+
+  restartsBody(): unknown {
+    return [{ id: 'numRestarts', value: String(this.runtime?.restarts ?? this.job.restarts) }];
+  }
+
+  vertexTaskManagersBody(vertexId: string): unknown {
+    const v = this.runtime?.vertices().find((x) => x.id === vertexId);
+    if (!v) return undefined;
+    return { id: v.id, name: v.name, now: this.clock.now(), taskmanagers: (this.runtime?.vertexTaskManagers(vertexId) ?? []).map((tm) => ({ endpoint: `${this.cluster.container(tm)?.host ?? 'localhost'}:${DATA_PORT}`, status: v.status, 'taskmanager-id': tm, 'status-counts': { [v.status]: 1 } })) };
   }
 
   /** GET /jobs/:jid/exceptions in the selected version's shape. */

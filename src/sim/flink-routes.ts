@@ -3,9 +3,10 @@
  * the selected Flink version, and its control calls under /sim/v1/flink. Errors are Flink's
  * {"errors":[…]}.
  */
-import { FastifyInstance } from 'fastify';
+import { FastifyInstance, FastifyReply } from 'fastify';
 import { sendErrors } from './amrm-routes';
 import { FLINK_VERSIONS, FlinkVersion, HostFailure, InjectResult, SimFlink } from './flink-jobs';
+import { SimFlinkRuntime } from './flink-runtime';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -26,6 +27,8 @@ export function registerFlinkRoutes(app: FastifyInstance, flink: SimFlink): void
     }
     return flink.exceptions(max);
   });
+
+  registerEvacuationFaces(app, flink);
 
   app.get('/sim/v1/flink', async () => ({ version: flink.version, job: { jid: flink.job.jid, state: flink.job.state, restarts: flink.job.restarts, history: flink.job.history.length } }));
 
@@ -81,4 +84,58 @@ export function registerFlinkRoutes(app: FastifyInstance, flink: SimFlink): void
     if (!r.ok) return sendErrors(reply, 400, r.error);
     return { timestamp: r.entry.timestamp, exceptionName: r.entry.exceptionName, containers: r.containers };
   });
+}
+
+/** The endpoints evacuations read (flink-runtime.ts): task managers' slots, the job, checkpoints, restarts. */
+function registerEvacuationFaces(app: FastifyInstance, flink: SimFlink): void {
+  const job = <P extends { jid: string }>(params: P, reply: FastifyReply): boolean => {
+    if (params.jid === flink.job.jid) return true;
+    void sendErrors(reply, 404, `Job ${params.jid} not found`);
+    return false;
+  };
+  app.get('/taskmanagers', async () => flink.taskManagersBody());
+  app.get<{ Params: { jid: string } }>('/jobs/:jid', async (req, reply) => (job(req.params, reply) ? flink.jobBody() : reply));
+  app.get<{ Params: { jid: string } }>('/jobs/:jid/checkpoints/config', async (req, reply) => {
+    if (!job(req.params, reply)) return reply;
+    const r = flink.checkpointConfigBody();
+    return reply.code(r.status).send(r.body);
+  });
+  app.get<{ Params: { jid: string } }>('/jobs/:jid/checkpoints', async (req, reply) => (job(req.params, reply) ? flink.checkpointsBody() : reply));
+  app.post<{ Params: { jid: string } }>('/jobs/:jid/checkpoints', async (req, reply) => {
+    // Flink answers an unknown route 404 "Not found"; the trigger came with 1.17 (FLINK-27101).
+    if (flink.version === '1.16' || !flink.runtime) return sendErrors(reply, 404, `Not found: ${req.url}`);
+    if (!job(req.params, reply)) return reply;
+    return reply.code(202).send({ 'request-id': flink.runtime.trigger() });
+  });
+  app.get<{ Params: { jid: string; trigger: string } }>('/jobs/:jid/checkpoints/:trigger', async (req, reply) => {
+    if (!job(req.params, reply)) return reply;
+    const body = flink.triggerBody(req.params.trigger);
+    return body === undefined ? sendErrors(reply, 404, `Operation not found under key: ${req.params.trigger}`) : body;
+  });
+  app.get<{ Params: { jid: string }; Querystring: Obj }>('/jobs/:jid/metrics', async (req, reply) => (job(req.params, reply) ? (req.query.get === 'numRestarts' ? flink.restartsBody() : []) : reply));
+  app.get<{ Params: { jid: string; vid: string } }>('/jobs/:jid/vertices/:vid/taskmanagers', async (req, reply) => {
+    if (!job(req.params, reply)) return reply;
+    const body = flink.vertexTaskManagersBody(req.params.vid);
+    return body === undefined ? sendErrors(reply, 404, `JobVertex ${req.params.vid} not found`) : body;
+  });
+  app.put<{ Body: unknown }>('/sim/v1/flink/runtime', async (req, reply) => {
+    const b = req.body;
+    const rt = flink.runtime;
+    if (!rt) return sendErrors(reply, 409, 'the simulator runs no Flink runtime (flinkRuntime: false)');
+    if (!isObj(b)) return sendErrors(reply, 400, 'body must be {"triggerBehaviour"?: "complete"|"fail"|"never", "parallelism"?: n}');
+    if (b.triggerBehaviour !== undefined) {
+      if (b.triggerBehaviour !== 'complete' && b.triggerBehaviour !== 'fail' && b.triggerBehaviour !== 'never') return sendErrors(reply, 400, '"triggerBehaviour" must be complete, fail or never');
+      rt.triggerBehaviour = b.triggerBehaviour;
+    }
+    if (b.parallelism !== undefined) {
+      if (typeof b.parallelism !== 'number' || !Number.isInteger(b.parallelism) || b.parallelism < 0) return sendErrors(reply, 400, '"parallelism" must be a non-negative integer');
+      rt.parallelism = b.parallelism;
+    }
+    return runtimeState(rt);
+  });
+  app.get('/sim/v1/flink/runtime', async (_req, reply) => (flink.runtime ? runtimeState(flink.runtime) : sendErrors(reply, 404, 'no Flink runtime')));
+}
+
+function runtimeState(rt: SimFlinkRuntime): unknown {
+  return { state: rt.state, type: rt.type, parallelism: rt.parallelism, restarts: rt.restarts, triggerBehaviour: rt.triggerBehaviour, taskManagers: rt.taskManagers(), latestCheckpoint: rt.latestCheckpoint() ?? null };
 }

@@ -11,6 +11,9 @@ import { SimCluster } from './cluster';
 import { SimNode } from './cluster-types';
 import { countNodeStates } from '../yarn/node-counts';
 import { Face, FaultInjector } from './faults';
+import { SimFlink } from './flink-jobs';
+import { FlinkCallError, FlinkJobManager } from '../flink/types';
+import { Parsed, parseCheckpointConfig, parseFlinkVersion, parseJobDetail, parseJobs, parseLatestCheckpoint, parseRestarts, parseTaskManagers, parseTriggerId, parseTriggeredCheckpoint, parseVertexTaskManagers } from '../flink/json';
 
 /** Proxy calls whose answer can be lost after the cluster acted (a timeout after the AM acted). */
 export type LosableCall = 'updateBlacklist' | 'release';
@@ -75,7 +78,8 @@ function rmReader(cluster: SimCluster, enter: () => void): ResourceManagerReader
     async application(appId: string): Promise<ApplicationInfo> {
       enter();
       app(appId);
-      return { id: cluster.applicationId, state: 'RUNNING', currentAppAttemptId: cluster.currentAttempt.id };
+      // Flink registers the JobManager's REST port as the AM's RPC port; inProcessFlink answers for it.
+      return { id: cluster.applicationId, state: 'RUNNING', currentAppAttemptId: cluster.currentAttempt.id, amRPCAddress: `${cluster.currentAttempt.amHost}:8081`, trackingUrl: `http://rm.sim.local:8088/proxy/${cluster.applicationId}/` };
     },
     async attempts(appId: string): Promise<AttemptSummary[]> {
       enter();
@@ -142,4 +146,52 @@ function amrmProxy(cluster: SimCluster, enter: () => void, answer: <T>(call: Los
 function container(cluster: SimCluster, id: string, host: string): AppContainer {
   const n = cluster.node(host);
   return { containerId: id, nodeId: n?.nodeId ?? host, host, nodeHttpAddress: n?.httpAddress ?? '', state: 'RUNNING' };
+}
+
+/**
+ * The simulated JobManager through the engine's Flink port, without HTTP: every answer is the REST
+ * body flink-routes.ts serves, parsed by the client's own parsers (src/flink/json.ts).
+ */
+export function inProcessFlink(flink: SimFlink, o: { canPost?: boolean; down?: () => boolean } = {}): FlinkJobManager {
+  const answer = <T>(what: string, p: Parsed<T>): T => {
+    if (o.down?.()) throw new FlinkCallError(`Flink JobManager GET ${what}: cannot reach the simulated JobManager (ECONNREFUSED)`);
+    if (!p.ok) throw new FlinkCallError(`Flink sim: ${p.error}`);
+    return p.value;
+  };
+  const jobOf = (jid: string): void => {
+    if (jid !== flink.job.jid) throw new FlinkCallError(`Flink JobManager GET /jobs/${jid}: 404 Job ${jid} not found`, 404);
+  };
+  return {
+    baseUrl: 'sim://flink',
+    canPost: o.canPost ?? true,
+    version: async () => parseFlinkVersion(flink.config()),
+    taskManagers: async () => answer('/taskmanagers', parseTaskManagers(flink.taskManagersBody())),
+    jobs: async () => answer('/jobs/overview', parseJobs(flink.overview())),
+    job: async (jid) => (jobOf(jid), answer(`/jobs/${jid}`, parseJobDetail(flink.jobBody(), jid))),
+    async checkpointConfig(jid) {
+      jobOf(jid);
+      const r = flink.checkpointConfigBody();
+      return r.status === 404 ? {} : answer('checkpoints/config', parseCheckpointConfig(r.body));
+    },
+    latestCheckpoint: async (jid) => (jobOf(jid), answer('checkpoints', parseLatestCheckpoint(flink.checkpointsBody()))),
+    restarts: async (jid) => (jobOf(jid), answer('metrics', parseRestarts(flink.restartsBody()))),
+    async triggerCheckpoint(jid) {
+      jobOf(jid);
+      if (o.canPost === false) throw new FlinkCallError("the RM's web proxy passes no POST");
+      if (flink.version === '1.16' || !flink.runtime) throw new FlinkCallError(`Flink JobManager POST /jobs/${jid}/checkpoints: 404 Not found`, 404);
+      return answer('trigger', parseTriggerId({ 'request-id': flink.runtime.trigger() }));
+    },
+    async triggeredCheckpoint(jid, triggerId) {
+      jobOf(jid);
+      const body = flink.triggerBody(triggerId);
+      if (body === undefined) throw new FlinkCallError(`Flink JobManager GET checkpoints/${triggerId}: 404 Operation not found`, 404);
+      return answer('trigger status', parseTriggeredCheckpoint(body));
+    },
+    async vertexTaskManagers(jid, vertexId) {
+      jobOf(jid);
+      const body = flink.vertexTaskManagersBody(vertexId);
+      if (body === undefined) throw new FlinkCallError(`Flink JobManager GET vertices/${vertexId}/taskmanagers: 404`, 404);
+      return answer('vertex taskmanagers', parseVertexTaskManagers(body));
+    },
+  };
 }

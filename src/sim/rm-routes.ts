@@ -20,6 +20,11 @@ export type { RmContainersShape } from './options';
 
 export interface RmFaceSettings {
   rmContainersShape: RmContainersShape;
+  /**
+   * The simulator's own `host:port` once it listens: the Flink JobManager the app report names
+   * (`amRPCAddress`, Flink's REST port) and the RM's web proxy of it (`trackingUrl`).
+   */
+  selfAddress?: string;
 }
 
 const TM_MB = 4096;
@@ -130,7 +135,7 @@ export function registerRmRoutes(app: FastifyInstance, cluster: SimCluster, sett
   app.get<{ Params: { appId: string } }>('/ws/v1/cluster/apps/:appId', async (req, reply) => {
     const err = checkApp(cluster, req.params.appId, reply);
     if (err) return err;
-    return { app: appJson(cluster) };
+    return { app: appJson(cluster, settings) };
   });
 
   app.get<{ Params: { appId: string } }>('/ws/v1/cluster/apps/:appId/appattempts', async (req, reply) => {
@@ -197,7 +202,7 @@ function clusterInfo(cluster: SimCluster): Record<string, unknown> {
   };
 }
 
-function appJson(cluster: SimCluster): Record<string, unknown> {
+function appJson(cluster: SimCluster, settings: RmFaceSettings): Record<string, unknown> {
   const a = cluster.currentAttempt;
   const am = cluster.node(a.amHost);
   const now = cluster.clock.now();
@@ -211,7 +216,7 @@ function appJson(cluster: SimCluster): Record<string, unknown> {
     finalStatus: 'UNDEFINED',
     progress: 100,
     trackingUI: 'ApplicationMaster',
-    trackingUrl: `http://rm.sim.local:8088/proxy/${cluster.applicationId}/`,
+    trackingUrl: `http://${settings.selfAddress ?? 'rm.sim.local:8088'}/proxy/${cluster.applicationId}/`,
     diagnostics: '',
     clusterId: cluster.clusterTimestamp,
     applicationType: 'Apache Flink',
@@ -222,6 +227,8 @@ function appJson(cluster: SimCluster): Record<string, unknown> {
     elapsedTime: Math.max(0, now - cluster.startedOn),
     amContainerLogs: `http://${am?.httpAddress ?? ''}/node/containerlogs/${a.amContainerId}/flink`,
     amHostHttpAddress: am?.httpAddress ?? '',
+    // Flink registers its AM with the JobManager's host and REST port (YarnResourceManagerDriver).
+    amRPCAddress: settings.selfAddress ?? `${a.amHost}:0`,
     allocatedMB: cluster.taskManagerCount * TM_MB + 2048,
     allocatedVCores: live * TM_VCORES,
     runningContainers: live,

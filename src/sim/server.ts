@@ -20,6 +20,7 @@ import { Face, FaultInjector } from './faults';
 import { RmContainersShape, RmFaceSettings, registerRmRoutes, sendRemoteException } from './rm-routes';
 import { FlinkVersion, SimFlink } from './flink-jobs';
 import { registerFlinkRoutes } from './flink-routes';
+import { FlinkRuntimeOptions, SimFlinkRuntime } from './flink-runtime';
 
 export interface SimulatorOptions extends Partial<Omit<ClusterOptions, 'clock'>> {
   /** 0 = any free port. */
@@ -31,6 +32,8 @@ export interface SimulatorOptions extends Partial<Omit<ClusterOptions, 'clock'>>
   rmContainersShape?: RmContainersShape;
   /** The shape the Flink JobManager face answers in (default 1.18). */
   flinkVersion?: FlinkVersion;
+  /** The simulated Flink's slots, failovers and checkpoints (flink-runtime.ts); false: none (the detector's face only). */
+  flinkRuntime?: FlinkRuntimeOptions | false;
   clock?: Clock;
   logger?: Logger;
 }
@@ -72,6 +75,19 @@ function sendFaceError(face: Face | undefined, reply: FastifyReply, status: numb
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The RM's web proxy of the application's tracking URL (Hadoop's WebAppProxyServlet), in front of
+ * the Flink face: GET passes through, POST is refused as the servlet does (it has no doPost).
+ */
+function registerWebProxy(app: FastifyInstance, applicationId: string): void {
+  const prefix = `/proxy/${applicationId}`;
+  app.get(`${prefix}/*`, async (req, reply) => {
+    const res = await app.inject({ method: 'GET', url: req.url.slice(prefix.length) || '/' });
+    return reply.code(res.statusCode).header('content-type', res.headers['content-type'] ?? 'application/json').send(res.body);
+  });
+  app.post(`${prefix}/*`, async (_req, reply) => reply.code(405).header('content-type', 'text/html').send('<html><body><h2>HTTP ERROR 405 HTTP method POST is not supported by this URL</h2></body></html>'));
+}
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
   const log = opts.logger ?? silentLogger;
@@ -140,7 +156,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
   registerRmRoutes(app, cluster, settings);
   registerAmrmRoutes(app, cluster);
   const flink = new SimFlink(cluster, cluster.clock, opts.flinkVersion ?? '1.18');
+  if (opts.flinkRuntime !== false) flink.runtime = new SimFlinkRuntime(cluster, opts.flinkRuntime ?? {});
   registerFlinkRoutes(app, flink);
+  registerWebProxy(app, cluster.applicationId);
   registerControlRoutes(app, {
     cluster,
     faults,
@@ -158,6 +176,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
   const port = (app.server.address() as AddressInfo).port;
   const hostPart = (opts.host ?? '127.0.0.1').includes(':') ? `[${opts.host}]` : (opts.host ?? '127.0.0.1');
   const url = `http://${hostPart}:${port}`;
+  settings.selfAddress = `${hostPart}:${port}`;
   cluster.startTicking(tickMs);
   log.info('YARN simulator listening', { url, nodes: cluster.nodes.length, containers: cluster.target, app: cluster.applicationId });
 

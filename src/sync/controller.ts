@@ -7,15 +7,21 @@
  * This file only wires the steps; no rule lives here.
  */
 import { Clock, monotonicNow } from '../core/clock';
-import { BlockedItem } from '../model/item';
+import { BlockedItem, EVACUATE } from '../model/item';
 import { Logger } from '../core/logger';
 import { BlocklistStore } from '../store/store';
 import { AmrmProxy, ResourceManagerReader, SIDECAR_BLACKLIST_OWNER } from '../yarn/types';
 import { Metrics } from '../metrics/metrics';
 import { BlacklistDiff, DesiredPlan, blacklistSet } from './desired';
-import { EvacuationDecision, EvacuationStatus, isTaskManager, withCountdown } from './evacuation';
+import { EVACUATION_PHASES, EvacuationStatus, isTaskManager, withCountdown } from './evacuation';
 import { DEFAULT_CAP_NODE_COUNT_MEMORY_MS, Memory, afterNewAttempt, afterPush, afterRelease, emptyMemory, pruneReleased } from './memory';
-import { Decision, Desired, Observed, Rules, SyncEvent, evacuating, planEvacuations, reconcile } from './reconcile';
+import { Decision, Desired, EvacuationsView, Observed, Rules, SyncEvent, evacuationStatuses, reconcile } from './reconcile';
+import { AuditSink } from '../model/audit';
+import { FlinkJobManager } from '../flink/types';
+import { FlinkLocation } from '../flink/locate';
+import { FlinkWatcher } from './watch-flink';
+import { FlinkSide } from './flink-side';
+import { ReleaseKind, Wait } from './evacuation-steps';
 import { Executor, PushOutcome } from './executor';
 import { StartsRecord } from './starts-record';
 import { GoneSweep } from './gone-sweep';
@@ -46,7 +52,21 @@ export interface ControllerSettings {
   nodesRefreshIntervalMs?: number;
   /** The owner set this sidecar writes on the proxy's shared blacklist (default `blocklist`). */
   proxyOwner?: string;
+  /** Most busy task managers of the job released per step; 0 = all at once (evacuation.max-parallel). */
+  maxParallel?: number;
+  /** The longest wait for a checkpoint before a release, from its trigger; 0 = none (evacuation.checkpoint.timeout). */
+  checkpointTimeoutMs?: number;
+  /** The longest a release step waits for the job to run again (evacuation.step-timeout). */
+  stepTimeoutMs?: number;
+  /** Whether Flink's REST API is used (flink.enabled) and its address ('' = from the RM's application report). */
+  flinkEnabled?: boolean;
+  flinkAddress?: string;
+  /** Flink is read at most this often while something waits on it (the poll interval). */
+  flinkReadIntervalMs?: number;
 }
+
+/** The defaults of the evacuation keys (config/keys.ts holds the same). */
+export const EVACUATION_DEFAULTS = { maxParallel: 0, checkpointTimeoutMs: 30_000, stepTimeoutMs: 5 * 60_000 } as const;
 
 export interface ControllerDeps {
   store: BlocklistStore;
@@ -58,6 +78,10 @@ export interface ControllerDeps {
   /** From config or CONTAINER_ID; otherwise the proxy's attempt names it. */
   applicationId?: string;
   settings: ControllerSettings;
+  /** A client of Flink's JobManager at a location (absent: Flink's REST API is not used). */
+  flink?: (location: FlinkLocation) => FlinkJobManager;
+  /** Releases and checkpoints of evacuations get an audit line each. */
+  audit?: AuditSink;
   /** Whether this sidecar is the cluster's elected sweeper of gone jobs' records (absent: every sidecar sweeps). */
   sweepsRecords?: () => boolean;
   /**
@@ -97,12 +121,27 @@ interface Shown {
   plan?: DesiredPlan;
   pending: BlacklistDiff;
   pendingReleases: string[];
-  evacuations: Map<string, EvacuationDecision>;
+  evacuations?: EvacuationsView;
   statuses: Map<string, EvacuationStatus>;
+  /** Why each covered task manager not released yet waits (the job-wide decision). */
+  waits: ReadonlyMap<string, Wait>;
   deadlines: Map<string, number>;
   lastSuccessfulSync?: number;
   lastFailure?: { stage: PassStage; error: string };
 }
+
+/** How each kind of release went, in words (audit, logs). */
+const RELEASE_WORDS: Record<ReleaseKind, string> = {
+  idle: 'released idle (every slot free): nothing ran there',
+  checkpointed: 'released right after a completed checkpoint',
+  deadline: 'released at the deadline (no checkpoint to wait for)',
+  fallback: 'released at the bound without a fresh checkpoint (it failed or was slow)',
+  blind: "released at the deadline without Flink (its REST API could not be read)",
+};
+
+const noFlink = (): FlinkJobManager => {
+  throw new Error("Flink's REST API is not used");
+};
 
 const failed = (stage: PassStage, error: string): { ok: false; failed: PassOutcome } => ({ ok: false, failed: { result: 'failed', stage, error } });
 
@@ -120,7 +159,11 @@ export class Controller {
   /** What the items in force need read, kept while the snapshot and the clock allow (the poll asks every tick). */
   private readonly needs = new NeedsMemo();
   /** What the view shows, as of the last pass. */
-  private shown: Shown = { pending: { additions: [], removals: [] }, pendingReleases: [], evacuations: new Map(), statuses: new Map(), deadlines: new Map() };
+  private shown: Shown = { pending: { additions: [], removals: [] }, pendingReleases: [], statuses: new Map(), waits: new Map(), deadlines: new Map() };
+  /** Flink's JobManager as the evacuations read it, and the checkpoints they trigger. */
+  readonly flink: FlinkSide;
+  /** The task managers MARK_BLOCKED places held at the last decision (the poll looks for idle ones). */
+  private marked: ReadonlySet<string> = new Set();
 
   private readonly owner: string;
 
@@ -143,7 +186,16 @@ export class Controller {
       evacuationTimeoutMs: settings.evacuationTimeoutMs,
       releaseBatchSize: settings.releaseBatchSize,
       capNodeCountMemoryMs: settings.capNodeCountMemoryMs ?? DEFAULT_CAP_NODE_COUNT_MEMORY_MS,
+      steps: {
+        maxParallel: settings.maxParallel ?? EVACUATION_DEFAULTS.maxParallel,
+        checkpointTimeoutMs: settings.checkpointTimeoutMs ?? EVACUATION_DEFAULTS.checkpointTimeoutMs,
+        stepTimeoutMs: settings.stepTimeoutMs ?? EVACUATION_DEFAULTS.stepTimeoutMs,
+      },
     };
+    const connect = deps.flink;
+    const enabled = connect !== undefined && settings.flinkEnabled !== false;
+    const watcher = new FlinkWatcher({ rm, logger, connect: connect ?? noFlink, address: settings.flinkAddress ?? '', enabled, minIntervalMs: settings.flinkReadIntervalMs ?? 1000 });
+    this.flink = new FlinkSide(watcher, { logger, metrics, ...(deps.audit ? { audit: deps.audit } : {}) });
   }
 
   get applicationId(): string | undefined {
@@ -181,8 +233,8 @@ export class Controller {
   private async run(): Promise<PassOutcome> {
     const seen = await this.observe(this.deps.clock.now());
     if (!seen.ok) return seen.failed;
+    const decision = await this.decide(seen);
     const now = this.deps.clock.now();
-    const decision = reconcile(seen.observed, seen.desired, this.memory, now, monotonicNow(this.deps.clock));
     this.adopt(decision);
     const pushed = await this.executor.push(decision.push);
     const pushFailure = this.takePush(pushed, decision.view.plan, now);
@@ -190,7 +242,18 @@ export class Controller {
     await this.recordStarts(seen.desired.items, decision);
     // The blacklist is applied; evacuations must wait for a container list read by this pass.
     if (seen.containersError !== undefined) return { result: 'failed', stage: 'containers', error: seen.containersError };
-    return this.release(decision, pushed);
+    const out = await this.release(decision, pushed);
+    if (decision.triggers.length > 0) this.memory = { ...this.memory, steps: await this.flink.trigger(decision.triggers, this.memory.steps, this.memory.steps.step?.number) };
+    return out;
+  }
+
+  /** The pure decision; again with a fresh read of Flink when it wants Flink and the one it had is not this pass's. */
+  private async decide(seen: Extract<Observation, { ok: true }>): Promise<Decision> {
+    const mono = monotonicNow(this.deps.clock);
+    const first = reconcile({ ...seen.observed, flink: this.flink.knowledge }, seen.desired, this.memory, this.deps.clock.now(), mono);
+    const evacuating = [...(first.view.evacuations?.statuses.values() ?? [])].some((st) => st.phase !== 'READY');
+    if (!(await this.flink.needsFresh(first.flinkWanted, mono, this.watch.attempt.applicationId, this.memory.steps, evacuating))) return first;
+    return reconcile({ ...seen.observed, flink: this.flink.knowledge }, seen.desired, this.memory, this.deps.clock.now(), monotonicNow(this.deps.clock));
   }
 
   /** Refreshes every cache its policy says is due, in the order the decision needs them. */
@@ -214,6 +277,8 @@ export class Controller {
     const bl = await this.watch.blacklist.refresh(now, appId, this.watch.attempt.attemptId);
     if (!bl.ok) return failed('blacklist-read', bl.error);
     const containers = await this.watch.containers.refresh(now, { evacuating: need.evacuating, itemsInForce: need.any });
+    const inProgress = [...this.shown.statuses.values()].some((st) => st.phase !== 'READY' && st.action === EVACUATE);
+    await this.flink.observe(monotonicNow(this.deps.clock), appId, need.any, this.memory.steps, inProgress || need.evacuating);
     const view = this.watch.blacklist.cache.value ?? { actual: new Set<string>(), othersHold: new Set<string>(), schedulerOnly: [] };
     return {
       ok: true,
@@ -232,17 +297,20 @@ export class Controller {
   /** A new attempt's client starts empty: re-read its list, re-push, remove what the old one had. */
   private onNewAttempt(): void {
     this.memory = afterNewAttempt(this.memory, this.watch.blacklist.cache.value?.actual ?? []);
+    this.flink.watcher.forget();
     this.watch.blacklist.invalidate();
     this.watch.containers.cache.invalidate();
   }
 
   /** Takes in the decision before acting on it: memory, view, deadlines, log lines, gauges. */
   private adopt(d: Decision): void {
+    this.flink.noteOutcomes(this.memory.steps, d.memory.steps);
     this.memory = d.memory;
     this.shown.plan = d.view.plan;
     this.shown.pending = d.view.pending;
     this.shown.pendingReleases = d.releases.waiting;
     this.shown.deadlines = d.deadlines;
+    this.marked = d.markedTaskManagers;
     this.deps.metrics.deferredItems.set(d.view.plan.deferred.length);
     for (const e of d.events) this.log(e);
   }
@@ -274,20 +342,25 @@ export class Controller {
 
   /** Releases one batch, then re-evaluates so the view shows what was just released. */
   private async release(d: Decision, pushed: PushOutcome): Promise<PassOutcome> {
-    const { batch, waiting } = d.releases;
+    const { batch, waiting, kinds } = d.releases;
     const out = await this.executor.release(batch);
     const containers = this.watch.containers.cache.value;
-    // The evacuations are shown once their releases are done, so a reader never sees a TIMEOUT
-    // whose release is merely in flight; after a release they are evaluated again to show it.
+    const evac = d.view.evacuations;
     if (out.result === 'released' && containers) {
       this.memory = afterRelease(this.memory, [...out.released, ...out.unknown], containers);
-      const at = { now: this.deps.clock.now(), mono: monotonicNow(this.deps.clock), ...this.amContainer() };
-      this.setEvacuations(planEvacuations(evacuating(d.view.plan), d.clocks, containers, this.memory.released, this.rules.evacuationTimeoutMs, at, this.watch.nodes.cache.value ?? []));
+      this.auditReleases(out.released, kinds, evac);
       this.shown.pendingReleases = waiting.slice(batch.length);
-    } else if (d.view.evacuations) this.setEvacuations(d.view.evacuations);
+    }
+    // The evacuations are shown as their releases came out, so a reader never sees a release that
+    // failed as done, nor one merely in flight.
+    if (evac) this.setEvacuations(evac, evacuationStatuses(evac.plans, { steps: evac.steps, flink: this.flink.knowledge, released: this.memory.released, kinds: this.memory.steps.kinds, now: this.deps.clock.now() }));
     if (out.result === 'failed') return { result: 'failed', stage: 'release', error: out.error };
     const reported = new Set<string>();
-    for (const e of this.shown.evacuations.values()) for (const c of e.status.released) reported.add(c);
+    for (const e of this.shown.statuses.values()) for (const c of e.released) reported.add(c);
+    // What MARK_BLOCKED items released is said while they are in force (their status lists it).
+    const blocked = blacklistSet(d.view.plan);
+    const marked = new Set(d.view.plan.taskManagers.map((i) => i.containerId));
+    for (const [c, host] of this.memory.released) if (blocked.has(host) || marked.has(c)) reported.add(c);
     this.memory = pruneReleased(this.memory, containers?.byId ?? new Map(), reported);
     this.updateEvacuationMetrics();
     return {
@@ -297,6 +370,17 @@ export class Controller {
       more: waiting.length > batch.length,
       degraded: this.watch.store.degraded,
     };
+  }
+
+  /** One audit line and one count per task manager released, saying how it went. */
+  private auditReleases(released: readonly string[], kinds: ReadonlyMap<string, ReleaseKind>, evac: EvacuationsView | undefined): void {
+    const item = new Map<string, string>();
+    for (const [id, p] of evac?.plans ?? []) for (const c of p.containers) item.set(c, id);
+    for (const c of released) {
+      const kind = kinds.get(c) ?? 'deadline';
+      this.deps.metrics.taskManagersReleased.inc({ reason: kind });
+      this.deps.audit?.record({ op: 'evacuation-release', id: item.get(c) ?? c, who: 'sync', from: 'sidecar', outcome: 'released', detail: `${c}: ${RELEASE_WORDS[kind]}` });
+    }
   }
 
   /**
@@ -314,13 +398,28 @@ export class Controller {
     if (store) return store;
     if (await this.watch.attempt.changed()) return 'attempt-change';
     if (await this.watch.blacklist.drifted(this.deps.clock.now())) return 'blacklist-drift';
-    for (const d of this.shown.evacuations.values()) if (d.status.phase !== 'READY') return 'evacuating';
+    for (const st of this.shown.statuses.values()) if (st.phase !== 'READY') return 'evacuating';
+    if (this.memory.steps.step !== undefined) return 'evacuating';
+    if (this.marked.size > 0 && (await this.flink.idleAmong(this.marked, monotonicNow(this.deps.clock), this.watch.attempt.applicationId))) return 'evacuating';
+    if (this.flink.pending(this.memory.steps).length > 0 && (await this.flink.checkTriggers(this.memory.steps))) return 'evacuating';
     const now = this.deps.clock.now();
     const items = this.watch.store.cache.value?.items ?? [];
     const appId = this.watch.attempt.applicationId;
     const need = this.needs.get(items, appId, now);
     if (this.watch.containers.stale(now, { evacuating: false, itemsInForce: need.any }) || this.watch.nodes.stale(now, need)) return 'refresh';
     return undefined;
+  }
+
+  /** Whether a release step waits on a triggered checkpoint that has not answered yet. */
+  awaitsCheckpoint(): boolean {
+    return this.flink.pending(this.memory.steps).length > 0;
+  }
+
+  /** Asks about the triggered checkpoints; true once one has answered (a pass should take it in). */
+  async checkpointAnswered(): Promise<boolean> {
+    const over = await this.flink.checkTriggers(this.memory.steps);
+    if (over) this.viewCache = undefined;
+    return over;
   }
 
   /** When the desired set changes by itself, as the last decision computed it. */
@@ -389,18 +488,22 @@ export class Controller {
     if (bl?.owners) v.owners = bl.owners;
     const nodes = this.watch.nodes.cache;
     if (nodes.value && nodes.readAt !== undefined) v.nodes = { readAt: nodes.readAt, list: nodes.value };
+    const containers = this.watch.containers.cache.value;
+    if (containers) v.containers = containers;
+    Object.assign(v, this.amContainer(), { flink: this.flink.knowledge, taskManagerWaits: this.shown.waits, released: this.memory.released, releaseKinds: this.memory.steps.kinds });
     return v;
   }
 
-  private setEvacuations(e: Map<string, EvacuationDecision>): void {
+  private setEvacuations(e: EvacuationsView, statuses: Map<string, EvacuationStatus>): void {
     this.shown.evacuations = e;
-    this.shown.statuses = new Map([...e].map(([id, d]) => [id, d.status]));
+    this.shown.statuses = statuses;
+    this.shown.waits = e.steps.waits;
   }
 
   private updateEvacuationMetrics(): void {
-    const counts: Record<string, number> = { WAIT_CONTAINER: 0, TIMEOUT: 0, READY: 0 };
-    for (const d of this.shown.evacuations.values()) counts[d.status.phase]++;
-    for (const [phase, n] of Object.entries(counts)) this.deps.metrics.evacuatingNodes.set({ phase }, n);
+    const counts = new Map(EVACUATION_PHASES.map((p) => [p, 0]));
+    for (const st of this.shown.statuses.values()) counts.set(st.phase, (counts.get(st.phase) ?? 0) + 1);
+    for (const [phase, n] of counts) this.deps.metrics.evacuatingNodes.set({ phase }, n);
   }
 
   private log(e: SyncEvent): void {
@@ -410,7 +513,7 @@ export class Controller {
     } else if (e.kind === 'undeferred') {
       if (e.enforced) logger.info(`safety cap: ${e.id} is no longer deferred and goes on the blacklist`);
     } else {
-      const s = e.decision.status;
+      const s = e.status;
       const timeout = s.timeoutSeconds < 0 ? 'none (waits forever)' : `${s.timeoutSeconds}s`;
       logger.info(`evacuation ${e.id}: ${e.from ?? 'start'} -> ${s.phase}, ${s.containers.length} container(s) left, timeout ${timeout}, since ${new Date(s.since).toISOString()}`);
     }

@@ -28,6 +28,9 @@ import { DeadlineTimer } from './deadline-timer';
 import { Controller, ControllerSettings, PassOutcome } from './controller';
 import { ContainersKnown, SyncFacade } from './facade';
 import { SyncProgress, SyncView } from './view';
+import { AuditSink } from '../model/audit';
+import { FlinkJobManager } from '../flink/types';
+import { FlinkLocation } from '../flink/locate';
 
 export interface SyncSettings extends ControllerSettings {
   pollIntervalMs: number;
@@ -52,9 +55,18 @@ export function syncSettingsFromConfig(v: ConfigValues): SyncSettings {
     initialBackoffMs: v['cluster.resource-blocklist.retry.initial-backoff'],
     maxBackoffMs: Math.max(v['cluster.resource-blocklist.retry.max-backoff'], v['cluster.resource-blocklist.retry.initial-backoff']),
     proxyOwner: v['cluster.resource-blocklist.amrm-proxy.owner'],
+    maxParallel: v['cluster.resource-blocklist.evacuation.max-parallel'],
+    checkpointTimeoutMs: v['cluster.resource-blocklist.evacuation.checkpoint.timeout'],
+    stepTimeoutMs: v['cluster.resource-blocklist.evacuation.step-timeout'],
+    flinkEnabled: v['cluster.resource-blocklist.flink.enabled'],
+    flinkAddress: v['cluster.resource-blocklist.flink.rest-address'],
+    flinkReadIntervalMs: v['cluster.resource-blocklist.poll-interval'],
     backoffJitter: 0.2,
   };
 }
+
+/** How often a triggered checkpoint is asked about while a release waits on it: its replay grows by the wait. */
+export const CHECKPOINT_POLL_MS = 50;
 
 export interface SyncEngineDeps {
   store: BlocklistStore;
@@ -71,6 +83,10 @@ export interface SyncEngineDeps {
   sweepsRecords?: () => boolean;
   /** Other record families' clean-up of gone jobs' records, run beside the evacuation starts'. */
   sweepAlso?: (applicationId: string, now: number) => Promise<unknown>;
+  /** A client of Flink's JobManager at a location (absent: Flink's REST API is not used). */
+  flink?: (location: FlinkLocation) => FlinkJobManager;
+  /** Releases and checkpoints of evacuations get an audit line each. */
+  audit?: AuditSink;
 }
 
 /** Kicks named in a failed pass's log line; the rest are counted. */
@@ -138,6 +154,9 @@ export class SyncEngine implements SyncFacade {
   /** The running pass's start, and the first failed pass's since the last good one (progress()). */
   private passStartedAt: number | undefined;
   private failingSince: number | undefined;
+  /** The timer that asks about a triggered checkpoint between passes, and the question in flight. */
+  private cancelCheckpointWatch: (() => void) | undefined;
+  private checkpointInFlight: Promise<void> | undefined;
 
   constructor(private readonly deps: SyncEngineDeps) {
     this.metrics = deps.metrics ?? createMetrics();
@@ -153,6 +172,8 @@ export class SyncEngine implements SyncFacade {
       ...(deps.applicationId !== undefined ? { applicationId: deps.applicationId } : {}),
       ...(deps.sweepsRecords ? { sweepsRecords: deps.sweepsRecords } : {}),
       ...(deps.sweepAlso ? { sweepAlso: deps.sweepAlso } : {}),
+      ...(deps.flink ? { flink: deps.flink } : {}),
+      ...(deps.audit ? { audit: deps.audit } : {}),
     });
     this.deadlines = new DeadlineTimer(deps.clock, (keys) => this.kick(`deadline ${keys.join(',')}`));
     this.backoff = new Backoff({ initialMs: s.initialBackoffMs, maxMs: s.maxBackoffMs, jitter: s.backoffJitter ?? 0 });
@@ -187,6 +208,7 @@ export class SyncEngine implements SyncFacade {
     for (const s of this.stoppers.splice(0)) s();
     this.cancelRetry?.();
     this.cancelPace?.();
+    this.cancelCheckpointWatch?.();
     this.deadlines.stop();
     await this.idle();
   }
@@ -211,6 +233,7 @@ export class SyncEngine implements SyncFacade {
   async idle(): Promise<void> {
     for (;;) {
       if (this.pollInFlight) await this.pollInFlight;
+      else if (this.checkpointInFlight) await this.checkpointInFlight;
       else if (this.running) await this.running;
       else if (this.controller.gone.running) await this.controller.gone.running;
       else return;
@@ -294,6 +317,7 @@ export class SyncEngine implements SyncFacade {
       }
       this.passStartedAt = undefined;
       this.deadlines.replaceAll(this.controller.deadlines());
+      this.watchCheckpoints();
       if (out.result === 'failed') {
         this.failingSince ??= startedAt;
         this.scheduleRetry(out, why);
@@ -342,6 +366,20 @@ export class SyncEngine implements SyncFacade {
     this.cancelRetry = this.deps.clock.setTimer(delay, () => {
       this.cancelRetry = undefined;
       this.kick('retry');
+    });
+  }
+
+  /** While a release waits on a triggered checkpoint, its answer is asked every CHECKPOINT_POLL_MS and a pass kicked once it is in. */
+  private watchCheckpoints(): void {
+    if (this.cancelCheckpointWatch || this.stopped || !this.controller.awaitsCheckpoint()) return;
+    this.cancelCheckpointWatch = this.deps.clock.setTimer(CHECKPOINT_POLL_MS, () => {
+      this.cancelCheckpointWatch = undefined;
+      if (this.stopped) return;
+      this.checkpointInFlight = this.controller.checkpointAnswered().then((over) => {
+        this.checkpointInFlight = undefined;
+        if (over) this.kick('checkpoint answered');
+        else this.watchCheckpoints();
+      });
     });
   }
 

@@ -14,19 +14,36 @@
  * restart the clock. Timeout priority: the item's evacuationTimeout > the configured default.
  * Negative = forever; 0 = at once.
  */
-import { BlockedItem } from '../model/item';
+import { BlockAction, BlockedItem, EVACUATE } from '../model/item';
+import { FlinkKnowledge, isIdle } from './flink-view';
+import { ReleaseKind, StepDecision, StepTarget, Wait } from './evacuation-steps';
 import { AppContainer } from '../yarn/types';
 import { parseContainerId } from '../model/ids';
 
-/** Graceful-decommission-style sub-state of an evacuating item (Hadoop's DecommissioningNodesWatcher). */
-export type EvacuationPhase = 'WAIT_CONTAINER' | 'TIMEOUT' | 'READY';
+/**
+ * Where an evacuation (or a MARK_BLOCKED item's release of idle task managers) stands:
+ *  - WAIT_CONTAINER: task managers still work there, before the deadline (idle ones go at once);
+ *  - CHECKPOINTING: the deadline is reached and the job takes a checkpoint before the release;
+ *  - RELEASING: released (or waiting for its release step) the way Flink survives best: idle, or
+ *    right after a completed checkpoint;
+ *  - TIMEOUT: released at the deadline without a fresh checkpoint (the job takes none, the
+ *    checkpoint failed or was slow, or Flink could not be read);
+ *  - READY: none of the job's task managers is left there.
+ */
+export type EvacuationPhase = 'WAIT_CONTAINER' | 'CHECKPOINTING' | 'RELEASING' | 'TIMEOUT' | 'READY';
+
+export const EVACUATION_PHASES: readonly EvacuationPhase[] = ['WAIT_CONTAINER', 'CHECKPOINTING', 'RELEASING', 'TIMEOUT', 'READY'];
 
 /** One evacuation as the engine last evaluated it (data; the API words it). */
 export interface EvacuationStatus {
   /** The item evacuating: a node id, or `<node>/<containerId>` for one task manager. */
   itemId: string;
   node: string;
+  /** MARK_BLOCKED: only idle task managers are released, never at a deadline. */
+  action: BlockAction;
   phase: EvacuationPhase;
+  /** Why it is not READY yet (absent when READY). */
+  waiting?: Wait;
   /** Epoch ms this job's evacuation started (never reset by a timeout change or a restart). */
   since: number;
   /** Effective timeout in seconds; -1 = forever. */
@@ -39,8 +56,22 @@ export interface EvacuationStatus {
   containers: string[];
   /** Containers this sidecar asked the proxy to release (kept after they are gone). */
   released: string[];
+  /** Of `containers` not released yet, by Flink's slots as last read: all slots free / some in use. */
+  idle?: string[];
+  busy?: string[];
+  /** The checkpoint its release step waits for, or waited for. */
+  checkpoint?: CheckpointStatus;
+  /** The job's release step its task managers are in. */
+  step?: { number: number; containers: string[] };
   /** A task manager item whose container runs on another host than the item names: that host (nothing is released). */
   runsOn?: string;
+}
+
+export interface CheckpointStatus {
+  jobId: string;
+  id?: number;
+  status: 'IN_PROGRESS' | 'PERIODIC' | 'COMPLETED' | 'FAILED' | 'TIMED_OUT';
+  detail?: string;
 }
 
 /**
@@ -79,12 +110,10 @@ export function evacuationTimeoutMs(item: BlockedItem, defaultMs: number): numbe
   return ms < 0 ? -1 : ms;
 }
 
-/** The phase, by the watcher's rule: WAIT only while waitTime < timeout; equality is TIMEOUT. */
-export function evacuationPhase(elapsedMs: number, timeoutMs: number, liveContainers: number): EvacuationPhase {
-  if (liveContainers === 0) return 'READY';
-  if (timeoutMs < 0) return 'WAIT_CONTAINER';
-  if (timeoutMs === 0) return 'TIMEOUT';
-  return elapsedMs < timeoutMs ? 'WAIT_CONTAINER' : 'TIMEOUT';
+/** Whether the grace period is over, by the watcher's rule: WAIT only while waitTime < timeout; equality is the end. */
+export function graceOver(elapsedMs: number, timeoutMs: number): boolean {
+  if (timeoutMs < 0) return false;
+  return timeoutMs === 0 || elapsedMs >= timeoutMs;
 }
 
 /** Remaining seconds as YARN's getTimeoutInSec: -1 forever, 0 when READY, else max(0, floor(left/1000)). */
@@ -115,45 +144,123 @@ export interface EvacuationInput {
   amContainerId?: string;
 }
 
-export interface EvacuationDecision {
-  status: EvacuationStatus;
-  /** Containers to release now (TIMEOUT only, each once). */
-  toRelease: string[];
-  /** When WAIT_CONTAINER turns into TIMEOUT by itself (for the deadline timer). */
+/** One item's evacuation before the job-wide rules (evacuation-steps.ts) say what goes when. */
+export interface EvacuationPlan {
+  item: BlockedItem;
+  since: number;
+  timeoutMs: number;
+  /** The wall-clock instant of the deadline as the wall clock reads now; absent when waiting forever. */
+  deadline?: number;
+  /** The grace period is over. */
+  due: boolean;
+  /** Live task managers it covers, sorted (released ones still listed included). */
+  containers: string[];
+  /** Of those and earlier ones, what this sidecar released for it. */
+  released: string[];
+  /** When the grace period ends by itself (for the deadline timer). */
   wakeAt?: number;
+  runsOn?: string;
 }
 
 /**
- * Decides one item's evacuation. A node item targets every live app container on its host; a task
- * manager item only its own container (and never the node).
+ * One item's targets and grace period. A node item covers every live task manager of the app on
+ * its host; a task manager item only its own container (and never the node).
  */
-export function evaluateEvacuation(input: EvacuationInput): EvacuationDecision {
+export function planEvacuation(input: EvacuationInput): EvacuationPlan {
   const { item, now, since } = input;
-  const timeoutMs = evacuationTimeoutMs(item, input.defaultTimeoutMs);
+  const timeoutMs = item.action === EVACUATE ? evacuationTimeoutMs(item, input.defaultTimeoutMs) : -1;
   const elapsedMs = Math.max(0, input.elapsedMs ?? now - since);
-  const targets = input.containersOnNode
+  const containers = input.containersOnNode
     .filter((c) => isTaskManager(c, input.amContainerId) && (item.kind !== 'taskmanager' || c.containerId === item.containerId))
     .map((c) => c.containerId)
     .sort();
-  const phase = evacuationPhase(elapsedMs, timeoutMs, targets.length);
   const deadline = timeoutMs >= 0 ? now + timeoutMs - elapsedMs : undefined;
+  const due = graceOver(elapsedMs, timeoutMs);
+  const plan: EvacuationPlan = { item, since, timeoutMs, due, containers, released: releasedFor(item, input.released, input.hosts) };
+  if (deadline !== undefined) plan.deadline = deadline;
+  if (!due && deadline !== undefined) plan.wakeAt = deadline;
+  return plan;
+}
+
+/** The task managers the job-wide rules decide on: those of each plan not released yet. */
+export function stepTargets(plans: Iterable<EvacuationPlan>, released: ReadonlyMap<string, string>): StepTarget[] {
+  const out: StepTarget[] = [];
+  for (const p of plans) {
+    const evacuate = p.item.action === EVACUATE;
+    const order = p.deadline ?? Number.MAX_SAFE_INTEGER;
+    for (const c of p.containers) if (!released.has(c)) out.push({ containerId: c, itemId: p.item.id, evacuate, due: p.due, order });
+  }
+  return out;
+}
+
+/** What the job-wide decision said, and the kinds of releases made, for the statuses. */
+export interface StatusContext {
+  steps: Pick<StepDecision, 'waits' | 'memory'>;
+  flink: FlinkKnowledge;
+  /** Containers asked to release (this pass included). */
+  released: ReadonlyMap<string, string>;
+  kinds: ReadonlyMap<string, ReleaseKind>;
+  now: number;
+}
+
+/** The status of one item: its phase and why it waits, from the job-wide decision. */
+export function evacuationStatus(plan: EvacuationPlan, ctx: StatusContext): EvacuationStatus {
+  const pending = plan.containers.filter((c) => !ctx.released.has(c));
+  const released = [...new Set([...plan.released, ...plan.containers.filter((c) => ctx.released.has(c))])].sort();
+  const phase = phaseOf(plan, pending, ctx);
   const status: EvacuationStatus = {
-    itemId: item.id,
-    node: item.node,
+    itemId: plan.item.id,
+    node: plan.item.node,
+    action: plan.item.action,
     phase,
-    since,
-    timeoutSeconds: timeoutMs < 0 ? -1 : timeoutMs / 1000,
-    remainingSeconds: remainingSeconds(phase, deadline, now),
-    containers: targets,
-    released: releasedFor(item, input.released, input.hosts),
+    since: plan.since,
+    timeoutSeconds: plan.timeoutMs < 0 ? -1 : plan.timeoutMs / 1000,
+    remainingSeconds: remainingSeconds(phase, plan.deadline, ctx.now),
+    containers: plan.containers,
+    released,
   };
-  if (deadline !== undefined) status.deadline = deadline;
-  const decision: EvacuationDecision = {
-    status,
-    toRelease: phase === 'TIMEOUT' ? targets.filter((c) => !input.released.has(c)) : [],
-  };
-  if (phase === 'WAIT_CONTAINER' && deadline !== undefined) decision.wakeAt = deadline;
-  return decision;
+  if (plan.deadline !== undefined) status.deadline = plan.deadline;
+  if (plan.runsOn !== undefined) status.runsOn = plan.runsOn;
+  const waiting = phase === 'READY' ? undefined : waitOf(pending, plan.containers.length - pending.length, ctx);
+  if (waiting) status.waiting = waiting;
+  Object.assign(status, slotLists(pending, ctx.flink), stepOf(plan.containers, ctx));
+  return status;
+}
+
+function phaseOf(plan: EvacuationPlan, pending: readonly string[], ctx: StatusContext): EvacuationPhase {
+  if (plan.containers.length === 0) return 'READY';
+  if (pending.some((c) => ctx.steps.waits.get(c)?.code === 'checkpoint')) return 'CHECKPOINTING';
+  if (pending.length > 0) return plan.due ? 'RELEASING' : 'WAIT_CONTAINER';
+  const forced = plan.containers.some((c) => { const k = ctx.kinds.get(c); return k === 'deadline' || k === 'fallback' || k === 'blind'; });
+  return forced ? 'TIMEOUT' : 'RELEASING';
+}
+
+function waitOf(pending: readonly string[], releasing: number, ctx: StatusContext): Wait | undefined {
+  for (const c of pending) {
+    const w = ctx.steps.waits.get(c);
+    if (w) return w;
+  }
+  if (releasing > 0) return { code: 'release', detail: `${releasing} task manager(s) released: waiting for YARN to report them gone` };
+  return undefined;
+}
+
+function slotLists(pending: readonly string[], flink: FlinkKnowledge): { idle?: string[]; busy?: string[] } {
+  if (flink.kind !== 'known' || pending.length === 0) return {};
+  const tms = flink.view.taskManagers;
+  return { idle: pending.filter((c) => isIdle(tms.get(c))), busy: pending.filter((c) => tms.has(c) && !isIdle(tms.get(c))) };
+}
+
+function stepOf(containers: readonly string[], ctx: StatusContext): Pick<EvacuationStatus, 'step' | 'checkpoint'> {
+  const step = ctx.steps.memory.step;
+  if (!step || !containers.some((c) => step.containers.includes(c))) return {};
+  const out: Pick<EvacuationStatus, 'step' | 'checkpoint'> = { step: { number: step.number, containers: [...step.containers] } };
+  const w = step.checkpoints[0];
+  if (w) {
+    const o = w.outcome;
+    const status = o ? (o.status === 'COMPLETED' ? 'COMPLETED' : o.status) : w.mode === 'periodic' ? 'PERIODIC' : 'IN_PROGRESS';
+    out.checkpoint = { jobId: w.jid, status, ...(o?.status === 'COMPLETED' ? { id: o.id } : {}), ...(o?.status === 'FAILED' ? { detail: o.error } : step.why ? { detail: step.why } : w.note ? { detail: w.note } : {}) };
+  }
+  return out;
 }
 
 /** What this sidecar released for an item: all of a node item's host, or a task manager's one container. */
@@ -162,6 +269,31 @@ function releasedFor(item: BlockedItem, released: ReadonlyMap<string, string>, h
   const out: string[] = [];
   for (const [id, host] of released) if (item.kind === 'rack' ? hosts?.has(host) : host === item.node) out.push(id);
   return out.sort();
+}
+
+/**
+ * A MARK_BLOCKED item's release of idle task managers (FLIP-224: no free slot stays on a blocked
+ * node), from the view of the last pass: its task managers not released yet (`taskManagers`) and
+ * those released still listed. Undefined when none of the job's task managers is or was there.
+ */
+export function markBlockedStatus(item: BlockedItem, taskManagers: readonly string[], releasedThere: readonly string[], view: { flink?: FlinkKnowledge; waits?: ReadonlyMap<string, Wait>; stillListed: (id: string) => boolean; since: number }): EvacuationStatus | undefined {
+  if (taskManagers.length === 0 && releasedThere.length === 0) return undefined;
+  const releasing = releasedThere.filter(view.stillListed);
+  const phase: EvacuationPhase = taskManagers.length > 0 ? 'WAIT_CONTAINER' : releasing.length > 0 ? 'RELEASING' : 'READY';
+  const flink = view.flink ?? { kind: 'off' as const, why: "Flink's REST API is not used" };
+  const status: EvacuationStatus = { itemId: item.id, node: item.node, action: item.action, phase, since: view.since, timeoutSeconds: -1, remainingSeconds: phase === 'READY' ? 0 : -1, containers: [...taskManagers, ...releasing].sort(), released: [...releasedThere].sort() };
+  if (phase === 'WAIT_CONTAINER') status.waiting = view.waits?.get(taskManagers[0]) ?? idleWait(taskManagers[0], flink);
+  else if (phase === 'RELEASING') status.waiting = { code: 'release', detail: `${releasing.length} idle task manager(s) released: waiting for YARN to report them gone` };
+  Object.assign(status, slotLists(taskManagers, flink));
+  return status;
+}
+
+function idleWait(containerId: string, flink: FlinkKnowledge): Wait {
+  if (flink.kind === 'off') return { code: 'flink-unknown', detail: `${flink.why}: idle task managers cannot be told apart, so none is released` };
+  if (flink.kind === 'unknown') return { code: 'flink-unknown', detail: `Flink's REST API cannot be read (${flink.error}): no idle task manager is released until it answers` };
+  const tm = flink.view.taskManagers.get(containerId);
+  if (!tm) return { code: 'busy', detail: 'not registered with Flink: waits for Flink to report it' };
+  return { code: 'busy', detail: `busy (${tm.slots - tm.freeSlots} of ${tm.slots} slots in use): released once idle (FLIP-224: no free slot stays on a blocked node)` };
 }
 
 /** A status as of an earlier pass with its countdown as of `now` (the phase changes only in a pass). */

@@ -11,6 +11,7 @@
  *    stored (wall-clock) start once, and counts on the monotonic clock from there.
  */
 import { EvacuationPhase } from './evacuation';
+import { StepMemory, emptyStepMemory, keepKinds } from './evacuation-steps';
 import { BlacklistDiff } from './desired';
 import { ContainerIndex } from './watch-containers';
 
@@ -36,6 +37,8 @@ export interface Memory {
   inheritedOthers: ReadonlySet<string>;
   /** Each evacuation's clock: item id → its start and the monotonic instant its elapsed time counts from. */
   evacuationClocks: ReadonlyMap<string, EvacuationClock>;
+  /** The job's release steps, checkpoints and idle streaks (evacuation-steps.ts). */
+  steps: StepMemory;
 }
 
 /**
@@ -48,7 +51,7 @@ export interface EvacuationClock {
 }
 
 export function emptyMemory(): Memory {
-  return { repushAll: false, maybeOnYarn: new Set(), released: new Map(), deferred: new Set(), phases: new Map(), othersSeen: new Set(), inheritedOthers: new Set(), evacuationClocks: new Map() };
+  return { repushAll: false, maybeOnYarn: new Set(), released: new Map(), deferred: new Set(), phases: new Map(), othersSeen: new Set(), inheritedOthers: new Set(), evacuationClocks: new Map(), steps: emptyStepMemory() };
 }
 
 /**
@@ -123,7 +126,9 @@ export function pruneReleased(m: Memory, listed: ReadonlyMap<string, unknown>, r
     if (listed.has(id) || reported.has(id)) released.set(id, host);
     else changed = true;
   }
-  return changed ? { ...m, released } : m;
+  if (!changed) return m;
+  // How a release went is kept as long as the release itself (or while it is still owed).
+  return { ...m, released, steps: keepKinds(m.steps, (id) => released.has(id) || !m.released.has(id)) };
 }
 
 /**

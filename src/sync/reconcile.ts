@@ -8,7 +8,9 @@
 import { BlockedItem, EVACUATE } from '../model/item';
 import { appliesTo, nextExpiry } from '../model/effective';
 import { BlacklistDiff, DesiredPlan, NodeView, blacklistSet, diffBlacklist, hostsByRack, isEmptyDiff, planDesired, runningByRack } from './desired';
-import { EvacuationDecision, EvacuationPhase, evaluateEvacuation } from './evacuation';
+import { EvacuationPhase, EvacuationPlan, EvacuationStatus, StatusContext, evacuationStatus, isTaskManager, planEvacuation, stepTargets } from './evacuation';
+import { ReleaseKind, StepDecision, StepRules, StepTarget, decideSteps } from './evacuation-steps';
+import { FlinkKnowledge, isIdle } from './flink-view';
 import { JobStart, JobStarts, freshStart, mayEvacuate, startOf } from './evacuation-starts';
 import { EvacuationClock, Memory, evacuationClock, rememberRunning, seedHighWater } from './memory';
 import { ContainerIndex } from './watch-containers';
@@ -22,6 +24,8 @@ export interface Rules {
   releaseBatchSize: number;
   /** How long the highest RUNNING-node count is remembered as the cap's floor. */
   capNodeCountMemoryMs: number;
+  /** How task managers leave: the disruption budget and the checkpoint before a release (evacuation-steps.ts). */
+  steps: StepRules;
 }
 
 export interface Desired {
@@ -50,23 +54,31 @@ export interface Observed {
   containers: ContainerIndex | undefined;
   /** The attempt's AM container, when the proxy or the RM named it (never released). */
   amContainerId?: string;
+  /** The job's Flink as last read (absent: not used). */
+  flink?: FlinkKnowledge;
 }
 
 /** Something worth one log line, said once when it happens. */
 export type SyncEvent =
   | { kind: 'deferred'; id: string; capacity: number; runningNodes: number }
   | { kind: 'undeferred'; id: string; enforced: boolean }
-  | { kind: 'phase'; id: string; from: EvacuationPhase | undefined; decision: EvacuationDecision };
+  | { kind: 'phase'; id: string; from: EvacuationPhase | undefined; status: EvacuationStatus };
 
 export interface Decision {
   /** The blacklist change to send, absent when there is nothing to send. */
   push?: BlacklistDiff;
-  /** Containers to release by this pass (one batch), and every one waiting (this batch first). */
-  releases: { batch: string[]; waiting: string[] };
+  /** Containers to release by this pass (one batch), every one waiting (this batch first), and how each goes. */
+  releases: { batch: string[]; waiting: string[]; kinds: ReadonlyMap<string, ReleaseKind> };
+  /** Jobs to trigger a checkpoint for before a release step (evacuation-steps.ts). */
+  triggers: string[];
+  /** Something waits on a task manager (an evacuation not READY, a MARK_BLOCKED place holding one): Flink is worth reading. */
+  flinkWanted: boolean;
+  /** The task managers MARK_BLOCKED places hold (released once idle: the poll looks for that between passes). */
+  markedTaskManagers: ReadonlySet<string>;
   /** When the desired state changes by itself: the next end of an item in scope, each evacuation's deadline. */
   deadlines: Map<string, number>;
   /** What the API shows: the plan and every evacuation (absent when the containers are unknown). */
-  view: { plan: DesiredPlan; pending: BlacklistDiff; evacuations?: Map<string, EvacuationDecision> };
+  view: { plan: DesiredPlan; pending: BlacklistDiff; evacuations?: EvacuationsView };
   /**
    * Evacuations of this job whose start is not stored yet: they start in this pass (stored once
    * the push went through). Item id → start.
@@ -77,6 +89,13 @@ export interface Decision {
   /** The memory after this decision (the cap's high water, deferral and phase bookkeeping). */
   memory: Memory;
   events: SyncEvent[];
+}
+
+/** The evacuations of a pass: each EVACUATE item's plan, the job-wide decision, and the statuses as decided. */
+export interface EvacuationsView {
+  plans: Map<string, EvacuationPlan>;
+  steps: StepDecision;
+  statuses: Map<string, EvacuationStatus>;
 }
 
 /** `now` is the wall clock (ends, starts); `mono` the monotonic clock grace periods are measured on (absent: `now`). */
@@ -100,19 +119,99 @@ export function reconcile(observed: Observed, desired: Desired, memory: Memory, 
   const clocks = new Map<string, EvacuationClock>();
   for (const [id, at] of since) clocks.set(id, evacuationClock(memory.evacuationClocks.get(id), at, now, mono));
   next = { ...next, evacuationClocks: clocks };
-  const decision: Decision = { releases: { batch: [], waiting: [] }, deadlines, view: { plan, pending }, memory: next, events, starts, clocks };
+  const decision: Decision = { releases: { batch: [], waiting: [], kinds: new Map() }, triggers: [], flinkWanted: false, markedTaskManagers: new Set(), deadlines, view: { plan, pending }, memory: next, events, starts, clocks };
   if (!isEmptyDiff(pending)) decision.push = pending;
-  if (observed.containers) {
-    const evacuations = planEvacuations(evacuating(plan), clocks, observed.containers, next.released, rules.evacuationTimeoutMs, { now, mono, amContainerId: observed.amContainerId }, observed.nodes);
-    const phases = phaseEvents(next.phases, evacuations);
-    events.push(...phases.events);
-    next = { ...next, phases: phases.phases };
-    for (const [id, d] of evacuations) if (d.wakeAt !== undefined) deadlines.set(`evacuation:${id}`, d.wakeAt);
-    decision.releases = releaseBatch(evacuations, rules.releaseBatchSize);
-    decision.view.evacuations = evacuations;
-    decision.memory = next;
-  }
+  if (observed.containers) decideEvacuations(decision, observed, desired, { now, mono });
   return decision;
+}
+
+/** The evacuations of the pass: each item's plan, the job-wide steps, the releases, triggers and statuses. */
+function decideEvacuations(decision: Decision, observed: Observed, desired: Desired, at: { now: number; mono: number }): void {
+  const containers = observed.containers!;
+  const { rules } = desired;
+  let next = decision.memory;
+  const flink: FlinkKnowledge = observed.flink ?? { kind: 'off', why: "Flink's REST API is not used" };
+  const plans = planEvacuations(evacuating(decision.view.plan), decision.clocks, containers, next.released, rules.evacuationTimeoutMs, { ...at, amContainerId: observed.amContainerId }, observed.nodes);
+  const targets = [...stepTargets(plans.values(), next.released), ...idleOnMarkedNodes(decision.view.plan, flink, containers, next.released, observed)];
+  const steps = decideSteps(targets, flink, next.steps, rules.steps, at.mono);
+  next = { ...next, steps: steps.memory };
+  const kinds = new Map(steps.release.map((r) => [r.containerId, r.kind]));
+  const waiting = steps.release.map((r) => r.containerId);
+  decision.releases = { batch: waiting.slice(0, rules.releaseBatchSize), waiting, kinds };
+  decision.triggers = steps.trigger;
+  const statuses = evacuationStatuses(plans, { steps, flink, released: withReleases(next.released, decision.releases.batch, containers), kinds: steps.memory.kinds, now: at.now });
+  const phases = phaseEvents(next.phases, statuses);
+  decision.events.push(...phases.events);
+  decision.memory = { ...next, phases: phases.phases };
+  for (const [id, p] of plans) if (p.wakeAt !== undefined) decision.deadlines.set(`evacuation:${id}`, p.wakeAt);
+  if (flink.kind !== 'off') {
+    decision.markedTaskManagers = markedTaskManagers(decision.view.plan, containers, next.released, observed);
+    // A release step in progress is judged on Flink too (gone, settled, its failover counted).
+    decision.flinkWanted = decision.markedTaskManagers.size > 0 || steps.memory.step !== undefined || [...statuses.values()].some((st) => st.phase !== 'READY');
+  }
+  if (steps.wakeAt !== undefined) decision.deadlines.set('evacuation-step', at.now + Math.max(0, steps.wakeAt - at.mono));
+  decision.view.evacuations = { plans, steps, statuses };
+}
+
+/** The statuses of every plan under one decision (again after a release, with what was released). */
+export function evacuationStatuses(plans: ReadonlyMap<string, EvacuationPlan>, ctx: StatusContext): Map<string, EvacuationStatus> {
+  const out = new Map<string, EvacuationStatus>();
+  for (const [id, p] of plans) out.set(id, evacuationStatus(p, ctx));
+  return out;
+}
+
+/** `released` with this pass's batch in it (id → host), without copying when there is none. */
+export function withReleases(released: ReadonlyMap<string, string>, batch: readonly string[], containers: ContainerIndex): ReadonlyMap<string, string> {
+  if (batch.length === 0) return released;
+  const out = new Map(released);
+  for (const id of batch) out.set(id, containers.byId.get(id)?.host ?? '');
+  return out;
+}
+
+/** The task managers of the job MARK_BLOCKED places (node, rack or task manager item) hold that this sidecar has not released. */
+function markedTaskManagers(plan: DesiredPlan, containers: ContainerIndex, released: ReadonlyMap<string, string>, observed: Observed): Set<string> {
+  const out = new Set<string>();
+  const take = (host: string) => {
+    for (const c of containers.byHost.get(host) ?? []) if (isTaskManager(c, observed.amContainerId) && !released.has(c.containerId)) out.add(c.containerId);
+  };
+  let racks: Map<string, string[]> | undefined;
+  for (const i of plan.enforced) {
+    if (i.action === EVACUATE) continue;
+    if (i.kind !== 'rack') take(i.node);
+    else for (const h of (racks ??= hostsByRack(observed.nodes)).get(i.id) ?? []) take(h);
+  }
+  for (const i of plan.taskManagers) {
+    if (i.action === EVACUATE || i.containerId === undefined) continue;
+    const c = containers.byId.get(i.containerId);
+    if (c?.host === i.node && isTaskManager(c, observed.amContainerId) && !released.has(c.containerId)) out.add(c.containerId);
+  }
+  return out;
+}
+
+/**
+ * FLIP-224's MARK_BLOCKED: no free slot stays on a blocked node. Only task managers Flink reports
+ * idle are looked at (a few), each placed by its container: a MARK_BLOCKED node (or rack) item of
+ * the plan, or a MARK_BLOCKED task manager item naming it where it runs.
+ */
+function idleOnMarkedNodes(plan: DesiredPlan, flink: FlinkKnowledge, containers: ContainerIndex, released: ReadonlyMap<string, string>, observed: Observed): StepTarget[] {
+  if (flink.kind !== 'known') return [];
+  const idle: string[] = [];
+  for (const [id, tm] of flink.view.taskManagers) if (isIdle(tm) && containers.byId.has(id) && !released.has(id) && id !== observed.amContainerId) idle.push(id);
+  if (idle.length === 0) return [];
+  const marked = new Map<string, string>();
+  for (const i of plan.enforced) if (i.action !== EVACUATE) marked.set(i.id, i.id);
+  const rackOf = new Map<string, string>();
+  for (const n of observed.nodes) if (n.rack !== undefined) rackOf.set(n.host, n.rack);
+  const tmItems = new Map<string, BlockedItem>();
+  for (const i of plan.taskManagers) if (i.action !== EVACUATE && i.containerId !== undefined) tmItems.set(i.containerId, i);
+  const out: StepTarget[] = [];
+  for (const id of idle) {
+    const host = containers.byId.get(id)!.host;
+    const tmItem = tmItems.get(id);
+    const itemId = marked.get(host) ?? marked.get(rackOf.get(host) ?? '') ?? (tmItem && tmItem.node === host ? tmItem.id : undefined);
+    if (itemId !== undefined) out.push({ containerId: id, itemId, evacuate: false, due: false, order: Number.MAX_SAFE_INTEGER });
+  }
+  return out;
 }
 
 /** RUNNING nodes our entries on YARN's blacklist cover (a host, or each RUNNING node of a rack): slots the cap gave them. */
@@ -177,7 +276,7 @@ export function evacuationStarts(
 }
 
 /**
- * One decision per evacuating item, over the containers as last read; `clocks`: when each started
+ * One plan per evacuating item, over the containers as last read; `clocks`: when each started
  * for this job and its monotonic zero (absent: it starts now).
  */
 export function planEvacuations(
@@ -188,8 +287,8 @@ export function planEvacuations(
   defaultTimeoutMs: number,
   at: { now: number; mono: number; amContainerId?: string | undefined },
   nodes: readonly NodeView[] = [],
-): Map<string, EvacuationDecision> {
-  const out = new Map<string, EvacuationDecision>();
+): Map<string, EvacuationPlan> {
+  const out = new Map<string, EvacuationPlan>();
   const { now } = at;
   const am = at.amContainerId !== undefined ? { amContainerId: at.amContainerId } : {};
   // A rack evacuates every node of it (any state: a node of a failing switch may already be UNHEALTHY).
@@ -201,7 +300,7 @@ export function planEvacuations(
     if (item.kind === 'rack') {
       const hosts = racks?.get(item.id) ?? [];
       const onRack = hosts.flatMap((h) => containers.byHost.get(h) ?? []);
-      out.set(item.id, evaluateEvacuation({ item, since: started, elapsedMs, containersOnNode: onRack, released, defaultTimeoutMs, now, hosts: new Set(hosts), ...am }));
+      out.set(item.id, planEvacuation({ item, since: started, elapsedMs, containersOnNode: onRack, released, defaultTimeoutMs, now, hosts: new Set(hosts), ...am }));
       continue;
     }
     const c = item.kind === 'taskmanager' && item.containerId !== undefined ? containers.byId.get(item.containerId) : undefined;
@@ -209,38 +308,24 @@ export function planEvacuations(
     // (a misnamed node must not release a healthy task manager somewhere else).
     const elsewhere = c && c.host !== item.node ? c.host : undefined;
     const onNode = item.kind === 'node' ? (containers.byHost.get(item.node) ?? []) : c && !elsewhere ? [c] : [];
-    const d = evaluateEvacuation({ item, since: started, elapsedMs, containersOnNode: onNode, released, defaultTimeoutMs, now, ...am });
-    if (elsewhere) d.status.runsOn = elsewhere;
-    out.set(item.id, d);
+    const p = planEvacuation({ item, since: started, elapsedMs, containersOnNode: onNode, released, defaultTimeoutMs, now, ...am });
+    if (elsewhere) p.runsOn = elsewhere;
+    out.set(item.id, p);
   }
   return out;
-}
-
-/** Every container due for release, each once, in item order; the first `batchSize` go now. */
-export function releaseBatch(evacuations: ReadonlyMap<string, EvacuationDecision>, batchSize: number): { batch: string[]; waiting: string[] } {
-  const waiting: string[] = [];
-  const seen = new Set<string>();
-  for (const d of evacuations.values()) {
-    for (const c of d.toRelease) {
-      if (seen.has(c)) continue;
-      seen.add(c);
-      waiting.push(c);
-    }
-  }
-  return { batch: waiting.slice(0, batchSize), waiting };
 }
 
 /** A phase change per evacuation since the last pass; items no longer evacuating are forgotten. */
 export function phaseEvents(
   before: ReadonlyMap<string, EvacuationPhase>,
-  evacuations: ReadonlyMap<string, EvacuationDecision>,
+  statuses: ReadonlyMap<string, EvacuationStatus>,
 ): { phases: Map<string, EvacuationPhase>; events: SyncEvent[] } {
   const phases = new Map<string, EvacuationPhase>();
   const events: SyncEvent[] = [];
-  for (const [id, d] of evacuations) {
-    phases.set(id, d.status.phase);
+  for (const [id, status] of statuses) {
+    phases.set(id, status.phase);
     const from = before.get(id);
-    if (from !== d.status.phase) events.push({ kind: 'phase', id, from, decision: d });
+    if (from !== status.phase) events.push({ kind: 'phase', id, from, status });
   }
   return { phases, events };
 }

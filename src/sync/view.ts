@@ -6,6 +6,9 @@
 import { BlockedItem } from '../model/item';
 import { BlacklistDiff, DesiredPlan, NodeView } from './desired';
 import { EvacuationStatus } from './evacuation';
+import { ReleaseKind, Wait } from './evacuation-steps';
+import { FlinkKnowledge } from './flink-view';
+import { ContainerIndex } from './watch-containers';
 
 /** The stage at which a pass failed. */
 export type PassStage = 'store' | 'attempt' | 'nodes' | 'blacklist-read' | 'push' | 'containers' | 'release';
@@ -39,6 +42,16 @@ export interface SyncView {
   pendingReleases: readonly string[];
   /** Every evacuation as of the last pass, by item id. */
   evacuations: ReadonlyMap<string, EvacuationStatus>;
+  /** The app's containers as last read (MARK_BLOCKED items' task managers are looked up in it). */
+  containers?: ContainerIndex;
+  amContainerId?: string;
+  /** Flink as the evacuations last read it. */
+  flink?: FlinkKnowledge;
+  /** Why each covered task manager not released yet waits, as the last pass decided. */
+  taskManagerWaits?: ReadonlyMap<string, Wait>;
+  /** Containers this sidecar asked to release (id → host), and how each went. */
+  released?: ReadonlyMap<string, string>;
+  releaseKinds?: ReadonlyMap<string, ReleaseKind>;
 }
 
 /** How the engine's passes are going right now (not as of the last pass, as SyncView is). */

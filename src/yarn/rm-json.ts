@@ -160,9 +160,9 @@ export function parseApplication(body: unknown, expectedId: string): Application
   const id = reqStr(o, 'id', 'app');
   if (id !== expectedId) throw new RmShapeError(`app.id '${id}' is not the application asked for ('${expectedId}')`);
   const app: ApplicationInfo = { id, state: reqStr(o, 'state', 'app') };
-  for (const k of ['name', 'user', 'queue'] as const) {
+  for (const k of ['name', 'user', 'queue', 'trackingUrl', 'amRPCAddress'] as const) {
     const v = optStr(o, k, 'app');
-    if (v !== undefined) app[k] = v;
+    if (v !== undefined && v !== '') app[k] = v;
   }
   // Only links are made of it: anything but a non-empty string is left out, not a broken answer.
   if (typeof o.trackingUrl === 'string' && o.trackingUrl !== '') app.trackingUrl = o.trackingUrl;

@@ -56,8 +56,10 @@ export interface ApplicationInfo {
   user?: string;
   queue?: string;
   currentAppAttemptId?: string;
-  /** Where the application serves its web UI, as the RM reports it (Flink: its REST endpoint behind the RM's proxy). */
+  /** The RM's web proxy of the AM's tracking page (`http://rm:8088/proxy/<app>/`): Flink's REST API, GET only. */
   trackingUrl?: string;
+  /** `host:port` the AM registered with; Flink registers its REST port here (port 0: none). */
+  amRPCAddress?: string;
 }
 
 export interface AttemptInfo {

@@ -18,7 +18,7 @@ import { BlockedItem } from '../../src/model/item';
 class EvacuatingSync extends NoSync {
   override view(): SyncView {
     const n1 = { id: 'n1', kind: 'node', node: 'n1' } as BlockedItem;
-    const evacuation = { itemId: 'n1', node: 'n1', phase: 'WAIT_CONTAINER' as const, since: 1_000_000, timeoutSeconds: 2.5, deadline: 1_002_500, remainingSeconds: 2, containers: ['c1'], released: [] };
+    const evacuation = { itemId: 'n1', node: 'n1', action: 'MARK_BLOCKED_AND_EVACUATE_TASKS' as const, phase: 'WAIT_CONTAINER' as const, since: 1_000_000, timeoutSeconds: 2.5, deadline: 1_002_500, remainingSeconds: 2, containers: ['c1'], released: [] };
     return { ...emptyView(true, true), plan: { enforced: [n1], deferred: [], taskManagers: [], capacity: 1, capUsed: 1, slotHolders: new Set(['n1']), runningHosts: undefined } as unknown as DesiredPlan, actual: new Set(['n1']), evacuations: new Map([['n1', evacuation]]) };
   }
 }

@@ -1,7 +1,7 @@
 /**
- * The --wait follower judges the outcome from the state it reads, not from catching a phase: a
- * TIMEOUT that lasts less than one poll (the release happens, the node is empty at the next read)
- * is still "the deadline passed" (exit 6), and a release under timeout 0 is the plan (exit 0).
+ * The --wait follower follows an evacuation to its end: READY is exit 0 however the task managers
+ * went (a release at the deadline, after a checkpoint or without one, is Flink's normal path), and
+ * the last line says how; only --wait-timeout (exit 6) or the item's end (exit 4) stop it earlier.
  */
 import { strict as assert } from 'node:assert';
 import { ApiResponse, BlocklistClient, Transport } from '../../src/cli/client';
@@ -9,7 +9,7 @@ import { followEvacuation } from '../../src/cli/evacuation-watch';
 import { EXIT } from '../../src/cli/exit-codes';
 import { paint } from '../../src/cli/format';
 
-type Ev = { phase: 'WAIT_CONTAINER' | 'TIMEOUT' | 'READY'; containers: string[]; released: string[] };
+type Ev = { phase: 'WAIT_CONTAINER' | 'CHECKPOINTING' | 'RELEASING' | 'TIMEOUT' | 'READY'; containers: string[]; released: string[]; waiting?: { code: string; detail: string }; checkpoint?: { jobId: string; id?: number; status: string; detail?: string } };
 
 /** Answers GET of the item with the next of the given evacuation states (the last one repeats). */
 function scripted(id: string, timeoutSeconds: number, states: Ev[]): Transport {
@@ -40,16 +40,34 @@ const follow = (t: Transport) => {
 };
 
 describe('cli --wait follower: outcome from state, not from a sampled phase', () => {
-  it('WAIT_CONTAINER then straight to READY with releases under a 2 s timeout → exit 6, shown as TIMEOUT', async () => {
+  it('a release at the deadline is the normal path: WAIT_CONTAINER, then READY with releases under a 2 s timeout → exit 0, saying they went at the deadline', async () => {
     const r = await follow(scripted('n1', 2, [{ phase: 'WAIT_CONTAINER', containers: ['c1', 'c2'], released: [] }, { phase: 'READY', containers: [], released: ['c1', 'c2'] }]));
-    assert.equal(r.code, EXIT.WAIT_TIMEOUT);
-    assert.match(r.message, /the evacuation deadline passed with 2 container\(s\) still there; the sidecar released them/);
-    assert.match(r.out, /TIMEOUT {2}0 containers left, 2 released, deadline passed/);
+    assert.equal(r.code, EXIT.OK);
+    assert.match(r.message, /n1 evacuated in .*; 2 task manager\(s\) released at the deadline/);
+  });
+  it('follows CHECKPOINTING and RELEASING to READY (exit 0), printing why it waits, and says which checkpoint the release followed', async () => {
+    const checkpoint = { jobId: 'j1', id: 42, status: 'COMPLETED' };
+    const r = await follow(
+      scripted('n1', 0, [
+        { phase: 'CHECKPOINTING', containers: ['c1'], released: [], waiting: { code: 'checkpoint', detail: 'released once the checkpoint triggered 0.1 s ago of job j1 completes' }, checkpoint: { jobId: 'j1', status: 'IN_PROGRESS' } },
+        { phase: 'RELEASING', containers: ['c1'], released: ['c1'], waiting: { code: 'release', detail: '1 task manager(s) released: waiting for YARN to report them gone' }, checkpoint },
+        { phase: 'READY', containers: [], released: ['c1'] },
+      ]),
+    );
+    assert.equal(r.code, EXIT.OK);
+    assert.match(r.out, /CHECKPOINTING .*released once the checkpoint triggered/);
+    assert.match(r.out, /RELEASING .*waiting for YARN/);
+    assert.match(r.message, /1 task manager\(s\) released right after checkpoint 42 of job j1/);
+  });
+  it('a TIMEOUT without a fresh checkpoint still ends in exit 0, and says so', async () => {
+    const r = await follow(scripted('n1', 0, [{ phase: 'TIMEOUT', containers: ['c1'], released: ['c1'], checkpoint: { jobId: 'j1', status: 'FAILED', detail: 'Checkpoint expired before completing.' } }, { phase: 'READY', containers: [], released: ['c1'] }]));
+    assert.equal(r.code, EXIT.OK);
+    assert.match(r.message, /without a fresh checkpoint \(Checkpoint expired before completing\.\)/);
   });
   it('the same under timeout 0 (release at once is the plan) → exit 0', async () => {
     const r = await follow(scripted('n1', 0, [{ phase: 'READY', containers: [], released: ['c1'] }]));
     assert.equal(r.code, EXIT.OK);
-    assert.match(r.message, /n1 evacuated in .*1 container\(s\) were released/);
+    assert.match(r.message, /n1 evacuated in .*; 1 task manager\(s\) released$/);
   });
   it('emptied by the job itself (nothing released) → exit 0', async () => {
     const r = await follow(scripted('n1', 60, [{ phase: 'WAIT_CONTAINER', containers: ['c1'], released: [] }, { phase: 'READY', containers: [], released: [] }]));

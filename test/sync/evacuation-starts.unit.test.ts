@@ -13,7 +13,7 @@ import { APP, containerOf, nodeItem, tmItem } from './items';
 
 const T0 = 1_652_313_600_000;
 const HOUR = 3_600_000;
-const RULES: Rules = { maxBlockedFraction: 1, evacuationTimeoutMs: 0, releaseBatchSize: 500, capNodeCountMemoryMs: 300_000 };
+const RULES: Rules = { maxBlockedFraction: 1, evacuationTimeoutMs: 0, releaseBatchSize: 500, capNodeCountMemoryMs: 300_000, steps: { maxParallel: 0, checkpointTimeoutMs: 30_000, stepTimeoutMs: 300_000 } };
 const tm = (n: number, host: string): AppContainer => ({ containerId: containerOf(1, n), nodeId: `${host}:8041`, host, state: 'RUNNING' });
 const observed = (o: Partial<Observed> = {}): Observed => ({
   actual: new Set(),
@@ -34,7 +34,7 @@ describe("sync/evacuation-starts: each job's grace period counts from its own st
     const applied = T0 + 2 * HOUR;
     const first = reconcile(observed(), desired([x]), emptyMemory(), applied);
     assert.deepEqual(first.push, { additions: ['h1'], removals: [] });
-    const status = first.view.evacuations?.get('h1')?.status;
+    const status = first.view.evacuations?.statuses.get('h1');
     assert.equal(status?.phase, 'WAIT_CONTAINER');
     assert.equal(status?.since, applied);
     assert.equal(status?.deadline, applied + 600_000);
@@ -46,17 +46,17 @@ describe("sync/evacuation-starts: each job's grace period counts from its own st
     const stored = new Map([['h1', { since: applied, created: T0 }]]);
     const onYarn = observed({ actual: new Set(['h1']) });
     const before = reconcile(onYarn, desired([x], stored), emptyMemory(), applied + 599_999);
-    assert.equal(before.view.evacuations?.get('h1')?.status.phase, 'WAIT_CONTAINER');
+    assert.equal(before.view.evacuations?.statuses.get('h1')?.phase, 'WAIT_CONTAINER');
     assert.equal(before.starts.size, 0, 'a stored start is not recorded again');
     const at = reconcile(onYarn, desired([x], stored), emptyMemory(), applied + 600_000);
-    assert.equal(at.view.evacuations?.get('h1')?.status.phase, 'TIMEOUT');
+    assert.equal(at.view.evacuations?.statuses.get('h1')?.phase, 'TIMEOUT');
     assert.deepEqual(at.releases.batch, [containerOf(1, 2), containerOf(1, 3)]);
   });
 
   it("the previous version's one start is this job's only where it had applied the block already (its node on this job's blacklist)", () => {
     const upgraded = reconcile(observed({ actual: new Set(['h1']) }), desired([x]), emptyMemory(), T0 + HOUR);
-    assert.equal(upgraded.view.evacuations?.get('h1')?.status.since, T0);
-    assert.equal(upgraded.view.evacuations?.get('h1')?.status.phase, 'TIMEOUT', 'its deadline passed before the upgrade');
+    assert.equal(upgraded.view.evacuations?.statuses.get('h1')?.since, T0);
+    assert.equal(upgraded.view.evacuations?.statuses.get('h1')?.phase, 'TIMEOUT', 'its deadline passed before the upgrade');
     assert.deepEqual(upgraded.starts.get('h1'), { since: T0, created: T0 }, 'and it becomes its own record');
     assert.equal(freshStart(x, new Set(), T0 + HOUR), T0 + HOUR);
     assert.equal(freshStart(tmItem('h1', containerOf(1, 2), { action: EVACUATE, evacuationSince: T0 }), new Set(), T0 + HOUR), T0, 'a task manager item has one job');
@@ -66,7 +66,7 @@ describe("sync/evacuation-starts: each job's grace period counts from its own st
   it('a stored start of an earlier block of the same id is not the new block\'s; a deferred block has not started', () => {
     const again = nodeItem('h1', { action: EVACUATE, evacuationTimeout: 600, start: T0 + HOUR });
     const d = reconcile(observed({ actual: new Set(['h1']) }), desired([again], new Map([['h1', { since: T0, created: T0 }]])), emptyMemory(), T0 + HOUR);
-    assert.equal(d.view.evacuations?.get('h1')?.status.since, T0 + HOUR);
+    assert.equal(d.view.evacuations?.statuses.get('h1')?.since, T0 + HOUR);
     assert.deepEqual(d.starts.get('h1'), { since: T0 + HOUR, created: T0 + HOUR });
     const capped = reconcile(observed(), { ...desired([nodeItem('h2', { start: T0 - 1 }), x]), rules: { ...RULES, maxBlockedFraction: 0.34 } }, emptyMemory(), T0 + HOUR);
     assert.deepEqual(capped.view.plan.deferred.map((i) => i.id), ['h1']);

@@ -1,29 +1,38 @@
 import { strict as assert } from 'node:assert';
-import { evacuationPhase, evaluateEvacuation, evacuationTimeoutMs, remainingSeconds, isLive, isAmContainer } from '../../src/sync/evacuation';
+import { EvacuationInput, EvacuationStatus, evacuationStatus, evacuationTimeoutMs, graceOver, isAmContainer, isLive, planEvacuation, remainingSeconds, stepTargets } from '../../src/sync/evacuation';
+import { decideSteps, emptyStepMemory } from '../../src/sync/evacuation-steps';
 import { EVACUATE, MARK_BLOCKED } from '../../src/model/item';
 import { AppContainer } from '../../src/yarn/types';
 import { nodeItem, tmItem, containerOf } from './items';
 
 const T0 = 1_652_313_600_000;
+
+/** One item alone, without Flink (as YARN's graceful decommission): its status, what goes now, when it wakes. */
+function evaluateEvacuation(input: EvacuationInput): { status: EvacuationStatus; toRelease: string[]; wakeAt?: number } {
+  const plan = planEvacuation(input);
+  const steps = decideSteps(stepTargets([plan], input.released), { kind: 'off', why: 'no Flink in this test' }, emptyStepMemory(), { maxParallel: 0, checkpointTimeoutMs: 30_000, stepTimeoutMs: 300_000 }, 0);
+  const toRelease = steps.release.map((r) => r.containerId);
+  // The status as a pass shows it before its release is made (the controller shows it again after).
+  const status = evacuationStatus(plan, { steps, flink: { kind: 'off', why: 'no Flink in this test' }, released: input.released, kinds: new Map(), now: input.now });
+  return { status: toRelease.length > 0 ? { ...status, phase: 'TIMEOUT' } : status, toRelease, ...(plan.wakeAt !== undefined ? { wakeAt: plan.wakeAt } : {}) };
+}
 const c = (n: number, host = 'node1', state = 'RUNNING'): AppContainer => ({ containerId: containerOf(1, n), nodeId: `${host}:8041`, host, state });
 
 describe('sync/evacuation: phases (graceful decommission rules, C5)', () => {
-  it('WAIT_CONTAINER while waitTime < timeout; waitTime == timeout is TIMEOUT', () => {
-    assert.equal(evacuationPhase(99_999, 100_000, 2), 'WAIT_CONTAINER');
-    assert.equal(evacuationPhase(100_000, 100_000, 2), 'TIMEOUT');
-    assert.equal(evacuationPhase(500_000, 100_000, 2), 'TIMEOUT');
+  it('WAIT_CONTAINER while waitTime < timeout; waitTime == timeout is the end of the grace period', () => {
+    assert.equal(graceOver(99_999, 100_000), false);
+    assert.equal(graceOver(100_000, 100_000), true);
+    assert.equal(graceOver(500_000, 100_000), true);
   });
   it('negative timeout never times out', () => {
-    assert.equal(evacuationPhase(10 * 365 * 86_400_000, -1, 1), 'WAIT_CONTAINER');
+    assert.equal(graceOver(10 * 365 * 86_400_000, -1), false);
     assert.equal(remainingSeconds('WAIT_CONTAINER', undefined, T0 + 5), -1);
   });
-  it('timeout 0: TIMEOUT at once when containers remain, READY when none', () => {
-    assert.equal(evacuationPhase(0, 0, 3), 'TIMEOUT');
-    assert.equal(evacuationPhase(0, 0, 0), 'READY');
-  });
-  it('READY when nothing is left, whatever the timeout', () => {
-    assert.equal(evacuationPhase(1, 100_000, 0), 'READY');
-    assert.equal(evacuationPhase(1, -1, 0), 'READY');
+  it('timeout 0: over at once; READY when nothing is left, whatever the timeout', () => {
+    assert.equal(graceOver(0, 0), true);
+    const item = nodeItem('node1', { action: EVACUATE, evacuationTimeout: 100 });
+    assert.equal(evaluateEvacuation({ item, since: T0, containersOnNode: [], released: new Map(), defaultTimeoutMs: 0, now: T0 + 1 }).status.phase, 'READY');
+    assert.equal(evaluateEvacuation({ item: { ...item, evacuationTimeout: -1 }, since: T0, containersOnNode: [], released: new Map(), defaultTimeoutMs: 0, now: T0 + 1 }).status.phase, 'READY');
   });
   it('remaining seconds = max(0, floor(left/1000)); 0 when READY', () => {
     assert.equal(remainingSeconds('WAIT_CONTAINER', T0 + 100_000, T0 + 40_500), 59);

@@ -6,7 +6,7 @@ import { strict as assert } from 'node:assert';
 import { BlockedItem, EVACUATE } from '../../src/model/item';
 import { AppContainer } from '../../src/yarn/types';
 import { NodeView } from '../../src/sync/desired';
-import { Desired, Observed, Rules, reconcile, releaseBatch, planEvacuations } from '../../src/sync/reconcile';
+import { Desired, Observed, Rules, reconcile, planEvacuations } from '../../src/sync/reconcile';
 import { NeedsMemo } from '../../src/sync/read-policy';
 import { Memory, afterNewAttempt, afterPush, afterRelease, emptyMemory, pruneReleased, rememberRunning, seedHighWater } from '../../src/sync/memory';
 import { indexContainers } from '../../src/sync/watch-containers';
@@ -14,7 +14,7 @@ import { ownSet } from '../../src/sync/watch-blacklist';
 import { APP, containerOf, nodeItem, tmItem } from './items';
 
 const T0 = 1_652_313_600_000;
-const RULES: Rules = { maxBlockedFraction: 1, evacuationTimeoutMs: 0, releaseBatchSize: 500, capNodeCountMemoryMs: 300_000 };
+const RULES: Rules = { maxBlockedFraction: 1, evacuationTimeoutMs: 0, releaseBatchSize: 500, capNodeCountMemoryMs: 300_000, steps: { maxParallel: 0, checkpointTimeoutMs: 30_000, stepTimeoutMs: 300_000 } };
 const hosts = (n: number): string[] => Array.from({ length: n }, (_, i) => `h${i + 1}`);
 const running = (n: number): NodeView[] => hosts(n).map((host) => ({ host, state: 'RUNNING' }));
 const tm = (n: number, host: string): AppContainer => ({ containerId: containerOf(1, n), nodeId: `${host}:8041`, host, state: 'RUNNING' });
@@ -142,12 +142,12 @@ describe('sync/reconcile: evacuations and releases', () => {
   it('phases and deadlines: WAIT_CONTAINER wakes the engine at its deadline, TIMEOUT releases, no containers is READY', () => {
     const containers = indexContainers([tm(2, 'h1'), tm(3, 'h2')]);
     const d = reconcile(observed({ containers }), desired([evac('h1', { timeout: 60 }), evac('h2'), evac('h3')]), emptyMemory(), T0 + 1000);
-    const phase = (id: string) => d.view.evacuations?.get(id)?.status.phase;
+    const phase = (id: string) => d.view.evacuations?.statuses.get(id)?.phase;
     assert.deepEqual([phase('h1'), phase('h2'), phase('h3')], ['WAIT_CONTAINER', 'TIMEOUT', 'READY']);
     assert.equal(d.deadlines.get('evacuation:h1'), T0 + 61_000, 'started by this pass');
-    assert.deepEqual(d.releases, { batch: [containerOf(1, 3)], waiting: [containerOf(1, 3)] });
+    assert.deepEqual(d.releases, { batch: [containerOf(1, 3)], waiting: [containerOf(1, 3)], kinds: new Map([[containerOf(1, 3), 'blind']]) }, 'without Flink: released at the deadline as YARN does');
     assert.deepEqual(
-      d.events.filter((e) => e.kind === 'phase').map((e) => e.kind === 'phase' && [e.id, e.from, e.decision.status.phase]),
+      d.events.filter((e) => e.kind === 'phase').map((e) => e.kind === 'phase' && [e.id, e.from, e.status.phase]),
       [
         ['h1', undefined, 'WAIT_CONTAINER'],
         ['h2', undefined, 'TIMEOUT'],
@@ -162,9 +162,9 @@ describe('sync/reconcile: evacuations and releases', () => {
     const right = tmItem('h1', containerOf(1, 4), { action: EVACUATE, evacuationTimeout: 0 });
     const d = reconcile(observed({ containers }), desired([wrong, right]), emptyMemory(), T0);
     assert.deepEqual(d.releases.batch, [containerOf(1, 4)]);
-    assert.equal(d.view.evacuations?.get(wrong.id)?.status.runsOn, 'h3');
-    assert.deepEqual(d.view.evacuations?.get(wrong.id)?.status.containers, []);
-    assert.equal(d.view.evacuations?.get(right.id)?.status.runsOn, undefined);
+    assert.equal(d.view.evacuations?.statuses.get(wrong.id)?.runsOn, 'h3');
+    assert.deepEqual(d.view.evacuations?.statuses.get(wrong.id)?.containers, []);
+    assert.equal(d.view.evacuations?.statuses.get(right.id)?.runsOn, undefined);
   });
 
   it('an evacuation whose start is not stored starts now (recorded after the push); a deferred one has not started', () => {
@@ -172,11 +172,11 @@ describe('sync/reconcile: evacuations and releases', () => {
     const d = reconcile(observed({ containers: indexContainers([tm(2, 'h2')]) }), desired([fresh]), emptyMemory(), T0);
     assert.deepEqual([...d.starts.keys()], ['h2']);
     assert.deepEqual(d.starts.get('h2'), { since: T0, created: fresh.created.at });
-    assert.equal(d.view.evacuations?.get('h2')?.status.phase, 'WAIT_CONTAINER', 'created 10 min ago, but its grace period starts now');
+    assert.equal(d.view.evacuations?.statuses.get('h2')?.phase, 'WAIT_CONTAINER', 'created 10 min ago, but its grace period starts now');
     assert.equal(d.deadlines.get('evacuation:h2'), T0 + 60_000);
     const capped = reconcile(observed({ nodes: running(2), containers: indexContainers([tm(2, 'h2')]) }), desired([nodeItem('h1', { start: T0 - 700_000 }), fresh], { maxBlockedFraction: 0.5 }), emptyMemory(), T0);
     assert.equal(capped.starts.size, 0);
-    assert.equal(capped.view.evacuations?.size, 0);
+    assert.equal(capped.view.evacuations?.statuses.size, 0);
   });
 
   it('containers unknown (their read failed): no evacuation is decided and nothing released', () => {
@@ -189,16 +189,18 @@ describe('sync/reconcile: evacuations and releases', () => {
   it('a deferred EVACUATE item does not evacuate', () => {
     const items = [nodeItem('h1', { start: T0 }), evac('h2')];
     const d = reconcile(observed({ nodes: running(2), containers: indexContainers([tm(2, 'h2')]) }), desired(items, { maxBlockedFraction: 0.5 }), emptyMemory(), T0);
-    assert.equal(d.view.evacuations?.size, 0);
+    assert.equal(d.view.evacuations?.statuses.size, 0);
     assert.deepEqual(d.releases.batch, []);
   });
 
   it('release batching: one batch per pass, each container once across items, the rest waits', () => {
     const list = [2, 3, 4, 5, 6].map((n) => tm(n, 'h1'));
-    const evacs = planEvacuations([evac('h1'), tmItem('h1', containerOf(1, 2), { action: EVACUATE, evacuationTimeout: 0 })], new Map(), indexContainers(list), new Map(), 0, { now: T0, mono: T0 });
-    const r = releaseBatch(evacs, 2);
-    assert.deepEqual(r.batch, [containerOf(1, 2), containerOf(1, 3)]);
-    assert.equal(r.waiting.length, 5, 'container 2 is wanted by both items and counted once');
+    const items = [evac('h1'), tmItem('h1', containerOf(1, 2), { action: EVACUATE, evacuationTimeout: 0 })];
+    const d = reconcile(observed({ containers: indexContainers(list) }), desired(items, { releaseBatchSize: 2 }), emptyMemory(), T0);
+    assert.deepEqual(d.releases.batch, [containerOf(1, 2), containerOf(1, 3)]);
+    assert.equal(d.releases.waiting.length, 5, 'container 2 is wanted by both items and counted once');
+    const plans = planEvacuations(items, new Map(), indexContainers(list), new Map(), 0, { now: T0, mono: T0 });
+    assert.deepEqual(plans.get(items[1].id)?.containers, [containerOf(1, 2)]);
   });
 
   it('release once: a released (or unknown) id is never asked again, and is forgotten once gone', () => {
@@ -207,7 +209,7 @@ describe('sync/reconcile: evacuations and releases', () => {
     assert.equal(memory.released.get(containerOf(1, 2)), 'h1');
     const d = reconcile(observed({ containers }), desired([evac('h1')]), memory, T0);
     assert.deepEqual(d.releases.batch, [containerOf(1, 3)]);
-    assert.deepEqual(d.view.evacuations?.get('h1')?.status.released, [containerOf(1, 2)]);
+    assert.deepEqual(d.view.evacuations?.statuses.get('h1')?.released, [containerOf(1, 2), containerOf(1, 3)], 'as decided: this pass releases 3');
     // Still listed → kept; gone from the list and no evacuation reports it → forgotten.
     memory = pruneReleased(memory, containers.byId, new Set());
     assert.equal(memory.released.size, 1);

@@ -11,7 +11,10 @@ import { BlockedItem } from '../../src/model/item';
 import { SyncEngine, SyncSettings } from '../../src/sync/engine';
 import { createMetrics, Metrics } from '../../src/metrics/metrics';
 import { SimCluster } from '../../src/sim/cluster';
-import { InProcessYarn, inProcessYarn } from '../../src/sim/in-process';
+import { InProcessYarn, inProcessFlink, inProcessYarn } from '../../src/sim/in-process';
+import { FlinkVersion, SimFlink } from '../../src/sim/flink-jobs';
+import { FlinkRuntimeOptions, SimFlinkRuntime } from '../../src/sim/flink-runtime';
+import { AuditSink } from '../../src/model/audit';
 import { ItemSyncStatus, SidecarStatus, itemSyncStatus, sidecarStatus } from '../../src/api/status-presenter';
 import { AmrmProxy } from '../../src/yarn/types';
 import { FlakyStore, TEST_SETTINGS } from './fakes';
@@ -52,6 +55,8 @@ export function recording(proxy: AmrmProxy): RecordedProxy {
 export interface Rig {
   clock: FakeClock;
   cluster: SimCluster;
+  /** The simulated JobManager (with o.flink), and a switch that makes it unreachable. */
+  flink?: { sim: SimFlink; runtime: SimFlinkRuntime; down: boolean };
   yarn: InProcessYarn;
   proxy: RecordedProxy;
   store: FlakyStore;
@@ -83,9 +88,19 @@ export interface RigOptions {
   before?: (cluster: SimCluster) => void;
   /** Stands another proxy in front of the simulator's (one that lists more, or names less). */
   proxy?: (simulated: AmrmProxy, cluster: SimCluster) => AmrmProxy;
+  /** A simulated Flink the engine reads (its runtime's options; `version`, `canPost` of the client). */
+  flink?: FlinkRuntimeOptions & { version?: FlinkVersion; canPost?: boolean };
+  audit?: AuditSink;
 }
 
 const rigs: Rig[] = [];
+
+function withFlink(cluster: SimCluster, clock: FakeClock, o: FlinkRuntimeOptions & { version?: FlinkVersion }): { sim: SimFlink; runtime: SimFlinkRuntime; down: boolean } {
+  const { version, ...runtime } = o;
+  const sim = new SimFlink(cluster, clock, version ?? '2.0');
+  sim.runtime = new SimFlinkRuntime(cluster, runtime);
+  return { sim, runtime: sim.runtime, down: false };
+}
 
 export async function rig(o: RigOptions = {}): Promise<Rig> {
   const clock = new FakeClock(T0);
@@ -96,10 +111,14 @@ export async function rig(o: RigOptions = {}): Promise<Rig> {
   const store = o.store ?? new FlakyStore();
   const metrics = createMetrics();
   const settings = { ...TEST_SETTINGS, ...o.settings };
-  const mk = (m: Metrics, logger: Logger) => new SyncEngine({ store, rm: yarn.rm, proxy, clock, logger, settings, metrics: m, applicationId: cluster.applicationId });
+  const flink = o.flink ? withFlink(cluster, clock, o.flink) : undefined;
+  const connect = flink ? () => inProcessFlink(flink.sim, { canPost: o.flink?.canPost ?? true, down: () => flink.down }) : undefined;
+  const mk = (m: Metrics, logger: Logger) =>
+    new SyncEngine({ store, rm: yarn.rm, proxy, clock, logger, settings, metrics: m, applicationId: cluster.applicationId, ...(connect ? { flink: connect } : {}), ...(o.audit ? { audit: o.audit } : {}) });
   const r: Rig = {
     clock,
     cluster,
+    ...(flink ? { flink } : {}),
     yarn,
     proxy,
     store,
