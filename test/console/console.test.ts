@@ -413,6 +413,9 @@ describe('console: in a browser', function () {
     await page.waitForSelector(`${row}:is([data-decision="would-block"], [data-decision="shadow-blocked"])`, WAIT);
     assert.match(await page.locator(row).innerText(), /(would-block|shadow-blocked)\s+shadow/);
     assert.match(await page.locator(row).innerText(), /No space left on device/);
+    // Its standing reads as the CLI's: toward the next block, and what its incidents count for.
+    assert.match(await page.locator(`${row} td[data-label="toward a block"]`).innerText(), /^\d of 3$/);
+    assert.match(await page.locator(`${row} td[data-label="incidents"]`).innerText(), /^3: (3 counting|3 spent by a block)$/);
     for (const h of others.slice(0, 3)) await page.waitForSelector(`#detector tr[data-host="${h}"][data-decision="job-fault"]`, WAIT);
     assert.match(await page.locator('#detector').innerText(), /Shadow mode: decisions are shown, nothing is blocked/);
     await b.shot(page, 'detector');
