@@ -28,7 +28,7 @@ export interface DecideSettings {
   evacuateDecommissioning: boolean;
 }
 
-export const DEFAULT_DECIDE_SETTINGS: DecideSettings = {
+export const DEFAULT_DECIDE_SETTINGS: Readonly<DecideSettings> = {
   mode: 'off',
   failuresPerHost: 3,
   windowMs: 10 * 60_000,

@@ -29,7 +29,6 @@ import { KerberosLogin, kerberosSettings } from '../security/kerberos';
 import * as os from 'node:os';
 import type { ZkSession } from '../store/zookeeper/session';
 import type { SharedClusterStats } from './shared-cluster-state';
-import { knownNodes } from '../sync/known-hosts';
 import { GoneStates } from '../detect/gone-states';
 import { FlinkRestClient } from '../flink/client';
 import { FlinkLocation } from '../flink/locate';
@@ -198,7 +197,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     clock: deps.clock,
     applicationId: () => engine.view().applicationId ?? applicationId,
     enabled: true,
-    knownHosts: () => knownNodes(engine.view().nodes?.list),
+    knownHosts: () => engine.view().nodes?.known,
     engine: () => engineReading(engine.view()),
   });
   metrics.timePassesFrom({ clock: deps.clock, progress: () => engine.progress() });
