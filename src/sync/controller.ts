@@ -131,7 +131,7 @@ interface Shown {
 }
 
 /** How each kind of release went, in words (audit, logs). */
-const RELEASE_WORDS: Record<ReleaseKind, string> = {
+const RELEASE_WORDS: Readonly<Record<ReleaseKind, string>> = {
   idle: 'released idle (every slot free): nothing ran there',
   checkpointed: 'released right after a completed checkpoint',
   deadline: 'released at the deadline (no checkpoint to wait for)',
@@ -237,7 +237,7 @@ export class Controller {
     const now = this.deps.clock.now();
     this.adopt(decision);
     const pushed = await this.executor.push(decision.push);
-    const pushFailure = this.takePush(pushed, decision.view.plan, now);
+    const pushFailure = this.takePush(pushed, decision, now);
     if (pushFailure) return pushFailure;
     await this.recordStarts(seen.desired.items, decision);
     // The blacklist is applied; evacuations must wait for a container list read by this pass.
@@ -316,7 +316,8 @@ export class Controller {
   }
 
   /** After the push: YARN now has the plan, or we no longer know what it has (re-read next pass). */
-  private takePush(pushed: PushOutcome, plan: DesiredPlan, now: number): PassOutcome | undefined {
+  private takePush(pushed: PushOutcome, d: Decision, now: number): PassOutcome | undefined {
+    const plan = d.view.plan;
     if (pushed.result === 'failed') {
       this.memory = afterPush(this.memory, { ok: false, attempted: pushed.diff });
       return { result: 'failed', stage: 'push', error: pushed.error };
@@ -325,7 +326,7 @@ export class Controller {
     // Nothing pushed: the proxy already holds the plan, and the belief read this pass stands (a
     // fresh copy of it would make the next poll read and parse the whole list again: megabytes
     // at 100,000 hosts).
-    if (pushed.result === 'pushed') this.watch.blacklist.wrote(plan.blacklist, now, { change: pushed.diff, write: pushed.write }, blacklistSet(plan));
+    if (pushed.result === 'pushed') this.watch.blacklist.wrote(plan.blacklist, now, { change: pushed.diff, write: pushed.write, ...(d.pushOrigin ? { origin: d.pushOrigin } : {}) }, blacklistSet(plan));
     this.shown.pending = { additions: [], removals: [] };
     return undefined;
   }
@@ -481,13 +482,15 @@ export class Controller {
     if (this.shown.lastSuccessfulSync !== undefined) v.lastSuccessfulSync = this.shown.lastSuccessfulSync;
     if (this.shown.lastFailure) v.lastFailure = this.shown.lastFailure;
     if (this.watch.store.error !== undefined) v.storeError = this.watch.store.error;
-    if (this.watch.store.cache.value) v.items = this.watch.store.cache.value.items;
+    const snapshot = this.watch.store.cache.value;
+    if (snapshot) Object.assign(v, { items: snapshot.items, itemLookups: snapshot.lookups });
     if (this.shown.plan) v.plan = this.shown.plan;
     const bl = this.watch.blacklist.cache.value;
     if (bl) v.actual = bl.actual;
     if (bl?.owners) v.owners = bl.owners;
     const nodes = this.watch.nodes.cache;
-    if (nodes.value && nodes.readAt !== undefined) v.nodes = { readAt: nodes.readAt, list: nodes.value };
+    const known = this.watch.nodes.known;
+    if (nodes.value && nodes.readAt !== undefined) v.nodes = { readAt: nodes.readAt, list: nodes.value, ...(known ? { known } : {}) };
     const containers = this.watch.containers.cache.value;
     if (containers) v.containers = containers;
     Object.assign(v, this.amContainer(), { flink: this.flink.knowledge, taskManagerWaits: this.shown.waits, released: this.memory.released, releaseKinds: this.memory.steps.kinds });
