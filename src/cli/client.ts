@@ -34,12 +34,12 @@ export interface Transport {
 
 // ---- wire types (what the server sends; timestamps are strings of digits) ----
 
-export type { EvacuationPhase } from '../sync/facade';
+export type { EvacuationPhase } from '../sync/sync-port';
 
 // The wire shapes of /status, an item's sync state and a dry run are the server's own types.
-import type { EvacuationStatus } from '../sync/facade';
+import type { EvacuationStatus } from '../sync/sync-port';
 import type { ItemSyncStatus, SidecarStatus } from '../api/status-presenter';
-import type { DryRunEffect } from '../api/preview';
+import type { DryRunEffect } from '../api/dry-run';
 import type { PutOutcome } from '../api/blocklist-service';
 import type { ConflictCode } from '../model/decide';
 export type { EvacuationStatus as WireEvacuation, ItemSyncStatus as WireSync, SidecarStatus, DryRunEffect };
