@@ -12,7 +12,7 @@
 import { sidecarConfigForSimulator } from '../src/quickstart/local-cluster';
 import { silentLogger } from '../src/core/logger';
 import { startSidecar } from '../src/sidecar/sidecar';
-import { applyMemoryMode } from '../src/sidecar/memory-mode';
+import { applyMemoryMode } from '../src/sidecar/v8-settings';
 import { BENCH_DEFINES, deleteNode, putNode } from './lib/harness';
 import { now, sleep, until } from './lib/stats';
 

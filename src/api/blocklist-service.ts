@@ -18,14 +18,14 @@ import { AuditSink } from '../model/audit';
 import { Clock } from '../core/clock';
 import { AddOutcome, BlocklistStore, ItemChangedError, outcomeOf } from '../store/store';
 import { CorruptItemError } from '../store/codec';
-import { SyncFacade } from '../sync/facade';
+import { SyncFacade } from '../sync/sync-port';
 import { SyncView } from '../sync/view';
 import { ExpiryOutcome } from '../sync/expiry';
 import { badRequest } from './errors';
-import { DryRunEffect, previewChange } from './preview';
+import { DryRunEffect, previewChange } from './dry-run';
 import { LiveParts } from './listing-cache';
 import { DISABLED_STATUS, createdItemSyncStatus, itemSyncStatus, itemTaskManagers } from './status-presenter';
-import { capBasisOf } from '../sync/preview';
+import { capBasisOf } from '../sync/blacklist-effect';
 import { chunks, mapInSlices } from './slices';
 
 /** Most items of a batch written in one store transaction (a bigger batch is several). */

@@ -2,7 +2,7 @@
 import { Clock } from '../core/clock';
 import { DetectorView } from '../detect/detector';
 import { BlocklistStore } from '../store/store';
-import { SyncFacade } from '../sync/facade';
+import { SyncFacade } from '../sync/sync-port';
 import { Logger } from '../core/logger';
 import { AuditSink } from '../model/audit';
 import { ExpiryOutcome } from '../sync/expiry';

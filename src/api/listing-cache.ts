@@ -27,7 +27,7 @@
  */
 import { Clock, systemClock } from '../core/clock';
 import { BlockedItem } from '../model/item';
-import { TurnBudget } from './turn-budget';
+import { TurnBudget } from './event-loop-budget';
 import { ListingEntries, ListingSource, buildEntries } from './listing-entries';
 
 /** The memo of live JSON fragments is dropped when it grows past this (values are few in practice). */
@@ -218,7 +218,7 @@ export class ListingCache {
     return fresh;
   }
 
-  /** Runs `step` in a later event-loop turn, within the turn budget every listing shares (turn-budget.ts). */
+  /** Runs `step` in a later event-loop turn, within the turn budget every listing shares (event-loop-budget.ts). */
   pace(step: () => void): void {
     this.turns.run(step);
   }

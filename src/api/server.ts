@@ -9,7 +9,7 @@
 import Fastify, { FastifyInstance } from 'fastify';
 import { ApiDeps } from './deps';
 import { errorHandling, frameworkErrors } from './errors';
-import { requestBodies } from './bodies';
+import { requestBodies } from './json-only-bodies';
 import { principalPlugin } from './principal';
 import { authPlugin } from './auth';
 import { loopbackHostGuard } from './host-guard';

@@ -8,7 +8,7 @@ import { appliesTo, isExpired } from '../model/effective';
 import { DesiredPlan, fractionShare, newSlots } from '../sync/desired';
 import { EvacuationStatus, isTaskManager, markBlockedStatus, withCountdown } from '../sync/evacuation';
 import { SyncView } from '../sync/view';
-import { SyncFacade, SyncProgress } from '../sync/facade';
+import { SyncFacade, SyncProgress } from '../sync/sync-port';
 import { AppContainer, NodeState } from '../yarn/types';
 import { nearestHosts } from '../model/nearest';
 import type { ClockSkew } from '../store/store';

@@ -34,34 +34,23 @@ export interface Transport {
 
 // ---- wire types (what the server sends; timestamps are strings of digits) ----
 
-export type { EvacuationPhase } from '../sync/facade';
+export type { EvacuationPhase } from '../sync/sync-port';
 
 // The wire shapes of /status, an item's sync state and a dry run are the server's own types.
-import type { EvacuationStatus } from '../sync/facade';
+import type { EvacuationStatus } from '../sync/sync-port';
 import type { ItemSyncStatus, SidecarStatus } from '../api/status-presenter';
-import type { DryRunEffect } from '../api/preview';
+import type { DryRunEffect } from '../api/dry-run';
 import type { PutOutcome } from '../api/blocklist-service';
 import type { ConflictCode } from '../model/decide';
+import type { WireItem } from '../model/item';
 export type { EvacuationStatus as WireEvacuation, ItemSyncStatus as WireSync, SidecarStatus, DryRunEffect };
 
-export interface ApiItem {
-  id: string;
-  kind: 'node' | 'taskmanager' | 'rack';
-  action: string;
-  startTimestamp: string;
-  endTimestamp: string;
-  cause: string;
-  scope: string;
-  evacuationTimeout?: number;
-  /** What created the block (e.g. exclude-file:/abs/path); absent = by hand. */
-  source?: string;
+/** The stamps an older sidecar may leave out of an item it answers. */
+type Stamps = 'createdBy' | 'createdFrom' | 'createdAt' | 'updatedBy' | 'updatedFrom' | 'updatedAt';
+
+/** An item as a sidecar answers it: the wire item (model/item.ts, its stamps optional) and what an answer adds. */
+export interface ApiItem extends Omit<WireItem, Stamps>, Partial<Pick<WireItem, Stamps>> {
   taskManagers?: string[];
-  createdBy?: string;
-  createdFrom?: string;
-  createdAt?: string;
-  updatedBy?: string;
-  updatedFrom?: string;
-  updatedAt?: string;
   sync?: ItemSyncStatus;
   dryRun?: DryRunEffect;
   /** A PUT's answer only: what the request did (a 202 is either a merge or nothing at all). */

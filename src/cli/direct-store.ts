@@ -30,7 +30,7 @@ function authHint(message: string, auth: string | undefined): string {
 }
 import { StoreUnavailableError } from '../store/store';
 import { CorruptItemError } from '../store/codec';
-import { NoSync } from '../sync/facade';
+import { NoSync } from '../sync/sync-port';
 import { ApiItem, ApiResponse, RequestOptions, Transport } from './client';
 import { CliError } from './errors';
 import { EXIT } from './exit-codes';

@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import YAML from 'yaml';
 import { ConfigValues, KEYS, KeyName, envName, isKey } from './keys';
+import { editDistance } from '../model/nearest';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -30,27 +31,15 @@ export interface LoadOptions {
   dynamic?: Record<string, string>;
 }
 
+/** The known key nearest to a misspelt one, if any is near enough to suggest. */
 function nearest(key: string): string | undefined {
+  const limit = Math.floor(Math.max(3, key.length / 5));
   let best: [number, string] | undefined;
   for (const k of Object.keys(KEYS)) {
-    const d = editDistance(key, k);
+    const d = editDistance(key, k, limit);
     if (!best || d < best[0]) best = [d, k];
   }
-  return best && best[0] <= Math.max(3, key.length / 5) ? best[1] : undefined;
-}
-
-function editDistance(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0];
-    prev[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = prev[j];
-      prev[j] = Math.min(prev[j] + 1, prev[j - 1] + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = tmp;
-    }
-  }
-  return prev[b.length];
+  return best && best[0] <= limit ? best[1] : undefined;
 }
 
 /** YAML scalars come as strings, numbers or booleans; keys compare as text. */

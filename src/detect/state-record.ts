@@ -1,7 +1,7 @@
 /**
  * The detector's state and its record in the store (`detector.<application id>`): read at the
  * start of every pass and merged with what another sidecar of the job wrote, written back by
- * compare-and-set when it changed (at least daily); gone-states.ts removes those of jobs that are gone.
+ * compare-and-set when it changed (at least daily); gone-job-records.ts removes those of jobs that are gone.
  * The detector (detector.ts) decides; this keeps what it decides from and about, shared safely.
  */
 import { Clock } from '../core/clock';

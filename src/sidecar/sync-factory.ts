@@ -7,7 +7,7 @@
  * In both cases the handle carries the metrics (GET /metrics serves `metrics.text()`) and runs the
  * expiry job, which only tidies the store: whether an item counts is decided by time.
  */
-import { NoSync, SyncFacade } from '../sync/facade';
+import { NoSync, SyncFacade } from '../sync/sync-port';
 import { ConfigError, LoadedConfig } from '../config/config';
 import { BlocklistStore } from '../store/store';
 import { Clock } from '../core/clock';
@@ -17,7 +17,7 @@ import { EngineReading, Metrics, createMetrics } from '../metrics/metrics';
 import { SyncView } from '../sync/view';
 import { ExpiryJob, ExpiryOutcome } from '../sync/expiry';
 import { SyncEngine, syncSettingsFromConfig } from '../sync/engine';
-import { Withdrawal } from '../sync/withdraw';
+import { Withdrawal } from '../sync/withdraw-when-disabled';
 import { Backoff } from '../sync/backoff';
 import { AmrmProxy, ResourceManagerReader } from '../yarn/types';
 import { ResourceManagerClient, hostOf, normaliseBaseUrl } from '../yarn/rm-client';
@@ -30,7 +30,7 @@ import * as os from 'node:os';
 import type * as https from 'node:https';
 import type { ZkSession } from '../store/zookeeper/session';
 import type { SharedClusterStats } from './shared-cluster-state';
-import { GoneStates } from '../detect/gone-states';
+import { GoneStates } from '../detect/gone-job-records';
 import { FlinkRestClient } from '../flink/client';
 import { FlinkLocation } from '../flink/locate';
 import { FlinkJobManager } from '../flink/types';

@@ -24,7 +24,7 @@ import { FlinkSide } from './flink-side';
 import { ReleaseKind, Wait } from './evacuation-steps';
 import { Executor, PushOutcome } from './executor';
 import { StartsRecord } from './starts-record';
-import { GoneSweep } from './gone-sweep';
+import { GoneSweep } from './gone-job-sweeps';
 import { message } from './cache';
 import { StoreWatcher } from './watch-store';
 import { AttemptWatcher } from './watch-attempt';
@@ -36,7 +36,7 @@ import { NeedsMemo } from './read-policy';
 export const DEFAULT_NODES_REFRESH_MS = 10 * 60_000;
 import { ContainersWatcher } from './watch-containers';
 import { PassStage, SyncView } from './view';
-import type { ContainersKnown } from './facade';
+import type { ContainersKnown } from './sync-port';
 
 export interface ControllerSettings {
   maxBlockedFraction: number;
@@ -86,7 +86,7 @@ export interface ControllerDeps {
   sweepsRecords?: () => boolean;
   /**
    * Other families of per-job records whose gone jobs' records this sidecar looks for, next to the
-   * evacuation starts (the detector's state: detect/gone-states.ts); each keeps its own schedule.
+   * evacuation starts (the detector's state: detect/gone-job-records.ts); each keeps its own schedule.
    */
   sweepAlso?: (applicationId: string, now: number) => Promise<unknown>;
 }

@@ -5,7 +5,7 @@
  */
 import { BlockedItem } from '../model/item';
 import { appliesTo, isEffective } from '../model/effective';
-import { AgeOrder, effectiveOldestFirst } from './age-order';
+import { AgeOrder, effectiveOldestFirst } from './effective-oldest-first';
 import { SortedHosts, isSorted, sortedDifference } from './sorted-hosts';
 import { NodeState } from '../yarn/types';
 

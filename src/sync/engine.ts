@@ -26,7 +26,7 @@ import { ConfigValues } from '../config/keys';
 import { Backoff } from './backoff';
 import { DeadlineTimer } from './deadline-timer';
 import { Controller, ControllerSettings, PassOutcome } from './controller';
-import { ContainersKnown, SyncFacade } from './facade';
+import { ContainersKnown, SyncFacade } from './sync-port';
 import { SyncProgress, SyncView } from './view';
 import { AuditSink } from '../model/audit';
 import { FlinkJobManager } from '../flink/types';

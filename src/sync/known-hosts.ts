@@ -11,8 +11,19 @@ export interface NodeIndex extends KnownNodes {
   readonly nearest: Map<string, readonly string[]>;
 }
 
-/** Undefined when no node list has been read, or it is empty: then no host can be called unknown. */
-export function indexNodes(list: readonly NodeView[] | undefined): NodeIndex | undefined {
+/**
+ * Undefined when no node list has been read, or it is empty: then no host can be called unknown.
+ * `hosts` may be given when the caller has the list's host set already; the racks are gathered
+ * on first use (a pass that re-reads the list pays for neither).
+ */
+export function indexNodes(list: readonly NodeView[] | undefined, hosts?: ReadonlySet<string>): NodeIndex | undefined {
   if (!list || list.length === 0) return undefined;
-  return { hosts: new Set(list.map((n) => n.host)), racks: hostsByRack(list), nearest: new Map() };
+  let racks: Map<string, string[]> | undefined;
+  return {
+    hosts: hosts ?? new Set(list.map((n) => n.host)),
+    get racks() {
+      return (racks ??= hostsByRack(list));
+    },
+    nearest: new Map(),
+  };
 }

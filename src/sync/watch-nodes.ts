@@ -109,8 +109,8 @@ export class NodesWatcher {
     const nodes = [...t.byId.values()];
     const views = nodes.map((n) => ({ host: n.host, state: n.state, rack: n.rack }));
     this.cache.set(views, now);
-    this.known = indexNodes(views);
     this.hosts = new Set(nodes.map((n) => n.host));
+    this.known = indexNodes(views, this.hosts);
     this.missing = new Set(need.nodeHosts().filter((h) => !this.hosts.has(h)));
   }
 

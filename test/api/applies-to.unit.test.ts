@@ -6,7 +6,7 @@ import { FakeClock } from '../../src/core/clock';
 import { silentLogger } from '../../src/core/logger';
 import { MemoryAudit } from '../../src/model/audit';
 import { MemoryStore } from '../../src/store/memory-store';
-import { NoSync } from '../../src/sync/facade';
+import { NoSync } from '../../src/sync/sync-port';
 
 const A = 'application_1652313600000_0001';
 const B = 'application_1652313600000_0002';

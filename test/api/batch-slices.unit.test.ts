@@ -14,7 +14,7 @@ import { silentLogger } from '../../src/core/logger';
 import { MemoryAudit } from '../../src/model/audit';
 import { AddRequest } from '../../src/model/decide';
 import { MemoryStore } from '../../src/store/memory-store';
-import { NoSync } from '../../src/sync/facade';
+import { NoSync } from '../../src/sync/sync-port';
 
 /** Counts event-loop turns (setImmediate callbacks) until stopped. */
 function turnCounter(): { stop(): number } {

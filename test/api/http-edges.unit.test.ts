@@ -9,7 +9,7 @@ import { FakeClock } from '../../src/core/clock';
 import { silentLogger } from '../../src/core/logger';
 import { MemoryAudit } from '../../src/model/audit';
 import { MemoryStore } from '../../src/store/memory-store';
-import { NoSync } from '../../src/sync/facade';
+import { NoSync } from '../../src/sync/sync-port';
 import { SyncView, emptyView } from '../../src/sync/view';
 import { DesiredPlan } from '../../src/sync/desired';
 import { BlockedItem } from '../../src/model/item';

@@ -11,7 +11,7 @@ import { FakeClock } from '../../src/core/clock';
 import { silentLogger } from '../../src/core/logger';
 import { MemoryAudit } from '../../src/model/audit';
 import { MemoryStore } from '../../src/store/memory-store';
-import { NoSync } from '../../src/sync/facade';
+import { NoSync } from '../../src/sync/sync-port';
 
 describe('api: If-Match on PUT and DELETE of one item', () => {
   let app: FastifyInstance;

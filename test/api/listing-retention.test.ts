@@ -15,7 +15,7 @@ import { silentLogger } from '../../src/core/logger';
 import { MemoryAudit } from '../../src/model/audit';
 import { BlockedItem } from '../../src/model/item';
 import { MemoryStore } from '../../src/store/memory-store';
-import { NoSync } from '../../src/sync/facade';
+import { NoSync } from '../../src/sync/sync-port';
 import { nodeItem } from '../sync/items';
 
 /** Enough items that the body (~12 MB) outgrows the loopback socket's buffers: the server must wait for the client. */

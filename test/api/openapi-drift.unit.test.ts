@@ -19,7 +19,7 @@ import { FakeClock } from '../../src/core/clock';
 import { silentLogger } from '../../src/core/logger';
 import { MemoryAudit } from '../../src/model/audit';
 import { MemoryStore } from '../../src/store/memory-store';
-import { NoSync } from '../../src/sync/facade';
+import { NoSync } from '../../src/sync/sync-port';
 import { parseTokenFile } from '../../src/security/tokens';
 import { Schema, arbitraryOf } from '../support/schema-arbitrary';
 

@@ -5,6 +5,7 @@ import { HADOOP_SAMPLE_XML } from './samples';
 import { render } from '../../src/cli/commands/export';
 import { planExcludeFile } from '../../src/cli/commands/import-plan';
 import { ApiItem } from '../../src/cli/client';
+import type { BlockAction } from '../../src/model/item';
 
 
 const problemsOf = (f: () => unknown): string[] => {
@@ -98,7 +99,7 @@ describe('cli/exclude-file (HostsFileReader formats)', () => {
 
   describe('export to an exclude file and back', () => {
     const END = Date.parse('2030-01-01T00:00:00Z');
-    const item = (id: string, action: string, o: Partial<ApiItem> = {}): ApiItem => ({ id, kind: 'node', action, startTimestamp: '1', endTimestamp: '9223372036854775807', cause: 'c', scope: 'cluster', ...o });
+    const item = (id: string, action: BlockAction, o: Partial<ApiItem> = {}): ApiItem => ({ id, kind: 'node', action, startTimestamp: '1', endTimestamp: '9223372036854775807', cause: 'c', scope: 'cluster', ...o });
     const items = [item('n1', 'MARK_BLOCKED_AND_EVACUATE_TASKS', { endTimestamp: String(END), evacuationTimeout: 600, cause: 'disk' }), item('n2', 'MARK_BLOCKED', { cause: 'hot' }), item('n3', 'MARK_BLOCKED_AND_EVACUATE_TASKS', { scope: 'application_1652313600000_0002' })];
 
     it('says what each action becomes, and leaves MARK_BLOCKED out unless asked (a decommission drains every application)', () => {

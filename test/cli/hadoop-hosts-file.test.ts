@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { render } from '../../src/cli/commands/export';
 import { ApiItem } from '../../src/cli/client';
+import type { BlockAction } from '../../src/model/item';
 import { parseExcludeFile } from '../../src/cli/exclude-file';
 import { repoRoot } from '../support/paths';
 import { requireRealYarn } from '../support/real-yarn';
@@ -23,7 +24,7 @@ describe("exclude files as Hadoop's HostsFileReader reads them (hadoop-common on
 
   it('reads the hosts and timeouts of an export (XML and text) exactly as blocklist import does, and ignores what carries the end', () => {
     const END = Date.parse('2030-01-01T00:00:00Z');
-    const item = (id: string, action: string, o: Partial<ApiItem> = {}): ApiItem => ({ id, kind: 'node', action, startTimestamp: '1', endTimestamp: '9223372036854775807', cause: 'disk -- full <x> & "y"', scope: 'cluster', ...o });
+    const item = (id: string, action: BlockAction, o: Partial<ApiItem> = {}): ApiItem => ({ id, kind: 'node', action, startTimestamp: '1', endTimestamp: '9223372036854775807', cause: 'disk -- full <x> & "y"', scope: 'cluster', ...o });
     const items = [
       item('n1.example', 'MARK_BLOCKED_AND_EVACUATE_TASKS', { endTimestamp: String(END), evacuationTimeout: 600 }),
       item('n2.example', 'MARK_BLOCKED'),

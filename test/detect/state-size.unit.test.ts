@@ -8,7 +8,7 @@ import { strict as assert } from 'node:assert';
 import { FakeClock } from '../../src/core/clock';
 import { Detector } from '../../src/detect/detector';
 import { unitDetector } from './unit-detector';
-import { GoneStates } from '../../src/detect/gone-states';
+import { GoneStates } from '../../src/detect/gone-job-records';
 import { silentLogger } from '../../src/core/logger';
 import { decodeState } from '../../src/detect/state';
 import { Failure } from '../../src/detect/types';

@@ -10,7 +10,7 @@ import { FakeClock } from '../../src/core/clock';
 import { silentLogger } from '../../src/core/logger';
 import { MemoryAudit } from '../../src/model/audit';
 import { MemoryStore } from '../../src/store/memory-store';
-import { NoSync } from '../../src/sync/facade';
+import { NoSync } from '../../src/sync/sync-port';
 
 describe('security: DNS rebinding and cross-origin mutations without tokens', () => {
   let app: FastifyInstance;

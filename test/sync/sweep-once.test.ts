@@ -13,7 +13,7 @@ import { FakeClock } from '../../src/core/clock';
 import { silentLogger } from '../../src/core/logger';
 import { FIRST_LOOK_AFTER_ELECTION_MS } from '../../src/core/sweep-schedule';
 import { stateKeyOf } from '../../src/detect/state-record';
-import { GoneStates } from '../../src/detect/gone-states';
+import { GoneStates } from '../../src/detect/gone-job-records';
 import { emptyState, encodeState } from '../../src/detect/state';
 import { newItem } from '../../src/model/merge';
 import { BlockedItem, EVACUATE } from '../../src/model/item';

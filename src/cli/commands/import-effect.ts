@@ -1,10 +1,10 @@
 /**
  * What an import would do to YARN (its dry run), computed on the client from the batch's dry-run
  * results and the current list, with the sidecar's safety cap applied as its engine last applied
- * it: the same preview the sidecar gives for one item (src/sync/preview.ts).
+ * it: the same preview the sidecar gives for one item (src/sync/blacklist-effect.ts).
  */
 import { ApiItem, BatchResult, DryRunEffect, SidecarStatus } from '../client';
-import { CapBasis, previewCap } from '../../sync/preview';
+import { CapBasis, previewCap } from '../../sync/blacklist-effect';
 import { wireMs } from '../format';
 import { BlockedItem, EVACUATE } from '../../model/item';
 import { scopeCovers } from '../../model/scope';
@@ -31,7 +31,7 @@ function fromWire(it: ApiItem): BlockedItem {
 
 /**
  * What the import would do to YARN, from the dry-run results and the current list, with the safety
- * cap applied as the sidecar's engine last applied it (src/sync/preview.ts): what the cap would
+ * cap applied as the sidecar's engine last applied it (src/sync/blacklist-effect.ts): what the cap would
  * hold back is `deferred`, not an addition, and an EVACUATE item held back releases nothing.
  */
 export function importEffect(results: BatchResult[], current: Record<string, ApiItem>, app: string | undefined, cap: CapBasis | undefined, now: number, lifted: ApiItem[]): DryRunEffect {

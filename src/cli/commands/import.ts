@@ -18,7 +18,7 @@
 import * as fs from 'node:fs';
 import { Command, Option } from 'commander';
 import { ApiItem, BlocklistClient, DryRunEffect, BatchResult, itemPath } from '../client';
-import { CapBasis } from '../../sync/preview';
+import { CapBasis } from '../../sync/blacklist-effect';
 import { CliError, runAction, usage } from '../errors';
 import { EXIT } from '../exit-codes';
 import { formatOf } from '../exclude-file';

@@ -4,7 +4,7 @@ import { ConfigError, describeConfig } from '../../config/config';
 import { addConfigOptions, ConfigFlags, resolveConfig } from '../config-options';
 import { EXIT } from '../exit-codes';
 import { readYarnSite, YarnSiteError } from '../../yarn/yarn-site';
-import { applyMemoryMode } from '../../sidecar/memory-mode';
+import { applyMemoryMode } from '../../sidecar/v8-settings';
 
 /** SIGTERM/SIGINT end the process within this, whatever state the store and YARN are in. */
 export const STOP_DEADLINE_MS = 4000;

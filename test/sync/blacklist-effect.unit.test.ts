@@ -1,8 +1,8 @@
 /** Previews apply the safety cap as the engine does: a held-back block is reported, not added. */
 import { strict as assert } from 'node:assert';
 import { EVACUATE } from '../../src/model/item';
-import { previewCap } from '../../src/sync/preview';
-import { previewChange } from '../../src/api/preview';
+import { previewCap } from '../../src/sync/blacklist-effect';
+import { previewChange } from '../../src/api/dry-run';
 import { APP, nodeItem } from './items';
 
 const T0 = 1_652_313_600_000;

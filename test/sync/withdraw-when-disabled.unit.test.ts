@@ -5,7 +5,7 @@ import { silentLogger } from '../../src/core/logger';
 import { SimCluster } from '../../src/sim/cluster';
 import { inProcessYarn } from '../../src/sim/in-process';
 import { Backoff } from '../../src/sync/backoff';
-import { Withdrawal, withdrawOwnSet } from '../../src/sync/withdraw';
+import { Withdrawal, withdrawOwnSet } from '../../src/sync/withdraw-when-disabled';
 
 describe('sync/withdraw: enabled=false withdraws this sidecar\'s entries', () => {
   it("removes exactly this owner's set, retried until the proxy answers; another owner's entries stay", async () => {

@@ -1,6 +1,6 @@
 /** GoneSweep: gone jobs' records are looked for beside the passes, one sweep at a time. */
 import { strict as assert } from 'node:assert';
-import { GoneSweep } from '../../src/sync/gone-sweep';
+import { GoneSweep } from '../../src/sync/gone-job-sweeps';
 import { LogFields, Logger, silentLogger } from '../../src/core/logger';
 
 function held(): { promise: Promise<number>; release: () => void } {
@@ -9,7 +9,7 @@ function held(): { promise: Promise<number>; release: () => void } {
   return { promise, release };
 }
 
-describe('sync/gone-sweep', () => {
+describe('sync/gone-job-sweeps', () => {
   it('starts without waiting (a pass goes on), runs one sweep at a time, then both families in order', async () => {
     const calls: string[] = [];
     const slow = held();

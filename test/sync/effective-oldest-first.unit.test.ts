@@ -6,7 +6,7 @@
 import { strict as assert } from 'node:assert';
 import { BlockedItem, PERMANENT } from '../../src/model/item';
 import { effectiveItems } from '../../src/model/effective';
-import { AgeOrder, effectiveOldestFirst, updatedAgeOrder } from '../../src/sync/age-order';
+import { AgeOrder, effectiveOldestFirst, updatedAgeOrder } from '../../src/sync/effective-oldest-first';
 import { APP, nodeItem } from './items';
 import { rng } from '../support/random';
 
@@ -15,7 +15,7 @@ const OTHER = 'application_1652313600000_0099';
 
 const ids = (l: readonly BlockedItem[]) => l.map((i) => i.id);
 
-describe('sync/age-order', () => {
+describe('sync/effective-oldest-first', () => {
   it('follows a stream of snapshots (new, replaced, removed, ending items; equal start times) exactly as a full sort would (12 seeds × 150 snapshots)', () => {
     for (let seed = 1; seed <= 12; seed++) {
       const r = rng(seed * 104729);

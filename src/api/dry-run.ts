@@ -1,12 +1,12 @@
 /**
  * Dry-run previews: what a mutation would change in YARN, computed without writing anything.
  * The effect on YARN is the change in the blacklist the reconcile pass would push, with the safety
- * cap applied as the engine last applied it (src/sync/preview.ts): a block the cap would hold back
+ * cap applied as the engine last applied it (src/sync/blacklist-effect.ts): a block the cap would hold back
  * is reported in `deferred`, not as an addition, and an EVACUATE item held back releases nothing.
  */
 import { BlockedItem, EVACUATE } from '../model/item';
 import { appliesTo, isEffective } from '../model/effective';
-import { CapBasis, previewCap } from '../sync/preview';
+import { CapBasis, previewCap } from '../sync/blacklist-effect';
 
 export interface DryRunEffect {
   blacklistAdditions: string[];
