@@ -21,6 +21,8 @@ export interface DiscoveryPort {
   registered?(): Promise<readonly SidecarRecord[] | undefined>;
   /** Drops a registration whose attempt no longer runs. */
   forget?(record: SidecarRecord): Promise<void>;
+  /** The targets with whether each is kept though no longer published (RunningTargets). */
+  targets?(): Promise<{ record: SidecarRecord; vanished: boolean }[]>;
 }
 
 /** What the RM says of an application, as far as the discovery needs it; undefined = the RM knows no such application. */
@@ -141,11 +143,9 @@ export async function discoveryRoutes(app: FastifyInstance, opts: { discovery: D
     const vanished = new Set<SidecarRecord>();
     try {
       const d = opts.discovery;
-      if (d instanceof RunningTargets) {
-        const all = await d.targets();
-        for (const t of all) if (t.vanished) vanished.add(t.record);
-        records = all.map((t) => t.record);
-      } else records = await d.sidecars();
+      const all = d.targets ? await d.targets() : (await d.sidecars()).map((record) => ({ record, vanished: false }));
+      for (const t of all) if (t.vanished) vanished.add(t.record);
+      records = all.map((t) => t.record);
     } catch (e) {
       return sendErrors(reply, 503, [`cannot list the sidecars in ${opts.discovery.source}: ${(e as Error).message}`]);
     }
