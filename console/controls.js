@@ -3,7 +3,7 @@
 import { html, useEffect, useState } from './vendor/preact-htm.js';
 import { ApiError, call, itemPath, versionOf } from './api.js';
 import { absolute, endsText, parseDuration, relative } from './format.js';
-import { parseIsoTime } from './figures.js';
+import { isoExample, parseIsoTime } from './figures.js';
 
 const ACTIONS = [
   ['MARK_BLOCKED', 'MARK_BLOCKED — no new containers there'],
@@ -24,7 +24,7 @@ function endFields(mode, timeoutText, endText) {
     const d = parseDuration(timeoutText);
     return d.error ? { error: d.error } : { timeout: d.ms };
   }
-  if (!endText.trim()) return { error: 'write the end as an ISO time, e.g. 2026-12-01 18:00Z' };
+  if (!endText.trim()) return { error: `write the end as an ISO time, e.g. ${isoExample(Date.now())}` };
   const at = parseIsoTime(endText);
   return at.error ? { error: at.error } : { endTimestamp: String(at.ms) };
 }
@@ -44,7 +44,7 @@ function EndsInput({ prefix, mode, setMode, timeout, setTimeout, end, setEnd, no
     <input id=${`${prefix}-timeout`} class="short" value=${timeout} disabled=${mode !== 'timeout'} onInput=${(e) => setTimeout(e.target.value)} aria-label="duration, e.g. 30 min, 2 h" />
     <label><input type="radio" name=${`${prefix}-ends`} id=${`${prefix}-ends-at`} checked=${mode === 'end'} onChange=${() => setMode('end')} /> at</label>
     <span class="iso">
-      <input id=${`${prefix}-end`} type="text" inputmode="numeric" autocomplete="off" spellcheck="false" placeholder="2026-12-01 18:00Z" value=${end} disabled=${mode !== 'end'} onInput=${(e) => setEnd(e.target.value)} aria-label="end, an ISO time (UTC unless a zone is given)" />
+      <input id=${`${prefix}-end`} type="text" inputmode="numeric" autocomplete="off" spellcheck="false" placeholder=${isoExample(now)} value=${end} disabled=${mode !== 'end'} onInput=${(e) => setEnd(e.target.value)} aria-label="end, an ISO time (UTC unless a zone is given)" />
       ${mode === 'end' ? html`<${EndHint} id=${`${prefix}-end-hint`} text=${end} now=${now} />` : null}
     </span>
     <label><input type="radio" name=${`${prefix}-ends`} id=${`${prefix}-ends-never`} checked=${mode === 'never'} onChange=${() => setMode('never')} /> never</label>

@@ -149,3 +149,9 @@ export function towardBlock(h) {
   const parts = Object.keys(INCIDENT_WORDS).filter((s) => by.has(s)).map((s) => `${by.get(s)} ${INCIDENT_WORDS[s]}`);
   return { toward: Number.isFinite(h?.threshold) && h.threshold > 0 ? `${score} of ${h.threshold}` : String(score), incidents: parts.length ? `${incidents.length}: ${parts.join(', ')}` : String(incidents.length) };
 }
+
+/** An ISO end to show as an example: tomorrow 06:00 UTC (a fixed date would soon be in the past, and refused). */
+export function isoExample(now) {
+  const day = 86_400_000;
+  return new Date(Math.floor(now / day) * day + day + 6 * 3_600_000).toISOString().slice(0, 16).replace('T', ' ') + 'Z';
+}

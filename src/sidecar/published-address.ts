@@ -47,6 +47,15 @@ export class PublishedAddress implements DiscoveryPort {
     return this.self ? [this.self] : [];
   }
 
+  /** The attempts' persistent registrations (ZooKeeper store), a crashed sidecar's included; undefined without a registry. */
+  async registered(): Promise<readonly SidecarRecord[] | undefined> {
+    return this.registry?.registered();
+  }
+
+  async forget(record: SidecarRecord): Promise<void> {
+    await this.registry?.forget(record);
+  }
+
   /** Called once the API listens; `application`/`attempt` as the sidecar knows them by then. */
   async start(bound: AddressInfo, tls: boolean, started: number, known: { applicationId?: string; appAttemptId?: string }): Promise<void> {
     const v = this.opts.values;

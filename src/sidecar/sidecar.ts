@@ -33,6 +33,11 @@ import { ConsoleData } from '../api/console/console-routes';
 import { LinkReader } from '../api/console/links';
 
 import { PublishedAddress } from './published-address';
+import { ApplicationStates, DiscoveryPort, RunningTargets } from '../api/routes/discovery';
+import { ResourceManagerReader, YarnCallError } from '../yarn/types';
+import { ResourceManagerClient } from '../yarn/rm-client';
+import { createYarnHttpsAgent } from '../security/tls';
+import { kerberosSettings } from '../security/kerberos';
 import { packageVersion } from '../core/package-info';
 
 /** Samples the console's chart keeps (6 h at the default rest.console.history-interval of 1 min). */
@@ -197,7 +202,7 @@ async function startServing(opts: SidecarOptions, started: Started, w: Wiring): 
     expire: () => sync.expireNow(),
     config: effectiveConfig(opts.config),
     ...(detector ? { detector } : {}),
-    discovery: started.published,
+    discovery: discoveryOf(started.published, sync, opts.config, clock, zkLogin?.login),
   }));
   await api.listen({ host: v['rest.bind-address'], port: v['rest.port'] });
   if (security.tokens) started.tokenWatch = watchTokenFile(security.tokens, { logger: logger.child({ component: 'security' }), audit });
@@ -240,4 +245,41 @@ function consoleData(sync: SyncHandle, clock: Clock, history: History | undefine
     clock,
   );
   return { ...(history ? { history } : {}), links: () => links.links() };
+}
+
+/**
+ * GET /discovery/prometheus: the published sidecars, a crashed one kept while the RM runs its
+ * attempt. The RM is the engine's, or for an API-only sidecar (the admin host docs/deploy.md
+ * suggests for Prometheus) the one `yarn.resourcemanager.webapp.address` names, if any: without
+ * an RM to ask, the published list as it is.
+ */
+function discoveryOf(published: PublishedAddress, sync: SyncHandle, config: LoadedConfig, clock: Clock, login: KerberosLogin | undefined): DiscoveryPort {
+  const v = config.values;
+  const addresses = v['yarn.resourcemanager.webapp.address'].trim();
+  // A secured RM needs a login, which an API-only sidecar makes only for ZooKeeper's SASL.
+  const secured = kerberosSettings(v).kind === 'keytab';
+  const rm: ResourceManagerReader | undefined =
+    sync.yarn?.rm ??
+    (addresses && (!secured || login)
+      ? new ResourceManagerClient({
+          addresses,
+          timeoutMs: v['cluster.resource-blocklist.yarn.request-timeout'],
+          clock,
+          ...(v['yarn.resourcemanager.webapp.user'] ? { user: v['yarn.resourcemanager.webapp.user'] } : {}),
+          ...(login ? { auth: login } : {}),
+          ...(v['cluster.resource-blocklist.yarn.ssl.ca-file'] ? { httpsAgent: createYarnHttpsAgent(v['cluster.resource-blocklist.yarn.ssl.ca-file']) } : {}),
+        })
+      : undefined);
+  if (!rm) return published;
+  const states: ApplicationStates = {
+    application: async (id) => {
+      try {
+        return await rm.application(id);
+      } catch (e) {
+        if (e instanceof YarnCallError && e.status === 404) return undefined;
+        throw e;
+      }
+    },
+  };
+  return new RunningTargets(published, states, () => clock.now());
 }

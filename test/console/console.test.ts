@@ -491,6 +491,10 @@ describe('console: in a browser', function () {
     await page.fill('#block-cause', 'until the vendor swaps the DIMM');
     await page.check('#block-ends-at');
     assert.equal(await page.locator('#block-end').getAttribute('type'), 'text');
+    // Its example is a time to come (a fixed date went past and was refused when copied).
+    const example = (await page.locator('#block-end').getAttribute('placeholder')) ?? '';
+    assert.match(example, /^\d{4}-\d\d-\d\d 06:00Z$/);
+    assert.ok(Date.parse(example.replace(' ', 'T')) > Date.now(), example);
     await page.fill('#block-end', '12/01/2026 6:00 PM');
     await page.waitForSelector('#block-end-hint.bad', WAIT);
     await page.click('#block-preview');

@@ -27,6 +27,7 @@ interface Figures {
   nodePageUrl(links: unknown, host: string): string | undefined;
   taskManagerUrl(links: unknown, containerId: string): string | undefined;
   towardBlock(h: unknown): { toward: string; incidents: string };
+  isoExample(now: number): string;
 }
 
 describe('console: figures (pure, as the browser loads them)', () => {
@@ -131,5 +132,12 @@ describe('console: figures (pure, as the browser loads them)', () => {
     assert.deepEqual(f.towardBlock(mixed), { toward: '2 of 3', incidents: "4: 2 counting, 1 forgiven by an unblock, 1 the job's fault" });
     assert.deepEqual(f.towardBlock({ incidents: [{ at, status: 'counted' }] }), { toward: '1', incidents: '1: 1 counting' }, 'an older report without score/threshold');
     assert.deepEqual(f.towardBlock({}), { toward: '0', incidents: '0' });
+  });
+
+  it('the example of an ISO end is tomorrow 06:00 UTC, never a date already past; it parses as what it says', () => {
+    const now = Date.UTC(2026, 11, 2, 1, 40);
+    assert.equal(f.isoExample(now), '2026-12-03 06:00Z');
+    assert.equal(f.isoExample(Date.UTC(2026, 11, 31, 23, 59)), '2027-01-01 06:00Z');
+    assert.ok((f.parseIsoTime(f.isoExample(now)).ms ?? 0) > now);
   });
 });

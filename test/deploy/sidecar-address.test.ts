@@ -9,7 +9,11 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ZkCluster, expireSession, requireZookeeper, zkJobConfig } from '../support/zookeeper';
-import { tempDir } from '../support/paths';
+import { cliMain, tempDir } from '../support/paths';
+import { spawn } from 'node:child_process';
+import { listeningUrl } from '../support/child-sidecar';
+import { RunningTargets } from '../../src/api/routes/discovery';
+import { ResourceManagerClient } from '../../src/yarn/rm-client';
 import { startTestSidecar } from '../support/sidecar';
 import { pollUntil } from '../support/wait';
 import { RunningSimulator, startSimulator } from '../../src/sim/server';
@@ -121,6 +125,52 @@ describe('deploy: the sidecar publishes where it listens (real ZooKeeper)', func
     // A crash: the session ends without the sidecar deleting anything.
     await session.close();
     await until('job 3\'s znode to go with its session', async () => ((await read(c.attempt)) === undefined ? true : undefined));
+  });
+
+  it("kill -9: the crashed sidecar's target stays in http_sd, marked, while the RM runs its attempt; its registration goes once another attempt runs", async () => {
+    const sim = await startSimulator({ port: 0, nodes: 4, containers: 2, tickMs: 0, appNumber: 4 });
+    sims.push(sim);
+    const app = sim.cluster.applicationId;
+    const first = sim.cluster.currentAttempt;
+    const flags = Object.entries({
+      'rest.port': '0',
+      'cluster.resource-blocklist.store.type': 'zookeeper',
+      'cluster.resource-blocklist.store.zookeeper.quorum': zk!.connectString(),
+      'cluster.resource-blocklist.store.zookeeper.root': root,
+      'cluster.resource-blocklist.store.zookeeper.session-timeout': '2 s',
+      'yarn.resourcemanager.webapp.address': sim.url.replace(/^http:\/\//, ''),
+      'cluster.resource-blocklist.amrm-proxy.address': sim.url,
+      'yarn.application.id': app,
+    }).map(([k, v]) => `-D${k}=${v}`);
+    const child = spawn(process.execPath, [cliMain, 'sidecar', ...flags], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, BLOCKLIST_CONFIG_FILE: '', CONTAINER_ID: first.amContainerId, NM_HOST: 'nm4.example' } });
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    try {
+      const { url } = await listeningUrl(child, 20_000);
+      const target = new URL(url).host;
+      // The cluster's other sidecar (same RM) serves the discovery; it publishes attempt 2's znode.
+      const serving = await startSidecar({ config: zkJobConfig(zk!.connectString(), root, sim), env: { CONTAINER_ID: first.amContainerId.replace(/_01_(\d+)$/, '_02_$1'), NM_HOST: 'nm9.example' }, logger: silentLogger, version: '9.9.9' });
+      sidecars.push(serving);
+      type Group = { targets: string[]; labels: Record<string, string> };
+      const groupOf = async (): Promise<Group | undefined> => ((await (await fetch(`${serving.url}/discovery/prometheus`)).json()) as Group[]).find((g) => g.targets[0] === target);
+      const live = await until('the child in http_sd', groupOf);
+      assert.equal(live.labels.__meta_blocklist_published, undefined);
+      const registration = `${root}/sidecar-attempts/${first.id}`;
+      assert.ok(await probe!.getData(registration, 3000), 'a registration beside the ephemeral znode');
+      child.kill('SIGKILL');
+      await exited;
+      await until('its znode to go with its session', async () => ((await read(first.id)) === undefined ? true : undefined));
+      const kept = await groupOf();
+      assert.deepEqual(kept, { targets: [target], labels: { ...live.labels, __meta_blocklist_published: 'false' } }, 'still a target (up == 0 fires), marked');
+      // The job moves to another attempt: a discovery that asks the RM now lets it go, and its registration.
+      sim.cluster.newAttempt();
+      const states = { application: (id: string) => new ResourceManagerClient({ addresses: sim.url }).application(id) };
+      const fresh = new RunningTargets(serving.address, states, () => Date.now());
+      assert.ok(!(await fresh.sidecars()).some((r) => r.address === target));
+      assert.equal(await probe!.getData(registration, 3000), undefined, 'the registration is forgotten');
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+    }
   });
 
   it('two processes of one attempt: the newer holds the znode, the older stands back and takes over when it goes', async () => {

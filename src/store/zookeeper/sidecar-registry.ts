@@ -14,6 +14,13 @@
  * session (ours, not yet expired on the server; or a sidecar of the same attempt that was
  * restarted) is replaced by the newer process, and an older process finding a newer one's record
  * stands back and waits for it to go: two live sidecars of one attempt never take turns.
+ *
+ * Beside it, a PERSISTENT registration `<root>/sidecar-attempts/<appattempt id>` (the same record)
+ * says the attempt has a sidecar that has not stopped cleanly. A crash leaves it while the ephemeral
+ * goes, so the discovery can keep the crashed sidecar's target while its attempt runs (and
+ * BlocklistSidecarDown fire); a clean stop removes it, and the discovery forgets one whose attempt
+ * no longer runs (api/routes/discovery.ts). What stays per job is one small znode per crashed
+ * attempt that no discovery has looked at since.
  */
 import { randomBytes } from 'node:crypto';
 import { Logger, silentLogger } from '../../core/logger';
@@ -82,33 +89,57 @@ export interface SidecarRegistryOptions {
 
 export class SidecarRegistry {
   readonly path: string;
+  /** The persistent registrations (see the file's comment). */
+  readonly registrations: string;
 
   constructor(private readonly opts: SidecarRegistryOptions) {
     this.path = `${opts.basePath}/sidecars`;
+    this.registrations = `${opts.basePath}/sidecar-attempts`;
   }
 
   /** Every published sidecar; a znode whose data is not a record is left out. */
   async list(): Promise<SidecarRecord[]> {
+    return this.read(this.path);
+  }
+
+  /** Every registered sidecar, published now or not (a crashed one's registration stays). */
+  async registered(): Promise<SidecarRecord[]> {
+    return this.read(this.registrations);
+  }
+
+  /** Removes the registration of `record`'s attempt if it is still that record's. */
+  async forget(record: SidecarRecord): Promise<void> {
+    const path = `${this.registrations}/${znodeName(record)}`;
     const t = this.opts.operationTimeoutMs;
-    let names: string[];
-    try {
-      names = await this.opts.session.getChildren(this.path, t);
-    } catch (e) {
-      if (hasCode(e, ZK.NO_NODE)) return [];
-      throw e;
-    }
-    const read = await Promise.all(names.map((n) => this.opts.session.getData(`${this.path}/${n}`, t)));
-    return read.flatMap((got) => {
-      const r = got ? parseSidecarRecord(got.data.toString('utf8')) : undefined;
-      return r ? [r] : [];
+    const cur = await this.opts.session.getData(path, t);
+    const r = cur ? parseSidecarRecord(cur.data.toString('utf8')) : undefined;
+    if (!cur || (r && (r.address !== record.address || r.started !== record.started))) return;
+    await this.opts.session.multi([{ op: 'remove', path, version: cur.stat.version }], t).catch((e: unknown) => {
+      if (!hasCode(e, ZK.NO_NODE) && !hasCode(e, ZK.BAD_VERSION)) throw e;
     });
   }
 
   /** Keeps `record` published until stop(); see the file's comment. */
   publish(record: SidecarRecord): Publication {
-    const p = new Publication(this.opts, `${this.path}/${znodeName(record)}`, record);
+    const p = new Publication(this.opts, `${this.path}/${znodeName(record)}`, record, `${this.registrations}/${znodeName(record)}`);
     p.start();
     return p;
+  }
+
+  private async read(folder: string): Promise<SidecarRecord[]> {
+    const t = this.opts.operationTimeoutMs;
+    let names: string[];
+    try {
+      names = await this.opts.session.getChildren(folder, t);
+    } catch (e) {
+      if (hasCode(e, ZK.NO_NODE)) return [];
+      throw e;
+    }
+    const read = await Promise.all(names.map((n) => this.opts.session.getData(`${folder}/${n}`, t)));
+    return read.flatMap((got) => {
+      const r = got ? parseSidecarRecord(got.data.toString('utf8')) : undefined;
+      return r ? [r] : [];
+    });
   }
 }
 
@@ -138,6 +169,8 @@ export class Publication {
     private readonly opts: SidecarRegistryOptions,
     readonly path: string,
     private readonly record: SidecarRecord,
+    /** The attempt's persistent registration, written once the znode is ours; removed by a clean stop. */
+    readonly registration?: string,
   ) {
     this.data = Buffer.from(JSON.stringify({ ...record, instance: this.instance }));
     this.log = opts.logger ?? silentLogger;
@@ -168,6 +201,7 @@ export class Publication {
     this.opts.session.off('session', this.onSession);
     this.opts.session.off('connected', this.onConnected);
     this.steps.cancel();
+    await this.unregister();
     if (!this.published) return;
     this.published = false;
     try {
@@ -204,10 +238,38 @@ export class Publication {
         }
       }
       this.published = true;
+      await this.register();
       await this.watch();
       return;
     }
     if (this.running) throw new Error(`${this.path} was created again by someone else five times in a row`);
+  }
+
+  /** Writes the persistent registration (ours now: the ephemeral is). */
+  private async register(): Promise<void> {
+    const path = this.registration;
+    if (!path) return;
+    const { session, operationTimeoutMs: t } = this.opts;
+    await ensurePath(session, path.slice(0, path.lastIndexOf('/')), t);
+    try {
+      await session.create(path, this.data, t);
+    } catch (e) {
+      if (!hasCode(e, ZK.NODE_EXISTS)) throw e;
+      await session.setData(path, this.data, -1, t);
+    }
+  }
+
+  /** A clean stop: removes the registration if it is still ours (best effort). */
+  private async unregister(): Promise<void> {
+    const path = this.registration;
+    if (!path) return;
+    const { session, operationTimeoutMs: t } = this.opts;
+    try {
+      const cur = await session.getData(path, t);
+      if (cur && instanceOf(cur.data.toString('utf8')) === this.instance) await session.multi([{ op: 'remove', path, version: cur.stat.version }], t);
+    } catch {
+      // gone already, or ZooKeeper unreachable: the discovery forgets it once its attempt ends
+    }
   }
 
   /** Whose the znode that is in the way is, and what to do about it. */
