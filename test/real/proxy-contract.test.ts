@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { RunningSimulator, startSimulator } from '../../src/sim/server';
 import { startJavaLauncherWithStop } from '../support/java-launcher';
 import { contractFindings } from '../support/proxy-contract';
-import { HADOOP, requireRealYarn } from '../support/real-yarn';
+import { HADOOP, releaseClasspath, requireRealYarn } from '../support/real-yarn';
 
 describe('the AMRM proxy contract document and its servers agree', function () {
   this.timeout(60_000);
@@ -20,7 +20,7 @@ describe('the AMRM proxy contract document and its servers agree', function () {
     requireRealYarn(this);
     const release = HADOOP['3.5'];
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-contract-'));
-    const cp = [...release.classDirs.map((d) => path.join(release.target, d)), fs.readFileSync(path.join(release.target, 'test-classpath.txt'), 'utf8').trim()].join(path.delimiter);
+    const cp = releaseClasspath(release);
     const server = await startJavaLauncherWithStop<{ address: string; secret: string; liveContainer: string }>({
       what: 'the interceptor contract server',
       args: ['-Xmx128m', '-XX:TieredStopAtLevel=1', '-Dlog4j.configuration=log4j.properties', '-cp', cp, 'io.github.flinkyarnblocklist.launcher.ContractServer'],

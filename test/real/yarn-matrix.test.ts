@@ -1,12 +1,13 @@
 /**
  * The one interceptor jar (Java 8 class files, built against Hadoop 3.5) in the NodeManagers of
- * Hadoop 3.3 and 3.4: each release's own MiniYARNCluster RM and three NodeManagers, the launchers
- * compiled against that release (am-proxy/interceptor/matrix/), one cluster per release for a
- * lean check list, ended before the next starts. Hadoop 3.5 has the full suites (yarn-*.test.ts).
+ * Hadoop 3.3, 3.4 and 3.5. 3.3 and 3.4: each release's own MiniYARNCluster RM and three
+ * NodeManagers, the launchers compiled against that release (am-proxy/interceptor/matrix/), one
+ * cluster per release for a lean check list, ended before the next starts. 3.5 is the shared
+ * cluster of the full suites (yarn-*.test.ts), which load the same jar: checked last here.
  */
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
-import { AppState, HADOOP, HadoopRelease, RealYarn, appState, control, requireRealYarn, startRealYarn, until, waitForApp } from '../support/real-yarn';
+import { AppState, HADOOP, HadoopRelease, INTERCEPTOR_JAR, RealYarn, appState, control, realYarn, requireRealYarn, startRealYarn, until, waitForApp } from '../support/real-yarn';
 import { http } from '../support/sidecar';
 
 interface Blacklist {
@@ -48,6 +49,11 @@ for (const line of ['3.3', '3.4'] as const) {
 
     after(async () => {
       await stop?.();
+    });
+
+    it(`its NodeManagers are Hadoop ${release.version}'s and load the shipped jar`, () => {
+      assert.equal(y.hadoopVersion, release.version);
+      assert.equal(y.interceptorCodeSource, INTERCEPTOR_JAR);
     });
 
     it('the opted-in AM gets its hand-off and its attempt with the AM container; the plain AM none', async () => {
@@ -110,3 +116,14 @@ for (const line of ['3.3', '3.4'] as const) {
     });
   });
 }
+
+describe(`real YARN ${HADOOP['3.5'].version}: the shared cluster of the full suites runs the same jar`, function () {
+  this.timeout(200_000);
+
+  it(`its NodeManagers are Hadoop ${HADOOP['3.5'].version}'s and load the shipped jar`, async function () {
+    requireRealYarn(this, HADOOP['3.5']);
+    const y = await realYarn();
+    assert.equal(y.hadoopVersion, HADOOP['3.5'].version);
+    assert.equal(y.interceptorCodeSource, INTERCEPTOR_JAR);
+  });
+});
