@@ -7,7 +7,7 @@
  */
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
-import { AppState, HADOOP, HadoopRelease, INTERCEPTOR_JAR, RealYarn, appState, control, realYarn, requireRealYarn, startRealYarn, until, waitForApp } from '../support/real-yarn';
+import { AppState, HADOOP, HadoopRelease, INTERCEPTOR_JAR, INTERCEPTOR_VERSION, RealYarn, appState, control, realYarn, requireRealYarn, startRealYarn, until, waitForApp } from '../support/real-yarn';
 import { http } from '../support/sidecar';
 
 interface Blacklist {
@@ -58,8 +58,11 @@ for (const line of ['3.3', '3.4'] as const) {
 
     it('the opted-in AM gets its hand-off and its attempt with the AM container; the plain AM none', async () => {
       assert.ok(main.proxy, 'hand-off written');
-      const attempt = await proxy<{ appAttemptId: string; amContainerId: string; registered: boolean }>('GET', '/attempt');
+      const attempt = await proxy<{ appAttemptId: string; amContainerId: string; registered: boolean; interceptorVersion?: string }>('GET', '/attempt');
       assert.equal(attempt.status, 200);
+      assert.equal(attempt.body.interceptorVersion, INTERCEPTOR_VERSION, "the jar's version");
+      const handoff = JSON.parse(fs.readFileSync(main.proxy!.handoffFile, 'utf8')) as { interceptorVersion?: string };
+      assert.equal(handoff.interceptorVersion, INTERCEPTOR_VERSION, "the hand-off's too");
       assert.equal(attempt.body.appAttemptId, main.appAttemptId);
       assert.equal(attempt.body.registered, true);
       const attemptPart = main.appAttemptId!.replace(/^appattempt_/, '').replace(/_0*(\d+)$/, (_m, n: string) => `_${n.padStart(2, '0')}`);

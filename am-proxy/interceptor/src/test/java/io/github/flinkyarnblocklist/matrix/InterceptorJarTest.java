@@ -127,6 +127,13 @@ class InterceptorJarTest {
   }
 
   @Test
+  void theJarKnowsTheVersionItWasBuiltAs() throws Exception {
+    Method get = Class.forName("io.github.flinkyarnblocklist.amrmproxy.InterceptorVersion").getDeclaredMethod("get");
+    get.setAccessible(true);
+    assertEquals(System.getProperty("blocklist.expectedInterceptorVersion"), get.invoke(null), "what GET /amrm/v1/attempt calls interceptorVersion");
+  }
+
+  @Test
   void jsonGoesThroughThisHadoopsJackson() throws Exception {
     assertEquals("{\"a\":[1,\"b\"]}", Json.write(Json.parse("{\"a\":[1,\"b\"]}")));
   }
