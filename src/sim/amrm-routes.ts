@@ -5,6 +5,7 @@
 import { FastifyInstance, FastifyReply } from 'fastify';
 import { SimCluster } from './cluster';
 import { DEFAULT_BLACKLIST_OWNER, ownerError } from './am-blacklist';
+import { proxyAttempt } from './proxy-attempt';
 
 export function sendErrors(reply: FastifyReply, status: number, ...errors: string[]): FastifyReply {
   return reply.code(status).send({ errors });
@@ -70,10 +71,7 @@ export function prefersMinimal(header: string | string[] | undefined): boolean {
 
 export function registerAmrmRoutes(app: FastifyInstance, cluster: SimCluster): void {
   registerMethodNotAllowed(app);
-  app.get('/amrm/v1/attempt', { exposeHeadRoute: false }, async () => {
-    const a = cluster.currentAttempt;
-    return { applicationId: cluster.applicationId, appAttemptId: a.id, registered: a.registered, amContainerId: a.amContainerId };
-  });
+  app.get('/amrm/v1/attempt', { exposeHeadRoute: false }, async () => proxyAttempt(cluster));
 
   // Versioned by a strong ETag; a reader that sends the tag it holds gets 304 and no body while
   // nothing changed (RFC 9110 §8.8.3, §13.1.2, §15.4.5): megabytes at 100,000 hosts, every poll tick.
