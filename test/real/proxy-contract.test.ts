@@ -11,7 +11,9 @@ import * as path from 'node:path';
 import { RunningSimulator, startSimulator } from '../../src/sim/server';
 import { startJavaLauncherWithStop } from '../support/java-launcher';
 import { contractFindings } from '../support/proxy-contract';
-import { HADOOP, releaseClasspath, requireRealYarn } from '../support/real-yarn';
+import { HADOOP, INTERCEPTOR_VERSION, releaseClasspath, requireRealYarn } from '../support/real-yarn';
+import { http } from '../support/sidecar';
+import { SIM_INTERCEPTOR_VERSION } from '../../src/sim/proxy-attempt';
 
 describe('the AMRM proxy contract document and its servers agree', function () {
   this.timeout(60_000);
@@ -31,6 +33,8 @@ describe('the AMRM proxy contract document and its servers agree', function () {
     try {
       const s = server.ready;
       assert.deepEqual(await contractFindings({ base: s.address, secret: s.secret, liveContainer: s.liveContainer }), []);
+      const attempt = await http(s.address, 'GET', '/amrm/v1/attempt', undefined, { authorization: `Bearer ${s.secret}` });
+      assert.equal((attempt.body as { interceptorVersion?: string }).interceptorVersion, INTERCEPTOR_VERSION, "the jar's version");
     } finally {
       await server.stop();
     }
@@ -41,6 +45,7 @@ describe('the AMRM proxy contract document and its servers agree', function () {
     try {
       const live = sim.cluster.taskManagers()[0].id;
       assert.deepEqual(await contractFindings({ base: sim.url, liveContainer: live }), []);
+      assert.equal(((await http(sim.url, 'GET', '/amrm/v1/attempt')).body as { interceptorVersion?: string }).interceptorVersion, SIM_INTERCEPTOR_VERSION);
     } finally {
       await sim.close();
     }
