@@ -79,6 +79,52 @@ class SlowClientsTest {
   }
 
   @Test
+  void manyMoreHalfOpenConnectionsThanWorkersDoNotStopAnAuthenticatedCall() throws Exception {
+    // Before: the 16 workers each held one for its 5 s head deadline, the rest queued behind them.
+    for (int i = 0; i < 3 * HttpListener.WORKERS + 8; i++) halfOpen();
+    Thread.sleep(200);
+    long t0 = System.nanoTime();
+    assertEquals(200, authenticatedGet().statusCode());
+    assertTrue(System.nanoTime() - t0 < 2_000_000_000L, "answered beside " + sockets.size() + " stalled clients");
+  }
+
+  @Test
+  void pastThePendingBoundTheOldestStalledClientsAreDroppedAndCallsStillAnswered() throws Exception {
+    int extra = 20;
+    for (int i = 0; i < HeadReader.MAX_PENDING + extra; i++) halfOpen();
+    Thread.sleep(300);
+    assertEquals(200, authenticatedGet().statusCode());
+    int dropped = 0;
+    for (Socket s : sockets.subList(0, extra + 1)) {
+      s.setSoTimeout(2_000);
+      try {
+        if (s.getInputStream().read() < 0) dropped++;
+      } catch (IOException reset) {
+        dropped++;
+      }
+    }
+    assertTrue(dropped >= extra, "the oldest " + extra + " were dropped: " + dropped);
+  }
+
+  /** Figures for docs/amrm-proxy.md: how long an authenticated call takes beside N stalled clients. */
+  @Test
+  void anAuthenticatedCallBesideNStalledClients() throws Exception {
+    for (int n : new int[] {2, 16, 64, 255}) {
+      while (sockets.size() < n) halfOpen();
+      Thread.sleep(100);
+      long[] ms = new long[7];
+      for (int i = 0; i < ms.length; i++) {
+        long t0 = System.nanoTime();
+        assertEquals(200, authenticatedGet().statusCode());
+        ms[i] = (System.nanoTime() - t0) / 1_000_000;
+      }
+      java.util.Arrays.sort(ms);
+      System.out.println("slow-clients: beside " + n + " stalled clients an authenticated call took p50 " + ms[3] + " ms, max " + ms[6] + " ms");
+      assertTrue(ms[6] < 2_000, "beside " + n + ": " + java.util.Arrays.toString(ms));
+    }
+  }
+
+  @Test
   void aClientThatDoesNotFinishItsHeadInTimeIsAnswered408AndClosed() throws Exception {
     ProxyHttpServer quick = ProxyHttpServer.acquire("127.0.0.1", 0, 300, 300);
     try (Socket s = new Socket("127.0.0.1", URI.create(quick.address()).getPort())) {
