@@ -150,6 +150,7 @@ final class HeadReader {
 
   /** What arrived; a complete head goes to `done`, a head past the bound or malformed to `refused`. */
   private void read(Pending p, List<Pending> done, List<Pending> refused) {
+    if (!pending.containsKey(p.ch)) return; // dropped for a newer one in this same round
     buffer.clear();
     int n;
     try {
