@@ -60,6 +60,9 @@ final class HeadReader {
   private final ByteBuffer buffer = ByteBuffer.allocate(4096);
   private final Thread thread;
   private volatile boolean stopping;
+  /** Set when accept failed (out of file descriptors): accepting pauses until then instead of spinning. */
+  private long acceptPausedUntil;
+  private SelectionKey acceptKey;
 
   HeadReader(InetSocketAddress address, int backlog, long headDeadlineMs, Sink sink) throws IOException {
     this.sink = sink;
@@ -70,7 +73,7 @@ final class HeadReader {
       server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
       server.bind(address, backlog);
       server.configureBlocking(false);
-      server.register(selector, SelectionKey.OP_ACCEPT);
+      acceptKey = server.register(selector, SelectionKey.OP_ACCEPT);
     } catch (IOException e) {
       server.close();
       selector.close();
@@ -112,6 +115,7 @@ final class HeadReader {
         }
         expire(System.nanoTime());
         handOver(done, refused);
+        resumeAccepting();
       }
     } catch (IOException | RuntimeException e) {
       if (!stopping) LOG.error("blocklist AMRM proxy: the listener stopped", e);
@@ -125,13 +129,14 @@ final class HeadReader {
 
   /** Until the nearest deadline (the map is in accept order, so the first one's), at most a second. */
   private long waitMs() {
+    if (acceptKey.interestOps() == 0) return 100;
     if (pending.isEmpty()) return 1_000;
     long ms = TimeUnit.NANOSECONDS.toMillis(pending.values().iterator().next().deadline - System.nanoTime());
     return Math.max(1, Math.min(ms + 1, 1_000));
   }
 
-  private void acceptAll(List<Pending> refused) throws IOException {
-    for (SocketChannel ch = server.accept(); ch != null; ch = server.accept()) {
+  private void acceptAll(List<Pending> refused) {
+    for (SocketChannel ch = accept(); ch != null; ch = accept()) {
       if (pending.size() >= MAX_PENDING) {
         Pending oldest = pending.values().iterator().next();
         pending.remove(oldest.ch);
@@ -146,6 +151,22 @@ final class HeadReader {
         close(ch);
       }
     }
+  }
+
+  /** The next connection, or null; a failure (no file descriptor left) pauses accepting for 100 ms. */
+  private SocketChannel accept() {
+    try {
+      return server.accept();
+    } catch (IOException e) {
+      LOG.warn("blocklist AMRM proxy: accept failed, pausing 100 ms: {}", e.toString());
+      acceptKey.interestOps(0);
+      acceptPausedUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(100);
+      return null;
+    }
+  }
+
+  private void resumeAccepting() {
+    if (acceptKey.interestOps() == 0 && System.nanoTime() - acceptPausedUntil >= 0) acceptKey.interestOps(SelectionKey.OP_ACCEPT);
   }
 
   /** What arrived; a complete head goes to `done`, a head past the bound or malformed to `refused`. */
