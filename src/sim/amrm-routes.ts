@@ -5,6 +5,7 @@
 import { FastifyInstance, FastifyReply } from 'fastify';
 import { SimCluster } from './cluster';
 import { DEFAULT_BLACKLIST_OWNER, ownerError } from './am-blacklist';
+import { proxyAttempt } from './proxy-attempt';
 
 export function sendErrors(reply: FastifyReply, status: number, ...errors: string[]): FastifyReply {
   return reply.code(status).send({ errors });
@@ -70,10 +71,7 @@ export function prefersMinimal(header: string | string[] | undefined): boolean {
 
 export function registerAmrmRoutes(app: FastifyInstance, cluster: SimCluster): void {
   registerMethodNotAllowed(app);
-  app.get('/amrm/v1/attempt', { exposeHeadRoute: false }, async () => {
-    const a = cluster.currentAttempt;
-    return { applicationId: cluster.applicationId, appAttemptId: a.id, registered: a.registered, amContainerId: a.amContainerId };
-  });
+  app.get('/amrm/v1/attempt', { exposeHeadRoute: false }, async () => proxyAttempt(cluster));
   registerBlacklistRoutes(app, cluster);
   registerContainerRoutes(app, cluster);
 }

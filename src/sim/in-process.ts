@@ -8,6 +8,7 @@
  */
 import { AmrmProxy, AppContainer, ApplicationInfo, AttemptInfo, AttemptSummary, BlacklistChange, BlacklistReading, BlacklistVersion, BlacklistView, BlacklistWrite, ClusterInfo, ClusterMetrics, ClusterNode, CompletedContainersPage, NodeState, ReleaseResult, ResourceManagerReader, YarnCallError } from '../yarn/types';
 import { SimCluster } from './cluster';
+import { proxyAttempt } from './proxy-attempt';
 import { SimNode } from './cluster-types';
 import { countNodeStates } from '../yarn/node-counts';
 import { Face, FaultInjector } from './faults';
@@ -107,8 +108,7 @@ function amrmProxy(cluster: SimCluster, enter: () => void, answer: <T>(call: Los
   return {
     async attempt(): Promise<AttemptInfo> {
       enter();
-      const a = cluster.currentAttempt;
-      return { applicationId: cluster.applicationId, appAttemptId: a.id, registered: a.registered, amContainerId: a.amContainerId };
+      return proxyAttempt(cluster);
     },
     async blacklist(): Promise<BlacklistView> {
       enter();

@@ -60,6 +60,8 @@ export const AMRM_BASE_PATH = '/amrm/v1';
 export const PROXY_MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 export const PROXY_MAX_ANSWER_KEY = 'cluster.resource-blocklist.amrm-proxy.max-answer-size';
 const ATTEMPT_MAX_BYTES = 64 * 1024;
+/** docs/amrm-proxy.openapi.yaml, Attempt.interceptorVersion. */
+const INTERCEPTOR_VERSION = /^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/;
 export class AmrmProxyClient implements AmrmProxy {
   readonly baseUrl: string;
   private readonly http: PeerHttp;
@@ -104,6 +106,11 @@ export class AmrmProxyClient implements AmrmProxy {
     if (am !== undefined && am !== null) {
       if (typeof am !== 'string' || !parseContainerId(am).ok) throw shape(`attempt.amContainerId '${String(am)}' is not a YARN container id`);
       out.amContainerId = am;
+    }
+    const version = o.interceptorVersion;
+    if (version !== undefined && version !== null) {
+      if (typeof version !== 'string' || !INTERCEPTOR_VERSION.test(version)) throw shape(`attempt.interceptorVersion '${String(version).slice(0, 80)}' is not a version`);
+      out.interceptorVersion = version;
     }
     return out;
   }

@@ -72,6 +72,8 @@ export interface AttemptInfo {
    * AM in). Absent from proxies that predate it: the RM's attempt report names it too.
    */
   amContainerId?: string;
+  /** The serving proxy's version (the interceptor jar's, or `<product>-simulator`); absent from older proxies. */
+  interceptorVersion?: string;
 }
 
 export interface AppContainer {

@@ -11,7 +11,9 @@ import * as path from 'node:path';
 import { RunningSimulator, startSimulator } from '../../src/sim/server';
 import { startJavaLauncherWithStop } from '../support/java-launcher';
 import { contractFindings } from '../support/proxy-contract';
-import { HADOOP, requireRealYarn } from '../support/real-yarn';
+import { HADOOP, INTERCEPTOR_VERSION, releaseClasspath, requireRealYarn } from '../support/real-yarn';
+import { http } from '../support/sidecar';
+import { SIM_INTERCEPTOR_VERSION } from '../../src/sim/proxy-attempt';
 
 describe('the AMRM proxy contract document and its servers agree', function () {
   this.timeout(60_000);
@@ -20,7 +22,7 @@ describe('the AMRM proxy contract document and its servers agree', function () {
     requireRealYarn(this);
     const release = HADOOP['3.5'];
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-contract-'));
-    const cp = [...release.classDirs.map((d) => path.join(release.target, d)), fs.readFileSync(path.join(release.target, 'test-classpath.txt'), 'utf8').trim()].join(path.delimiter);
+    const cp = releaseClasspath(release);
     const server = await startJavaLauncherWithStop<{ address: string; secret: string; liveContainer: string }>({
       what: 'the interceptor contract server',
       args: ['-Xmx128m', '-XX:TieredStopAtLevel=1', '-Dlog4j.configuration=log4j.properties', '-cp', cp, 'io.github.flinkyarnblocklist.launcher.ContractServer'],
@@ -31,6 +33,8 @@ describe('the AMRM proxy contract document and its servers agree', function () {
     try {
       const s = server.ready;
       assert.deepEqual(await contractFindings({ base: s.address, secret: s.secret, liveContainer: s.liveContainer }), []);
+      const attempt = await http(s.address, 'GET', '/amrm/v1/attempt', undefined, { authorization: `Bearer ${s.secret}` });
+      assert.equal((attempt.body as { interceptorVersion?: string }).interceptorVersion, INTERCEPTOR_VERSION, "the jar's version");
     } finally {
       await server.stop();
     }
@@ -41,6 +45,7 @@ describe('the AMRM proxy contract document and its servers agree', function () {
     try {
       const live = sim.cluster.taskManagers()[0].id;
       assert.deepEqual(await contractFindings({ base: sim.url, liveContainer: live }), []);
+      assert.equal(((await http(sim.url, 'GET', '/amrm/v1/attempt')).body as { interceptorVersion?: string }).interceptorVersion, SIM_INTERCEPTOR_VERSION);
     } finally {
       await sim.close();
     }

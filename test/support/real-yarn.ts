@@ -26,6 +26,10 @@ export interface RealYarn {
   applications: { main: string; other: string; plain: string; bare: string };
   amOwnHost: string;
   startupMs: number;
+  /** VersionInfo of the NodeManagers' Hadoop. */
+  hadoopVersion: string;
+  /** Where the NodeManagers loaded the interceptor from (the jar, or a classes directory). */
+  interceptorCodeSource: string;
   workDir: string;
   log: string;
 }
@@ -51,7 +55,7 @@ export interface AppState {
 export interface HadoopRelease {
   version: string;
   target: string;
-  /** Directories of classes before the classpath file's jars (the matrix modules ship the jar in it). */
+  /** Class directories and jars (relative to target) before the classpath file's (the matrix modules list the jar there). */
   classDirs: string[];
   jvm: string[];
 }
@@ -61,11 +65,31 @@ const GUICE4_OPENS = ['java.lang', 'java.util', 'java.lang.reflect', 'java.io', 
 
 const matrixTarget = (line: string): string => path.join(repoRoot, 'am-proxy', 'interceptor', 'matrix', `hadoop-${line}`, 'target');
 
+/** The version am-proxy/pom.xml builds (the parent's; every module inherits it). */
+function amProxyVersion(): string {
+  const pom = fs.readFileSync(path.join(repoRoot, 'am-proxy', 'pom.xml'), 'utf8');
+  const v = /<artifactId>am-proxy-parent<\/artifactId>\s*<version>([^<]+)<\/version>/.exec(pom)?.[1];
+  if (!v) throw new Error('am-proxy/pom.xml names no version of am-proxy-parent');
+  return v;
+}
+
+/** The interceptor's version (what its GET /amrm/v1/attempt calls interceptorVersion). */
+export const INTERCEPTOR_VERSION = amProxyVersion();
+
+/** The interceptor jar as it ships (`mvn package` of am-proxy/interceptor): what every release's NodeManagers load. */
+export const INTERCEPTOR_JAR = path.join(target(), `blocklist-amrm-interceptor-${INTERCEPTOR_VERSION}.jar`);
+
 export const HADOOP: Readonly<Record<'3.3' | '3.4' | '3.5', HadoopRelease>> = {
-  '3.5': { version: '3.5.0', target: target(), classDirs: ['classes', 'test-classes'], jvm: [] },
+  '3.5': { version: '3.5.0', target: target(), classDirs: ['test-classes', path.basename(INTERCEPTOR_JAR)], jvm: [] },
   '3.4': { version: '3.4.3', target: matrixTarget('3.4'), classDirs: ['test-classes'], jvm: GUICE4_OPENS },
   '3.3': { version: '3.3.6', target: matrixTarget('3.3'), classDirs: ['test-classes'], jvm: GUICE4_OPENS },
 };
+
+/** The launcher JVM's classpath for this release: its launchers, the interceptor jar, that release's Hadoop. */
+export function releaseClasspath(release: HadoopRelease): string {
+  const t = release.target;
+  return [...release.classDirs.map((d) => path.join(t, d)), fs.readFileSync(path.join(t, 'test-classpath.txt'), 'utf8').trim()].join(path.delimiter);
+}
 
 /** Why the real YARN of this release cannot run here, or undefined when it can. */
 export function realYarnUnavailableReason(release: HadoopRelease = HADOOP['3.5']): string | undefined {
@@ -108,8 +132,7 @@ async function launch(release: HadoopRelease): Promise<StartedLauncher<RealYarn>
     hosts,
     ['127.0.0.1 localhost', `127.0.0.1 ${os.hostname()}`, '127.0.0.2 nm1.blocklist.test', '127.0.0.3 nm2.blocklist.test', '127.0.0.4 nm3.blocklist.test', ''].join('\n'),
   );
-  const t = release.target;
-  const cp = [...release.classDirs.map((d) => path.join(t, d)), fs.readFileSync(path.join(t, 'test-classpath.txt'), 'utf8').trim()].join(path.delimiter);
+  const cp = releaseClasspath(release);
   const log = path.join(workDir, 'launcher.log');
   const work = path.join(workDir, 'yarn');
   fs.mkdirSync(work);

@@ -40,6 +40,8 @@ final class Handoff {
       json.put("secretFile", secretFile.toString());
       json.put("applicationId", appId);
       json.put("appAttemptId", attemptId);
+      String version = InterceptorVersion.get();
+      if (version != null) json.put("interceptorVersion", version);
       try {
         writeOwnerOnly(secretFile, secret + "\n");
         writeOwnerOnly(appDir.resolve(JSON), Json.write(json) + "\n");

@@ -1,15 +1,17 @@
 package io.github.flinkyarnblocklist.amrmproxy;
 
 import java.io.BufferedInputStream;
-import java.io.ByteArrayOutputStream;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.SequenceInputStream;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -20,9 +22,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A small HTTP/1.1 listener: one request per connection, a deadline on the head and on the body
- * of each, a bound on the head's size, and a pool wide enough for several slow clients at once.
- * The JDK's server offers none of these per connection, so two half-open sockets could hold its
- * pool and every application on the NodeManager lost its write path.
+ * of each, a bound on the head's size. Heads are read without a thread per connection
+ * (HeadReader), so clients that connect and stall hold no worker: the JDK's server had a pool of
+ * two, which two half-open sockets held, and every application on the NodeManager lost its write
+ * path. Only a complete head takes a worker, which checks the secret before reading any body.
  */
 final class HttpListener {
   private static final Logger LOG = LoggerFactory.getLogger(HttpListener.class);
@@ -40,73 +43,48 @@ final class HttpListener {
     Answer handle(Request r);
   }
 
-  private final ServerSocket socket;
+  private final HeadReader heads;
   private final ThreadPoolExecutor pool;
   private final Handler handler;
-  private final long headDeadlineMs;
   private final long bodyDeadlineMs;
-  private final Thread acceptor;
 
   HttpListener(InetSocketAddress address, Handler handler, long headDeadlineMs, long bodyDeadlineMs) throws IOException {
     this.handler = handler;
-    this.headDeadlineMs = headDeadlineMs;
     this.bodyDeadlineMs = bodyDeadlineMs;
-    this.socket = new ServerSocket();
-    socket.setReuseAddress(true);
-    socket.bind(address, QUEUED);
     this.pool = new ThreadPoolExecutor(WORKERS, WORKERS, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<Runnable>(QUEUED), r -> {
       Thread t = new Thread(r, "blocklist-amrm-proxy-http");
       t.setDaemon(true);
       return t;
     });
     pool.allowCoreThreadTimeOut(true);
-    this.acceptor = new Thread(this::acceptLoop, "blocklist-amrm-proxy-accept");
-    acceptor.setDaemon(true);
-    acceptor.start();
+    this.heads = new HeadReader(address, QUEUED, headDeadlineMs, this::dispatch);
   }
 
   InetSocketAddress address() {
-    return (InetSocketAddress) socket.getLocalSocketAddress();
+    return heads.address();
   }
 
   void stop() {
-    try {
-      socket.close();
-    } catch (IOException e) {
-      // closing: nothing left to do
-    }
+    heads.stop();
     pool.shutdownNow();
   }
 
-  private void acceptLoop() {
-    while (!socket.isClosed()) {
-      Socket s;
-      try {
-        s = socket.accept();
-      } catch (IOException e) {
-        if (!socket.isClosed()) LOG.warn("blocklist AMRM proxy: accept failed: {}", e.toString());
-        continue;
-      }
-      try {
-        pool.execute(() -> serve(s));
-      } catch (RejectedExecutionException e) {
-        // Every worker busy and the queue full: this client is turned away, the others still served.
-        reset(s);
-      }
+  private void dispatch(SocketChannel ch, Request r, byte[] rest) {
+    try {
+      pool.execute(() -> serve(ch, r, rest));
+    } catch (RejectedExecutionException e) {
+      // Every worker busy and the queue full: this client is turned away, the others still served.
+      HeadReader.reset(ch);
     }
   }
 
-  private void serve(Socket s) {
-    long start = System.nanoTime();
+  private void serve(SocketChannel ch, Request r, byte[] rest) {
+    Socket s = ch.socket();
     try {
-      InputStream in = new BufferedInputStream(s.getInputStream(), 4096);
-      Request r = readHead(s, in, start + TimeUnit.MILLISECONDS.toNanos(headDeadlineMs));
-      if (r == null) {
-        reset(s);
-        return;
-      }
+      ch.configureBlocking(true);
       Answer a = handler.head(r);
       if (a == null) {
+        InputStream in = new SequenceInputStream(new ByteArrayInputStream(rest), new BufferedInputStream(s.getInputStream(), 4096));
         r.body(readBody(s, in, r, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(bodyDeadlineMs)));
         a = handler.handle(r);
       }
@@ -119,23 +97,8 @@ final class HttpListener {
       LOG.warn("blocklist AMRM proxy: request failed", e);
       tryWrite(s, Answer.error(500, "internal error: " + e.getClass().getSimpleName()));
     } finally {
-      close(s);
+      HeadReader.close(ch);
     }
-  }
-
-  /** The request line and headers, or null when they are malformed or larger than MAX_HEAD_BYTES. */
-  private static Request readHead(Socket s, InputStream in, long deadline) throws IOException {
-    ByteArrayOutputStream head = new ByteArrayOutputStream(512);
-    int matched = 0;
-    while (matched < 4) {
-      if (head.size() >= MAX_HEAD_BYTES) return null;
-      int b = readByte(s, in, deadline);
-      if (b < 0) return null;
-      head.write(b);
-      boolean cr = matched % 2 == 0;
-      matched = b == (cr ? '\r' : '\n') ? matched + 1 : (b == '\r' ? 1 : 0);
-    }
-    return parseHead(new String(head.toByteArray(), StandardCharsets.ISO_8859_1));
   }
 
   static Request parseHead(String text) {
@@ -150,11 +113,6 @@ final class HttpListener {
       r.addHeader(lines[i].substring(0, colon).trim(), lines[i].substring(colon + 1).trim());
     }
     return r;
-  }
-
-  private static int readByte(Socket s, InputStream in, long deadline) throws IOException {
-    s.setSoTimeout(remainingMs(deadline));
-    return in.read();
   }
 
   private static int remainingMs(long deadline) throws SocketTimeoutException {
@@ -189,14 +147,22 @@ final class HttpListener {
     }
   }
 
-  private static void write(OutputStream out, Answer a) throws IOException {
+  /** The whole answer as sent: status line, headers, `Connection: close`, body. */
+  static byte[] bytes(Answer a) {
     StringBuilder h = new StringBuilder();
     h.append("HTTP/1.1 ").append(a.status).append(' ').append(reason(a.status)).append("\r\n");
     for (Map.Entry<String, String> e : a.headers.entrySet()) h.append(e.getKey()).append(": ").append(e.getValue()).append("\r\n");
     if (a.body != null) h.append("Content-Length: ").append(a.body.length).append("\r\n");
     h.append("Connection: close\r\n\r\n");
-    out.write(h.toString().getBytes(StandardCharsets.ISO_8859_1));
-    if (a.body != null) out.write(a.body);
+    byte[] head = h.toString().getBytes(StandardCharsets.ISO_8859_1);
+    if (a.body == null) return head;
+    byte[] all = Arrays.copyOf(head, head.length + a.body.length);
+    System.arraycopy(a.body, 0, all, head.length, a.body.length);
+    return all;
+  }
+
+  private static void write(OutputStream out, Answer a) throws IOException {
+    out.write(bytes(a));
     out.flush();
   }
 
@@ -221,24 +187,6 @@ final class HttpListener {
       case 413: return "Payload Too Large";
       case 500: return "Internal Server Error";
       default: return "Status";
-    }
-  }
-
-  /** Ends the connection at once with a reset: what a head past the bound or a turned-away client gets. */
-  private static void reset(Socket s) {
-    try {
-      s.setSoLinger(true, 0);
-    } catch (IOException e) {
-      // closing anyway
-    }
-    close(s);
-  }
-
-  private static void close(Socket s) {
-    try {
-      s.close();
-    } catch (IOException e) {
-      // nothing left to do
     }
   }
 }

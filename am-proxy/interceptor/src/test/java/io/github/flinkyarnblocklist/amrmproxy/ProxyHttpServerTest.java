@@ -62,6 +62,14 @@ class ProxyHttpServerTest {
   }
 
   @Test
+  void theAttemptNamesTheInterceptorsVersion() throws Exception {
+    String expected = System.getProperty("blocklist.expectedInterceptorVersion");
+    assertTrue(expected != null && !expected.isEmpty(), "Maven passes the project's version");
+    Object attempt = Json.parse(call("GET", "/amrm/v1/attempt", secretA, null).body());
+    assertEquals(expected, ((java.util.Map<?, ?>) attempt).get("interceptorVersion"));
+  }
+
+  @Test
   void badInputIsA4xxAndChangesNothing() throws Exception {
     assertEquals(400, call("POST", "/amrm/v1/blacklist", secretA, "{\"blacklistAdditions\":[\"n1\",\"*\"]}").statusCode());
     assertEquals(400, call("POST", "/amrm/v1/blacklist", secretA, "{\"blacklistAdditions\":\"n1\"}").statusCode());

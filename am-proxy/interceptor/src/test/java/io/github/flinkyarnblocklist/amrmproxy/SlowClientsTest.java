@@ -13,6 +13,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -76,6 +77,101 @@ class SlowClientsTest {
     assertEquals(200, r.statusCode());
     assertTrue(r.body().contains("appattempt_1_0001_000001"));
     assertTrue(System.nanoTime() - t0 < 2_000_000_000L, "answered beside 8 stalled clients");
+  }
+
+  @Test
+  void manyMoreHalfOpenConnectionsThanWorkersDoNotStopAnAuthenticatedCall() throws Exception {
+    // Before: the 16 workers each held one for its 5 s head deadline, the rest queued behind them.
+    for (int i = 0; i < 3 * HttpListener.WORKERS + 8; i++) halfOpen();
+    Thread.sleep(200);
+    long t0 = System.nanoTime();
+    assertEquals(200, authenticatedGet().statusCode());
+    assertTrue(System.nanoTime() - t0 < 2_000_000_000L, "answered beside " + sockets.size() + " stalled clients");
+  }
+
+  @Test
+  void pastThePendingBoundTheOldestStalledClientsAreDroppedAndCallsStillAnswered() throws Exception {
+    int extra = 20;
+    for (int i = 0; i < HeadReader.MAX_PENDING + extra; i++) halfOpen();
+    Thread.sleep(300);
+    assertEquals(200, authenticatedGet().statusCode());
+    int dropped = 0;
+    for (Socket s : sockets.subList(0, extra + 1)) {
+      s.setSoTimeout(2_000);
+      try {
+        if (s.getInputStream().read() < 0) dropped++;
+      } catch (IOException reset) {
+        dropped++;
+      }
+    }
+    assertTrue(dropped >= extra, "the oldest " + extra + " were dropped: " + dropped);
+  }
+
+  /** Figures for docs/amrm-proxy.md: how long an authenticated call takes beside N stalled clients. */
+  @Test
+  void anAuthenticatedCallBesideNStalledClients() throws Exception {
+    for (int n : new int[] {2, 16, 64, 255}) {
+      while (sockets.size() < n) halfOpen();
+      Thread.sleep(100);
+      long[] ms = new long[7];
+      for (int i = 0; i < ms.length; i++) {
+        long t0 = System.nanoTime();
+        assertEquals(200, authenticatedGet().statusCode());
+        ms[i] = (System.nanoTime() - t0) / 1_000_000;
+      }
+      java.util.Arrays.sort(ms);
+      System.out.println("slow-clients: beside " + n + " stalled clients an authenticated call took p50 " + ms[3] + " ms, max " + ms[6] + " ms");
+      assertTrue(ms[6] < 2_000, "beside " + n + ": " + java.util.Arrays.toString(ms));
+    }
+  }
+
+  /**
+   * A NodeManager out of file descriptors (its own load, or connections beyond ours): accept fails,
+   * and the listener must pause and go on, not end (before, the accepting thread ended on it and
+   * the listener never answered again).
+   */
+  @Test
+  void aListenerOutOfFileDescriptorsPausesAcceptingAndGoesOn() throws Exception {
+    String javaBin = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
+    String cmd = "ulimit -n 200 && exec '" + javaBin + "' -Xmx64m -cp '" + System.getProperty("java.class.path") + "' " + ListenerInChild.class.getName() + " " + SECRET;
+    java.io.File log = java.io.File.createTempFile("listener-in-child", ".log");
+    log.deleteOnExit();
+    Process child = new ProcessBuilder("bash", "-c", cmd).redirectError(log).start();
+    try {
+      String address = new java.io.BufferedReader(new java.io.InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8)).readLine();
+      assertTrue(address != null && address.startsWith("http://127.0.0.1:"), "the child's listener: " + address);
+      int port = URI.create(address).getPort();
+      HttpRequest r = HttpRequest.newBuilder(URI.create(address + "/amrm/v1/attempt")).header("Authorization", "Bearer " + SECRET).timeout(Duration.ofSeconds(3)).build();
+      // Once first, so every class of an answer is loaded while the JVM can still open its jars.
+      assertEquals(200, http.send(r, HttpResponse.BodyHandlers.ofString()).statusCode());
+      List<Socket> flood = new ArrayList<>();
+      for (int i = 0; i < 300; i++) {
+        Socket s = new Socket();
+        flood.add(s);
+        try {
+          s.connect(new java.net.InetSocketAddress("127.0.0.1", port), 300);
+          s.getOutputStream().write('G');
+        } catch (IOException backlogFull) {
+          break; // the listener took what it could and the kernel's backlog is full
+        }
+      }
+      Thread.sleep(300);
+      for (Socket s : flood) s.close();
+      HttpResponse<String> answer = null;
+      for (int i = 0; i < 5 && answer == null; i++) {
+        try {
+          answer = http.send(r, HttpResponse.BodyHandlers.ofString());
+        } catch (IOException notYet) {
+          Thread.sleep(200);
+        }
+      }
+      String logged = new String(java.nio.file.Files.readAllBytes(log.toPath()), StandardCharsets.UTF_8);
+      assertTrue(logged.contains("accept failed, pausing 100 ms: java.io.IOException: Too many open files"), "it ran out: " + logged);
+      assertTrue(answer != null && answer.statusCode() == 200, "answered after running out of descriptors: " + (answer == null ? "no answer" : answer.statusCode()));
+    } finally {
+      child.getOutputStream().close();
+      if (!child.waitFor(5, java.util.concurrent.TimeUnit.SECONDS)) child.destroyForcibly();
+    }
   }
 
   @Test

@@ -101,6 +101,9 @@ public final class YarnLauncher {
     out.put("applications", l.appIds());
     out.put("amOwnHost", AM_OWN_HOST);
     out.put("startupMs", System.currentTimeMillis() - t0);
+    // What the matrix suite checks: the NodeManagers' Hadoop and where the interceptor was loaded from.
+    out.put("hadoopVersion", org.apache.hadoop.util.VersionInfo.getVersion());
+    out.put("interceptorCodeSource", Paths.get(BlocklistRequestInterceptor.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString());
     System.out.println(Json.write(out));
     System.out.flush();
     l.ready = true;
