@@ -133,3 +133,19 @@ export function nodePageUrl(links, host) {
 export function taskManagerUrl(links, containerId) {
   return links?.flink && containerId ? `${links.flink}#/task-manager/${encodeURIComponent(containerId)}/metrics` : undefined;
 }
+
+const INCIDENT_WORDS = { counted: 'counting', consumed: 'spent by a block', forgiven: 'forgiven by an unblock', 'job-fault': "the job's fault" };
+
+/**
+ * A detector host's standing, said as `blocklist detector` says it: a block spends the incidents
+ * that made it, so a host just blocked counts "0 of 3" toward the next block while its 3 incidents
+ * are still listed ("3: 3 spent by a block"), not a bare "0 / 3" beside "blocked".
+ */
+export function towardBlock(h) {
+  const incidents = Array.isArray(h?.incidents) ? h.incidents : [];
+  const score = Number.isFinite(h?.score) ? h.score : incidents.filter((i) => i.status === 'counted').length;
+  const by = new Map();
+  for (const i of incidents) by.set(i.status, (by.get(i.status) ?? 0) + 1);
+  const parts = Object.keys(INCIDENT_WORDS).filter((s) => by.has(s)).map((s) => `${by.get(s)} ${INCIDENT_WORDS[s]}`);
+  return { toward: Number.isFinite(h?.threshold) && h.threshold > 0 ? `${score} of ${h.threshold}` : String(score), incidents: parts.length ? `${incidents.length}: ${parts.join(', ')}` : String(incidents.length) };
+}

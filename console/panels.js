@@ -1,7 +1,7 @@
 // What the console shows: read-only panels, drawn from /status, /blocklist, /detector and /ui/links.
 import { html, useEffect, useRef, useState } from './vendor/preact-htm.js';
 import { NODE_STATE_ORDER, absolute, blacklistRows, byRack, nodeStates, relative, span } from './format.js';
-import { chartGeometry, evacuationProgress, nodePageUrl, taskManagerUrl } from './figures.js';
+import { chartGeometry, evacuationProgress, nodePageUrl, taskManagerUrl, towardBlock } from './figures.js';
 import { Ext, Fold, When } from './bits.js';
 
 /**
@@ -239,7 +239,7 @@ const SHADOW_DECISIONS = new Set(['would-block', 'shadow-blocked']);
 
 /**
  * The detector (GET /detector): its mode, sources and automatic-block cap, then one row per host
- * with incidents: score against the threshold, the decision and why, the latest evidence. Shadow
+ * with incidents: how far toward a block (and what its incidents count for), the decision and why, the latest evidence. Shadow
  * decisions (what enforce mode would do) are marked as such. Hidden when the detector is off.
  */
 export function DetectorPanel({ detector, links, now }) {
@@ -270,15 +270,17 @@ export function DetectorPanel({ detector, links, now }) {
       ${hosts.length === 0
         ? html`<p class="empty">No incidents.</p>`
         : html`<table class="detector cards">
-            <thead><tr><th class="c-host">host</th><th class="c-score">score</th><th class="c-decision">decision</th><th>why</th><th>latest evidence</th></tr></thead>
+            <thead><tr><th class="c-host">host</th><th class="c-score">toward a block</th><th class="c-incidents">incidents</th><th class="c-decision">decision</th><th>why</th><th>latest evidence</th></tr></thead>
             <tbody>${hosts.map((h) => {
               const decision = typeof h.decision === 'string' ? h.decision : String(h.decision?.outcome ?? '');
               const shadow = SHADOW_DECISIONS.has(decision) || (shadowMode && decision === 'block');
               const incidents = Array.isArray(h.incidents) ? h.incidents : [];
               const last = incidents[incidents.length - 1];
+              const standing = towardBlock(h);
               return html`<tr key=${h.host} data-host=${h.host} data-decision=${decision}>
                 <td class="id" data-label="host"><${Ext} href=${nodePageUrl(links, h.host)} cls="node-link">${h.host}<//></td>
-                <td data-label="score">${h.score ?? incidents.length}${h.threshold ? ` / ${h.threshold}` : ''}</td>
+                <td data-label="toward a block">${standing.toward}</td>
+                <td data-label="incidents">${standing.incidents}</td>
                 <td data-label="decision"><span class=${`badge d-${decision}`}>${decision}</span>${shadow ? html` <span class="badge shadow">shadow</span>` : null}</td>
                 <td class="cause" data-label="why"><${Fold} text=${h.why ?? ''} max=${60} />${h.block?.end ? html` <span class="abs">block until ${absolute(h.block.end)}</span>` : null}</td>
                 <td class="cause evidence" data-label="evidence">${last ? html`<${Fold} text=${incidents.flatMap((i) => i.summaries ?? []).reverse().filter((x, i, a) => a.indexOf(x) === i).join('\n')} max=${60} /> <span class="abs">${Number.isFinite(last.at) ? relative(last.at, now) : ''}, ${incidents.length} incident${incidents.length === 1 ? '' : 's'}</span>` : ''}</td>

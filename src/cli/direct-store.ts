@@ -13,6 +13,7 @@ import { Answer, BlocklistService, Caller } from '../api/blocklist-service';
 import { createAuditSink } from '../log/audit';
 import { AuditSink } from '../model/audit';
 import { ItemKind, toWire } from '../model/item';
+import { parseItemRef } from '../model/validate';
 import { silentLogger } from '../core/logger';
 import { systemClock } from '../core/clock';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
@@ -123,7 +124,12 @@ export class DirectStoreTransport implements Transport {
     const dryRun = opts.query?.dryRun === 'true';
     const item = ITEM_PATH.exec(path);
     if (item) {
-      const ref = svc.ref(decodeURIComponent(item[2]), item[1] === 'nodes' ? 'node' : item[1] === 'racks' ? 'rack' : 'taskmanager');
+      const raw = decodeURIComponent(item[2]);
+      const kind = item[1] === 'nodes' ? 'node' : item[1] === 'racks' ? 'rack' : 'taskmanager';
+      // An id no request may name is only ever a quarantined row's, which a store learns by reading
+      // its rows: a sidecar has read them long before, a store just opened has not.
+      if (!parseItemRef(raw, kind).ok) await this.store.list();
+      const ref = svc.ref(raw, kind);
       if (method === 'GET') return svc.get(ref);
       if (method === 'PUT') return svc.put(svc.spec(ref, opts.body), this.caller, dryRun, opts.ifMatch);
       if (method === 'DELETE') return svc.remove(ref, this.caller, dryRun, opts.ifMatch);

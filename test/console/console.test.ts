@@ -413,6 +413,9 @@ describe('console: in a browser', function () {
     await page.waitForSelector(`${row}:is([data-decision="would-block"], [data-decision="shadow-blocked"])`, WAIT);
     assert.match(await page.locator(row).innerText(), /(would-block|shadow-blocked)\s+shadow/);
     assert.match(await page.locator(row).innerText(), /No space left on device/);
+    // Its standing reads as the CLI's: toward the next block, and what its incidents count for.
+    assert.match(await page.locator(`${row} td[data-label="toward a block"]`).innerText(), /^\d of 3$/);
+    assert.match(await page.locator(`${row} td[data-label="incidents"]`).innerText(), /^3: (3 counting|3 spent by a block)$/);
     for (const h of others.slice(0, 3)) await page.waitForSelector(`#detector tr[data-host="${h}"][data-decision="job-fault"]`, WAIT);
     assert.match(await page.locator('#detector').innerText(), /Shadow mode: decisions are shown, nothing is blocked/);
     await b.shot(page, 'detector');
@@ -425,20 +428,28 @@ describe('console: in a browser', function () {
     const tm = c.sim.cluster.taskManagers().find((t) => t.host === host);
     if (!tm) throw new Error(`no task manager on ${host}`);
     const id = `${host}/${tm.id}`;
-    assert.equal((await admin('PUT', `/blocklist/taskmanagers/${encodeURIComponent(id)}`, { action: 'MARK_BLOCKED', cause: 'slow TM' })).status, 201);
-    const page = await open(VIEWER_TOKEN);
     const app = c.sim.cluster.applicationId;
-    await page.waitForSelector('header a.app-link', WAIT);
-    assert.equal(await page.locator('header a.app-link').getAttribute('href'), `${c.sim.url}/cluster/app/${app}`);
-    assert.equal(await page.locator('header a.flink-link').getAttribute('href'), `http://rm.sim.local:8088/proxy/${app}/`);
-    assert.equal(await page.locator('header a.rm-link').getAttribute('href'), `${c.sim.url}/cluster/nodes`);
-    const row = `#blocklist tr[data-id="${id}"]`;
-    await page.waitForSelector(`${row} a.node-link`, WAIT);
-    assert.equal(await page.locator(`${row} a.node-link`).getAttribute('href'), `http://${host}:8042/node`);
-    assert.equal(await page.locator(`${row} a.tm-link`).getAttribute('href'), `http://rm.sim.local:8088/proxy/${app}/#/task-manager/${tm.id}/metrics`);
-    assert.equal(await page.locator(`${row} a.tm-link`).getAttribute('rel'), 'noopener noreferrer');
-    await page.close();
-    assert.equal((await admin('DELETE', `/blocklist/taskmanagers/${encodeURIComponent(id)}`)).status, 200);
+    // Flink's web UI is the tracking URL the RM's application report names, whatever it is.
+    const report = (await http(c.sim.url, 'GET', `/ws/v1/cluster/apps/${app}`)).body as { app: { trackingUrl: string } };
+    const flink = report.app.trackingUrl;
+    assert.match(flink, new RegExp(`^http://[^/]+/proxy/${app}/$`));
+    assert.equal((await admin('PUT', `/blocklist/taskmanagers/${encodeURIComponent(id)}`, { action: 'MARK_BLOCKED', cause: 'slow TM' })).status, 201);
+    try {
+      const page = await open(VIEWER_TOKEN);
+      await page.waitForSelector('header a.app-link', WAIT);
+      assert.equal(await page.locator('header a.app-link').getAttribute('href'), `${c.sim.url}/cluster/app/${app}`);
+      assert.equal(await page.locator('header a.flink-link').getAttribute('href'), flink);
+      assert.equal(await page.locator('header a.rm-link').getAttribute('href'), `${c.sim.url}/cluster/nodes`);
+      const row = `#blocklist tr[data-id="${id}"]`;
+      await page.waitForSelector(`${row} a.node-link`, WAIT);
+      assert.equal(await page.locator(`${row} a.node-link`).getAttribute('href'), `http://${host}:8042/node`);
+      assert.equal(await page.locator(`${row} a.tm-link`).getAttribute('href'), `${flink}#/task-manager/${tm.id}/metrics`);
+      assert.equal(await page.locator(`${row} a.tm-link`).getAttribute('rel'), 'noopener noreferrer');
+      await page.close();
+    } finally {
+      // A failed check must not leave its item to the next scenarios (they count rows).
+      assert.equal((await admin('DELETE', `/blocklist/taskmanagers/${encodeURIComponent(id)}`)).status, 200);
+    }
   });
 
   it('an evacuation with a deadline counts down beside its grace bar; its containers link to Flink', async () => {

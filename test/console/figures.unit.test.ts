@@ -26,6 +26,7 @@ interface Figures {
   fold(text: string, max?: number): { short: string; folded: boolean };
   nodePageUrl(links: unknown, host: string): string | undefined;
   taskManagerUrl(links: unknown, containerId: string): string | undefined;
+  towardBlock(h: unknown): { toward: string; incidents: string };
 }
 
 describe('console: figures (pure, as the browser loads them)', () => {
@@ -120,5 +121,15 @@ describe('console: figures (pure, as the browser loads them)', () => {
     assert.equal(f.taskManagerUrl(links, 'container_e01_1_0001_01_000002'), 'http://rm:8088/proxy/application_1_0001/#/task-manager/container_e01_1_0001_01_000002/metrics');
     assert.equal(f.nodePageUrl({}, 'nm1.example'), undefined);
     assert.equal(f.taskManagerUrl(undefined, 'c'), undefined);
+  });
+
+  it('a detector host: how far toward a block, and what its incidents count for (not "0 / 3" beside "blocked")', () => {
+    const at = 1;
+    const blocked = { score: 0, threshold: 3, incidents: [1, 2, 3].map(() => ({ at, status: 'consumed' })) };
+    assert.deepEqual(f.towardBlock(blocked), { toward: '0 of 3', incidents: '3: 3 spent by a block' });
+    const mixed = { score: 2, threshold: 3, incidents: [{ at, status: 'counted' }, { at, status: 'job-fault' }, { at, status: 'counted' }, { at, status: 'forgiven' }] };
+    assert.deepEqual(f.towardBlock(mixed), { toward: '2 of 3', incidents: "4: 2 counting, 1 forgiven by an unblock, 1 the job's fault" });
+    assert.deepEqual(f.towardBlock({ incidents: [{ at, status: 'counted' }] }), { toward: '1', incidents: '1: 1 counting' }, 'an older report without score/threshold');
+    assert.deepEqual(f.towardBlock({}), { toward: '0', incidents: '0' });
   });
 });

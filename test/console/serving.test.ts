@@ -212,8 +212,8 @@ describe('console: serving', () => {
         rm: c.sim.url,
         applicationId: app,
         application: `${c.sim.url}/cluster/app/${app}`,
-        // The simulator reports Flink's tracking URL as a real RM does: behind the RM's proxy.
-        flink: `http://rm.sim.local:8088/proxy/${app}/`,
+        // The simulator reports Flink's tracking URL as a real RM does: behind the RM's proxy (its own address).
+        flink: `${c.sim.url}/proxy/${app}/`,
         nodePage: { scheme: 'http', port: 8042 },
       });
     });

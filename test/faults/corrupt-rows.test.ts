@@ -112,6 +112,15 @@ describe('faults: a corrupt row in the store', function () {
     assert.match(status.quarantined.find((q) => q.id === host(2))!.reason, new RegExp(`node '${host(6)}' is not the node of id`));
     assert.equal((await request(url, 'DELETE', `/blocklist/nodes/${encodeURIComponent('*')}`)).status, 200, 'an operator removes it as any quarantined row');
     assert.ok(s.audit.records.some((r) => r.id === '*' && r.outcome === 'removed-quarantined'));
+    // The CLI sends such an id as typed (before: refused locally, 'use DELETE'); one that is no
+    // quarantined row is refused before any other id of the command is removed.
+    const env = { env: { BLOCKLIST_SERVER: url } };
+    const refused = expectCode(await runCli(['unblock', '*', host(3)], env), 2, "unblock of '*' once it is gone");
+    assert.match(refused.stderr, /YARN's ANY .*, and no quarantined row has that id/);
+    assert.equal((await request(url, 'GET', `/blocklist/nodes/${host(3)}`)).status, 200, 'the other id of the command is still blocked');
+    expectCode(await runCli(['unblock', `${host(5)}:8041`], env), 0, 'blocklist unblock of a quarantined host:port row');
+    const left = (await request(url, 'GET', '/status')).body as { quarantined: { id: string }[] };
+    assert.deepEqual(left.quarantined.map((q) => q.id), [host(2)]);
   });
 
   it('blocklist unblock --store removes a corrupt row from a store file without a sidecar', async () => {
@@ -123,11 +132,15 @@ describe('faults: a corrupt row in the store', function () {
     s = undefined;
     const raw = new Database(db);
     raw.prepare("update items set data='{garbage' where id=?").run(host(1));
+    const two = raw.prepare('select data from items where id=?').get(host(2)) as { data: string };
+    raw.prepare('INSERT INTO items(id, end_ts, data) VALUES (?, NULL, ?)').run('*', JSON.stringify({ ...JSON.parse(two.data), id: '*', node: '*' }));
     raw.close();
-    count('corrupt rows injected');
+    count('corrupt rows injected', 2);
     const list = expectCode(await runCli(['list', '-o', 'name', '--store', `sqlite:${db}`]), 0, 'list --store');
     assert.deepEqual(list.stdout.trim().split('\n'), [host(2)]);
     expectCode(await runCli(['unblock', host(1), '--store', `sqlite:${db}`]), 0, 'unblock --store of a quarantined item');
+    // A store just opened has read no rows yet: the CLI reads them before it names a '*' row.
+    expectCode(await runCli(['unblock', '*', '--store', `sqlite:${db}`]), 0, "unblock --store of a quarantined '*' row");
     const check = new Database(db, { readonly: true });
     assert.deepEqual(check.prepare('select id from items order by id').all(), [{ id: host(2) }]);
     check.close();

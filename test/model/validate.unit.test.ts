@@ -24,6 +24,12 @@ describe('model/ids', () => {
       ['a'.repeat(256), /longer than 255/],
       ['-leading', /not a host name/],
       ['has space', /not a host name/],
+      // Empty or malformed DNS labels (#31 minor: 'a..b' passed as a host name).
+      ['a..b', /not a host name.*none empty/],
+      ['a.-b', /not a host name/],
+      ['trailing.', /not a host name/],
+      ['.leading', /not a host name/],
+      [`${'x'.repeat(64)}.example`, /each 1-63 long/],
     ];
     for (const [s, why] of bad) {
       const r = validateHostName(s);

@@ -33,7 +33,7 @@ describe('yarn clients against the simulator over real HTTP', () => {
     const appId = sim.cluster.applicationId;
     const app = await rm.application(appId);
     assert.equal(app.state, 'RUNNING');
-    assert.equal(app.trackingUrl, `http://rm.sim.local:8088/proxy/${appId}/`, "the app's web UI, as the RM reports it (the console links Flink's)");
+    assert.equal(app.trackingUrl, `${sim.rmUrl}/proxy/${appId}/`, "the app's web UI behind the RM's proxy, as the RM reports it (the console links Flink's)");
     const attempts = await rm.attempts(appId);
     assert.equal(attempts.length, 1);
     const current = attempts[0].appAttemptId;

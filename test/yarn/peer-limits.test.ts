@@ -9,6 +9,7 @@ import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { FakeClock } from '../../src/core/clock';
 import { FlinkRestSource } from '../../src/detect/sources/flink-rest';
+import { FlinkRestClient } from '../../src/flink/client';
 import { AmrmProxyClient } from '../../src/yarn/amrm-client';
 import { stopParsingWorker } from '../../src/yarn/off-thread';
 import { PeerCallError } from '../../src/yarn/peer-http';
@@ -173,6 +174,30 @@ describe('peer calls: a total deadline and a bounded answer for every peer (#31.
     const ctx = { cursor: undefined, missed: () => undefined } as unknown as Parameters<FlinkRestSource['poll']>[0];
     const e = await pastDeadline(jm, clock, 5000, () => source.poll(ctx));
     assert.match(e.message, /Flink JobManager GET \/jobs\/overview: .* within 5000 ms/);
+  });
+
+  it("Flink's JobManager for evacuations (src/flink): a trickled answer fails at the deadline, an endless one at the bound", async () => {
+    // The client says its failures as FlinkCallError (the evacuation's words); the wedge is what matters.
+    const settled = async (p: Promise<unknown>, withinMs: number): Promise<Error> => {
+      let timer: NodeJS.Timeout | undefined;
+      const r = await Promise.race([p.then(() => 'answered', (e: unknown) => e), new Promise((resolve) => (timer = setTimeout(() => resolve('wedged'), withinMs)))]);
+      clearTimeout(timer);
+      assert.ok(r instanceof Error, `the call ${String(r)} ${withinMs} ms after its deadline`);
+      return r;
+    };
+    const jm = await start(trickler({ chunk: ' ', everyMs: 30, maxChunks: 400 }));
+    const clock = new FakeClock();
+    const client = new FlinkRestClient({ baseUrl: jm.url, canPost: true, timeoutMs: 5000, clock });
+    const trickled = client.jobs();
+    trickled.catch(() => undefined);
+    await pollUntil('the JobManager trickles', () => jm.written() >= 3, 5000);
+    clock.advance(5000);
+    const e = await settled(trickled, 3000);
+    assert.match(e.message, /Flink JobManager GET \/jobs\/overview: .* within 5000 ms \(cluster\.resource-blocklist\.yarn\.request-timeout\)/);
+    const big = await start(flood(64 * 1024 * 1024));
+    const bounded = new FlinkRestClient({ baseUrl: big.url, canPost: true, maxAnswerBytes: 512 * 1024 });
+    const f = await settled(bounded.taskManagers(), 10_000);
+    assert.match(f.message, /Flink JobManager GET \/taskmanagers: .* larger than 512 KiB .*cluster\.resource-blocklist\.detector\.flink\.max-answer-size/);
   });
 
   it('an endless RM body is cut at the bound (event loop and worker), with an error naming the key; little more than the bound is read', async () => {

@@ -2,14 +2,19 @@
  * `blocklist unblock ID…`: removes each item. Every id is checked before anything is removed; then
  * each is removed in turn, so one missing id does not stop the others. The exit code is the first
  * failure's (4 when an id was not blocked).
+ *
+ * An id no request may name (`*`, `host:8041`) can still be a quarantined row (an older version's,
+ * a hand edit's): the store removes such a row by that id, so it is sent as typed — first, and a
+ * refusal (it is no such row) stops the command before anything else is removed.
  */
 import { Command } from 'commander';
-import { CliError, runAction } from '../errors';
+import { CliError, runAction, usage } from '../errors';
 import { EXIT, ExitCode } from '../exit-codes';
 import { toJson, toYaml } from '../format';
 import { effectLines } from '../render';
 import { DryRunEffect } from '../client';
-import { CommonFlags, addCommonOptions, itemRef, note, painter, withClient, write } from './common';
+import { parseItemRef } from '../../model/validate';
+import { CommonFlags, addCommonOptions, note, painter, withClient, write } from './common';
 
 interface UnblockFlags extends CommonFlags {
   dryRun?: boolean;
@@ -32,16 +37,18 @@ export function register(program: Command): void {
     .option('--dry-run', 'show what would change in YARN and change nothing');
   addCommonOptions(cmd).action(
     runAction(async (ids: string[], flags: UnblockFlags) => {
-      const refs = ids.map((id) => itemRef(id));
+      const { named, unnamed } = sortIds(ids);
       const outcomes = await withClient(flags, async (client) => {
         const out: Outcome[] = [];
-        for (const ref of refs) {
+        for (const id of [...unnamed.map((u) => u.id), ...named]) {
           try {
-            const r = await client.unblock(ref.id, !!flags.dryRun);
-            out.push({ id: ref.id, outcome: flags.dryRun ? 'would-remove' : 'removed', ...(r.dryRun ? { dryRun: r.dryRun } : {}) });
+            const r = await client.unblock(id, !!flags.dryRun);
+            out.push({ id, outcome: flags.dryRun ? 'would-remove' : 'removed', ...(r.dryRun ? { dryRun: r.dryRun } : {}) });
           } catch (e) {
             if (!(e instanceof CliError) || e.code === EXIT.UNREACHABLE) throw e;
-            out.push({ id: ref.id, outcome: 'failed', error: e.message, exitCode: e.code });
+            const odd = unnamed.find((u) => u.id === id);
+            if (odd && e.code === EXIT.USAGE) throw usage(`${odd.error}, and no quarantined row has that id`, [...odd.more, ...(out.length ? [`removed before: ${out.map((o) => o.id).join(', ')}`] : [])]);
+            out.push({ id, outcome: 'failed', error: e.message, exitCode: e.code });
           }
         }
         return out;
@@ -62,4 +69,16 @@ export function register(program: Command): void {
       if (failed.length) throw new CliError(failed[0].error ?? 'failed', failed[0].exitCode ?? EXIT.ERROR);
     }),
   );
+}
+
+/** Ids as the API parses them, and those it would refuse (only a quarantined row may hold one). */
+function sortIds(ids: string[]): { named: string[]; unnamed: { id: string; error: string; more: string[] }[] } {
+  const named: string[] = [];
+  const unnamed: { id: string; error: string; more: string[] }[] = [];
+  for (const id of ids) {
+    const r = parseItemRef(id);
+    if (r.ok) named.push(r.value.id);
+    else unnamed.push({ id, error: r.errors[0], more: r.errors.slice(1) });
+  }
+  return { named, unnamed };
 }
