@@ -4,7 +4,7 @@
  *
  *  - Server side: `rest.ssl.key-file` + `rest.ssl.cert-file` (PEM) → the REST API serves HTTPS.
  *  - Client side: `cluster.resource-blocklist.yarn.ssl.ca-file` (PEM bundle) → an https.Agent that
- *    trusts exactly those CAs, for https:// RM and AMRM proxy addresses (axios takes it as
+ *    trusts exactly those CAs, for https:// RM and AMRM proxy addresses (peer-http.ts takes it as
  *    `httpsAgent`). Only the bundle is trusted, not the public roots: a private RM's CA is the
  *    whole point, and trusting every public CA as well would widen who can impersonate the RM.
  *

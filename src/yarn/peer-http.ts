@@ -9,9 +9,16 @@
  * bytes, after gzip) and the call ends at the first byte past the bound, so the process never holds
  * more than the bound of one answer. Redirects are not followed (the RM client follows a standby's
  * 307 itself) and every status is returned: the caller maps it.
+ *
+ * On node:http, not axios: in Flink's AM container every MB of the sidecar counts against the
+ * container's size, and loading axios (its http2, form-data and, through its fetch adapter's probe
+ * at load time, Node's web Request/Response) kept ~5 MB more resident for features these calls never
+ * use (docs/benchmarks.md, am-footprint). The CLI, a short-lived process, keeps axios.
  */
-import axios, { AxiosError, AxiosInstance, AxiosResponse, isAxiosError } from 'axios';
+import * as http from 'node:http';
 import * as https from 'node:https';
+import { Readable } from 'node:stream';
+import * as zlib from 'node:zlib';
 import { Clock, systemClock } from '../core/clock';
 import { isConnectionCode } from './http-errors';
 import { YarnCallError } from './types';
@@ -120,25 +127,39 @@ export function unreachableError(what: string, url: string, code: string | undef
   return new PeerCallError(`${what}: cannot reach ${url}${code ? ` (${code})` : ''}: ${message}`, isConnectionCode(code) ? 'connection' : 'transport');
 }
 
-const DEADLINE = Symbol('deadline');
+/** The answer's body decoded as its Content-Encoding says (Accept-Encoding asks for these only). */
+function decoded(res: http.IncomingMessage): Readable {
+  switch ((res.headers['content-encoding'] ?? '').trim().toLowerCase()) {
+    case 'gzip':
+    case 'x-gzip':
+      return res.pipe(zlib.createGunzip());
+    case 'deflate':
+      return res.pipe(zlib.createInflate());
+    default:
+      return res;
+  }
+}
+
+/** Header names in lower case, repeated ones joined (node:http gives arrays for a few). */
+function headersOf(res: http.IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(res.headers)) {
+    if (typeof v === 'string') out[k] = v;
+    else if (Array.isArray(v)) out[k] = v.join(', ');
+  }
+  return out;
+}
+
+/** How one call ended, before it becomes an answer or a PeerCallError. */
+type Outcome = { kind: 'answer'; answer: PeerAnswer } | { kind: 'failed'; error: PeerCallError };
 
 export class PeerHttp {
-  private readonly http: AxiosInstance;
   private readonly clock: Clock;
   readonly limits: PeerLimits;
 
   constructor(private readonly opts: PeerHttpOptions) {
     this.clock = opts.clock ?? systemClock;
     this.limits = opts.limits;
-    this.http = axios.create({
-      ...(opts.baseURL ? { baseURL: opts.baseURL } : {}),
-      maxRedirects: 0,
-      validateStatus: () => true,
-      responseType: 'text',
-      transformResponse: [(d: unknown) => d],
-      headers: { Accept: 'application/json' },
-      ...(opts.httpsAgent ? { httpsAgent: opts.httpsAgent } : {}),
-    });
   }
 
   /** The URL a request goes to, for messages. */
@@ -148,49 +169,62 @@ export class PeerHttp {
 
   /** One request. Throws PeerCallError when no complete answer within the limits came; any status is an answer. */
   async request(r: PeerRequest): Promise<PeerAnswer> {
-    const limits = r.limits ?? this.limits;
-    const idleMs = limits.idleMs ?? limits.deadlineMs;
-    const abort = new AbortController();
-    const cancel = this.clock.setTimer(limits.deadlineMs, () => abort.abort(DEADLINE));
-    let received = 0;
-    let res: AxiosResponse<unknown>;
-    try {
-      res = await this.http.request<unknown>({
-        method: r.method ?? 'GET',
-        url: r.url,
-        ...(r.body !== undefined ? { data: r.body } : {}),
-        headers: { ...(r.body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...r.headers },
-        timeout: idleMs,
-        maxContentLength: limits.maxBytes,
-        signal: abort.signal,
-        onDownloadProgress: (p) => {
-          received = p.loaded;
-        },
-        ...(r.bytes ? { responseType: 'arraybuffer' as const } : {}),
-      });
-    } catch (e) {
-      const failure = this.failure(r.what, this.urlOf(r.url), e, limits, idleMs, abort.signal.reason === DEADLINE ? received : undefined);
-      this.opts.onFailure?.(failure.failure);
-      throw failure;
-    } finally {
-      cancel();
-    }
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(res.headers as Record<string, unknown>)) {
-      if (typeof v === 'string') headers[k.toLowerCase()] = v;
-      else if (Array.isArray(v)) headers[k.toLowerCase()] = v.join(', ');
-      else if (typeof v === 'number') headers[k.toLowerCase()] = String(v);
-    }
-    if (Buffer.isBuffer(res.data)) return { status: res.status, headers, text: '', raw: res.data };
-    return { status: res.status, headers, text: typeof res.data === 'string' ? res.data : '' };
+    const outcome = await this.exchange(r, r.limits ?? this.limits);
+    if (outcome.kind === 'answer') return outcome.answer;
+    this.opts.onFailure?.(outcome.error.failure);
+    throw outcome.error;
   }
 
-  /** `pastDeadline`: the body bytes received when the deadline passed (undefined: it did not). */
-  private failure(what: string, url: string, e: unknown, limits: PeerLimits, idleMs: number, pastDeadline: number | undefined): PeerCallError {
-    if (pastDeadline !== undefined) return deadlineError(what, url, limits, pastDeadline);
-    if (isAxiosError(e) && /maxContentLength/.test(e.message)) return tooLargeError(what, url, limits);
-    if (isAxiosError(e) && !e.response && (e.code === AxiosError.ECONNABORTED || e.code === AxiosError.ETIMEDOUT || /timeout/i.test(e.message))) return idleError(what, url, idleMs);
-    const code = isAxiosError(e) && e.code ? e.code : undefined;
-    return unreachableError(what, url, code, e instanceof Error ? e.message : String(e));
+  /** The call on node:http: the deadline on the injected clock, the idle timeout on the socket, the body counted as it is decoded. */
+  private exchange(r: PeerRequest, limits: PeerLimits): Promise<Outcome> {
+    const url = this.urlOf(r.url);
+    const idleMs = limits.idleMs ?? limits.deadlineMs;
+    return new Promise<Outcome>((resolve) => {
+      let received = 0;
+      let done = false;
+      const end = (o: Outcome): void => {
+        if (done) return;
+        done = true;
+        cancel();
+        // A failed call's connection is dropped (the peer may still be sending); a complete answer's socket goes back to the agent.
+        if (o.kind === 'failed') req.destroy();
+        resolve(o);
+      };
+      const fail = (error: PeerCallError): void => end({ kind: 'failed', error });
+      const cancel = this.clock.setTimer(limits.deadlineMs, () => fail(deadlineError(r.what, url, limits, received)));
+      let target: URL;
+      try {
+        target = new URL(url);
+      } catch (e) {
+        cancel();
+        resolve({ kind: 'failed', error: unreachableError(r.what, url, undefined, (e as Error).message) });
+        return;
+      }
+      const body = r.body !== undefined ? Buffer.from(JSON.stringify(r.body)) : undefined;
+      const secure = target.protocol === 'https:';
+      const options: https.RequestOptions = {
+        method: r.method ?? 'GET',
+        headers: { Accept: 'application/json', 'Accept-Encoding': 'gzip, deflate', ...(body ? { 'Content-Type': 'application/json', 'Content-Length': String(body.length) } : {}), ...r.headers },
+        ...(secure && this.opts.httpsAgent ? { agent: this.opts.httpsAgent } : {}),
+      };
+      const req = (secure ? https : http).request(target, options, (res) => {
+        const chunks: Buffer[] = [];
+        const stream = decoded(res);
+        stream.on('data', (c: Buffer) => {
+          received += c.length;
+          if (received > limits.maxBytes) fail(tooLargeError(r.what, url, limits));
+          else chunks.push(c);
+        });
+        stream.on('error', (e: NodeJS.ErrnoException) => fail(unreachableError(r.what, url, e.code, e.message)));
+        stream.on('end', () => {
+          const raw = Buffer.concat(chunks);
+          const status = res.statusCode ?? 0;
+          end({ kind: 'answer', answer: r.bytes ? { status, headers: headersOf(res), text: '', raw } : { status, headers: headersOf(res), text: raw.toString('utf8') } });
+        });
+      });
+      req.setTimeout(idleMs, () => fail(idleError(r.what, url, idleMs)));
+      req.on('error', (e: NodeJS.ErrnoException) => fail(unreachableError(r.what, url, e.code, e.message)));
+      req.end(body);
+    });
   }
 }

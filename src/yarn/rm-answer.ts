@@ -1,6 +1,6 @@
 /**
  * One answer of the RM as the client reads it, whichever thread received it: on the event loop
- * (axios, small answers, redirects and errors) or in the node-list worker (off-thread.ts), which
+ * (peer-http.ts: small answers, redirects and errors) or in the node-list worker (off-thread.ts), which
  * sends back the parsed rows of a big node list instead of its text. rm-client.ts decides where a
  * request goes; this file says what came back in the one shape it reasons about.
  */

@@ -3,11 +3,11 @@
  * /ws/v1/cluster/info, /nodes, /apps/{appid}, /apps/{appid}/appattempts and
  * /apps/{appid}/appattempts/{attemptid}/containers.
  *
- * Why it is more than a few axios.get calls:
+ * Why it is more than a few GET calls:
  *  - RM HA: a list of RM web addresses. A connection failure (refused, reset, timeout, DNS) moves on
  *    to the next one; the RM that answered last is tried first next time.
  *  - A standby RM answers 307 with `Location:` of the active one (RMWebAppFilter). Redirects are
- *    followed here, not by axios, so the hop count is bounded and the active RM is remembered.
+ *    followed here, not by the HTTP layer, so the hop count is bounded and the active RM is remembered.
  *  - Simple auth (hadoop.http.authentication.type=simple): `?user.name=<user>` on every call,
  *    kept across redirects.
  *  - Kerberos (type=kerberos): an `Authorization: Negotiate …` header per request from an

@@ -20,3 +20,12 @@ describe('deploy: the sidecar loads a store driver only in its mode', () => {
     assert.deepEqual(hits, []);
   });
 });
+
+describe('deploy: the sidecar does not load axios', () => {
+  // axios loads http2, form-data and (its fetch adapter's probe) Node's web Request/Response at
+  // require time: ~5 MB resident in the AM for nothing the sidecar's calls use (peer-http.ts).
+  it('neither the composition root nor the YARN, proxy and Flink clients load it', () => {
+    const files = ['sidecar/sidecar.js', 'sidecar/sync-factory.js', 'yarn/rm-client.js', 'yarn/amrm-client.js', 'flink/client.js', 'detect/sources/flink-rest.js'];
+    for (const f of files) assert.deepEqual(loadedBy(f).filter((m) => /node_modules[\\/]axios[\\/]/.test(m)), [], f);
+  });
+});

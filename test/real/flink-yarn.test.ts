@@ -15,7 +15,7 @@ import { cliMain } from '../support/paths';
 import { until } from '../support/real-yarn';
 import { http } from '../support/sidecar';
 import {
-  FlinkApp, FlinkJob, FlinkYarnLine, FlinkYarnRig, allRunning, flinkApp, flinkJob, flinkYarn, killContainer, requireFlinkYarn, startNeighbour, neighbourApp, stopFlinkYarn, submitSlowBatch, waitForFlinkApp, waitForFlinkJob,
+  FlinkApp, FlinkJob, FlinkYarnLine, FlinkYarnRig, RecoverySteps, allRunning, amAudit, flinkApp, flinkJob, flinkYarn, killContainer, publishedSidecar, recoverySteps, requireFlinkYarn, startNeighbour, neighbourApp, stopFlinkYarn, submitSlowBatch, waitForFlinkApp, waitForFlinkJob,
 } from '../support/flink-yarn';
 
 const EVACUATE = 'MARK_BLOCKED_AND_EVACUATE_TASKS';
@@ -37,6 +37,11 @@ function processesOf(containerId: string): number[] {
   return out;
 }
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+/** Flink's own account of a recovery (its jobmanager.log), in seconds from `t0`, up to `runningAt` (every task RUNNING, from its REST API). */
+const steps = (s: RecoverySteps, t0: number, runningAt: number): string => {
+  const at = (ms: number | undefined): string => (ms === undefined ? '?' : `+${seconds(ms - t0)}`);
+  return `YARN told Flink the container ended ${at(s.terminated)}, replacement container ${at(s.received)}, its TaskManager registered ${at(s.registered)}, every task RUNNING ${at(runningAt)}`;
+};
 const figure = (text: string): void => console.log(`      figure: ${text}`);
 
 /** The hosts Flink's job runs on, from Flink's REST API. */
@@ -47,12 +52,14 @@ function suite(line: FlinkYarnLine, full: boolean): void {
   describe(`real Flink ${line} on YARN: the sidecar in Flink's AM container`, function () {
     this.timeout(180_000);
     let rig: FlinkYarnRig;
+    /** The sidecar of Flink's current attempt, where it published its address (rest.port 0: any free port). */
+    let sidecarUrl: string;
     let blockedX: string;
     /** Recovery of the same job from a TaskManager killed with kill -9 (the evacuation's yardstick). */
     let killRecoveryMs: number | undefined;
 
     const sidecar = async (method: string, p: string, body?: unknown): Promise<{ status: number; text: string }> => {
-      const r = await http(rig.sidecarUrl, method, p, body);
+      const r = await http(sidecarUrl, method, p, body);
       return { status: r.status, text: r.text };
     };
     const block = async (node: string, action = 'MARK_BLOCKED'): Promise<number> => {
@@ -75,7 +82,8 @@ function suite(line: FlinkYarnLine, full: boolean): void {
       this.timeout(320_000);
       requireFlinkYarn(this, line);
       rig = await flinkYarn(line);
-      console.log(`      rig: Flink ${rig.flinkVersion} on Hadoop ${rig.hadoopVersion}, shipping ${path.basename(rig.tarball)} (npm run dist: ${seconds(rig.distMs)}); YARN up in ${seconds(rig.yarnMs)}, session deployed at ${seconds(rig.deployMs)}, job on every node at ${seconds(rig.startupMs)}`);
+      console.log(`      rig: Flink ${rig.flinkVersion} on Hadoop ${rig.hadoopVersion}, shipping ${path.basename(rig.tarball)} (${(rig.tarballBytes / 1048576).toFixed(1)} MiB, sha256 checked; npm run dist: ${seconds(rig.distMs)}); YARN up in ${seconds(rig.yarnMs)}, session deployed at ${seconds(rig.deployMs)}, job on every node at ${seconds(rig.startupMs)}`);
+      sidecarUrl = (await publishedSidecar(rig, (await flinkApp(rig)).appAttemptId ?? undefined)).url;
     });
 
     // The next line's rig must not run beside this one on 2 cores.
@@ -100,6 +108,10 @@ function suite(line: FlinkYarnLine, full: boolean): void {
       assert.match(log, /AMRM proxy/);
       // And it is in step with YARN through the interceptor Flink's AM talks to.
       await until('the sidecar ready (synced with YARN)', 30_000, async () => ((await sidecar('GET', '/readyz')).status === 200 ? true : undefined));
+      // An operator finds it as docs/deploy.md says: `blocklist --app <applicationId>` over the ZooKeeper store.
+      const status = spawnSync('node', [cliMain, 'status', '--app', app.applicationId, '--store', rig.store, '-o', 'json'], { encoding: 'utf8' });
+      assert.equal(status.status, 0, status.stderr);
+      assert.equal((JSON.parse(status.stdout) as { appAttemptId?: string }).appAttemptId, app.appAttemptId, status.stdout);
     });
 
     it("MARK_BLOCKED: the node goes on the scheduler's blacklist for Flink's attempt; the job and the node's TaskManager stay", async () => {
@@ -113,6 +125,12 @@ function suite(line: FlinkYarnLine, full: boolean): void {
       const onX = before.taskManagers.find((t) => t.host === blockedX)!;
       assert.ok(after.taskManagers.some((t) => t.containerId === onX.containerId), `${blockedX}'s TaskManager stays`);
       assert.ok(allRunning(await job()), 'the job keeps running');
+      // The sidecar reads Flink's REST API from the AM container (where the RM's report says it is), so
+      // it tells a busy TaskManager from an idle one and can trigger checkpoints.
+      await until("the sidecar reading Flink's REST API", 20_000, async () => {
+        const st = JSON.parse((await sidecar('GET', '/status')).text) as { flink?: { state?: string; checkpointTrigger?: boolean } };
+        return st.flink?.state === 'read' ? st : undefined;
+      });
     });
 
     if (full) {
@@ -122,8 +140,9 @@ function suite(line: FlinkYarnLine, full: boolean): void {
         const k = await killContainer(rig, victim.containerId);
         assert.ok(k.killed, JSON.stringify(k));
         const j = await waitForFlinkJob(rig, rig.streamJobId, 'the job RUNNING again without the killed TaskManager', (x) => allRunning(x) && x.subtasks.every((s) => s.taskManagerId !== victim.containerId));
-        killRecoveryMs = Date.now() - k.atMs;
-        figure(`TaskManager killed with kill -9 -> job RUNNING again: ${seconds(killRecoveryMs)}`);
+        const runningAt = Date.now();
+        killRecoveryMs = runningAt - k.atMs;
+        figure(`TaskManager killed with kill -9 -> job RUNNING again: ${seconds(killRecoveryMs)} (${steps(recoverySteps(rig, app.amContainer!, k.atMs), k.atMs, runningAt)})`);
         const now = await flinkApp(rig);
         const fresh = now.taskManagers.filter((t) => !app.taskManagers.some((o) => o.containerId === t.containerId));
         assert.ok(fresh.length >= 1, 'a replacement TaskManager');
@@ -134,16 +153,25 @@ function suite(line: FlinkYarnLine, full: boolean): void {
 
     it('EVACUATE: the node\'s TaskManager is released, Flink fails over and its replacement runs elsewhere; RUNNING again with none on the node', async () => {
       const app = await flinkApp(rig);
-      const y = app.taskManagers.find((t) => t.host !== blockedX)!.host;
+      // A node with one TaskManager, as the kill -9 above took one (the replacement of that one may share a node with another).
+      const count = (h: string): number => app.taskManagers.filter((t) => t.host === h).length;
+      const y = rig.nodes.filter((h) => h !== blockedX && count(h) > 0).sort((a, b) => count(a) - count(b))[0];
       const onY = app.taskManagers.filter((t) => t.host === y).map((t) => t.containerId);
       const t0 = await block(y, EVACUATE);
       const released = await waitForFlinkApp(rig, `${y}'s TaskManagers released`, (a) => a.taskManagers.every((t) => !onY.includes(t.containerId)) && a.schedulerBlacklist.includes(y), 60_000);
       const releasedMs = Date.now() - t0;
       assert.ok(released.schedulerBlacklist.includes(blockedX));
       const j = await waitForFlinkJob(rig, rig.streamJobId, `the job RUNNING again with nothing on ${y}`, (x) => allRunning(x) && !jobHosts(x).has(y));
-      const ms = Date.now() - t0;
+      const runningAt = Date.now();
+      const ms = runningAt - t0;
+      // The job checkpoints: the sidecar released right after a checkpoint it triggered (#29), not blind.
+      const releases = amAudit(rig, app.amContainer!).filter((a) => a.op === 'evacuation-release' && a.id === y);
+      assert.equal(releases.length, onY.length, JSON.stringify(releases));
+      assert.ok(releases.every((r) => /after a completed checkpoint/.test(r.detail ?? '')), JSON.stringify(releases));
+      const checkpoint = amAudit(rig, app.amContainer!).filter((a) => a.op === 'evacuation-checkpoint' && a.at !== undefined && Date.parse(a.at) >= t0);
+      const cp = checkpoint.length >= 2 ? `, checkpoint triggered +${seconds(Date.parse(checkpoint[0].at!) - t0)} and ${checkpoint[1].outcome} +${seconds(Date.parse(checkpoint[1].at!) - t0)}` : '';
       const limit = killRecoveryMs === undefined ? '' : `; the same job's recovery from kill -9 ${seconds(killRecoveryMs)}, ratio ${(ms / killRecoveryMs).toFixed(2)}x (goal <= 1.2x)`;
-      figure(`PUT EVACUATE -> job RUNNING again elsewhere: ${seconds(ms)} (${seconds(releasedMs)} to the container's release, one AM heartbeat at most)${limit}`);
+      figure(`PUT EVACUATE -> job RUNNING again elsewhere: ${seconds(ms)} (${onY.length} TaskManager(s)${cp}, ${seconds(releasedMs)} to the container's release seen in the RM; ${steps(recoverySteps(rig, app.amContainer!, t0), t0, runningAt)})${limit}`);
       const now = await flinkApp(rig);
       assert.ok(!tmHosts(now).includes(y), `no TaskManager on ${y}`);
       const fresh = now.taskManagers.filter((t) => !app.taskManagers.some((o) => o.containerId === t.containerId));
@@ -214,6 +242,8 @@ function suite(line: FlinkYarnLine, full: boolean): void {
         120_000,
       );
       assert.notEqual(next.amContainer?.containerId, app.amContainer!.containerId);
+      // Attempt 2's sidecar publishes its own address (another port, maybe another host).
+      sidecarUrl = (await publishedSidecar(rig, next.appAttemptId ?? undefined)).url;
       // Nothing of attempt 1's AM container runs on, its sidecar included.
       await until(`attempt 1's AM container's processes gone`, 10_000, async () => (processesOf(app.amContainer!.containerId).length === 0 ? true : undefined));
       await unblock(x);

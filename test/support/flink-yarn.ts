@@ -17,6 +17,10 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import YAML from 'yaml';
+import { silentLogger } from '../../src/core/logger';
+import { ZkSession } from '../../src/store/zookeeper/session';
+import { SidecarRecord, SidecarRegistry, sidecarOf } from '../../src/store/zookeeper/sidecar-registry';
+import { zookeeperSessionOptions } from '../../src/store/zookeeper/zookeeper-store';
 import { startJavaLauncherWithStop } from './java-launcher';
 import { repoRoot } from './paths';
 import { until } from './real-yarn';
@@ -42,12 +46,14 @@ export interface FlinkYarnRig {
   yarnMs: number;
   deployMs: number;
   startupMs: number;
-  /** The sidecar in Flink's AM container (a fixed loopback port: the test must find it). */
-  sidecarUrl: string;
   /** The store the attempts share, as the CLI's --store names it (a ZooKeeper of the rig's own). */
   store: string;
-  /** The release tarball Flink ships, and how long `npm run dist` took to hand it over (0 when up to date). */
+  /** That ZooKeeper's quorum and this rig's root in it (where the sidecars publish their addresses). */
+  zkQuorum: string;
+  zkRoot: string;
+  /** The release tarball Flink ships (its .sha256 checked), its size, and how long `npm run dist` took to hand it over (~0 when up to date). */
   tarball: string;
+  tarballBytes: number;
   distMs: number;
   amrmProxyPort: number;
   workDir: string;
@@ -123,8 +129,6 @@ export interface DeployPlace {
   /** The cluster's ZooKeeper quorum and this rig's root in it. */
   zkQuorum: string;
   zkRoot: string;
-  /** The sidecar's REST port in the AM. */
-  sidecarPort: number;
 }
 
 /** The Flink keys a user adds (docs/deploy.md step 3): deploy/flink/config.yaml, as shipped. */
@@ -150,10 +154,10 @@ export function deployKeys(p: DeployPlace): Record<string, string> {
   const env = 'containerized.master.env.';
   return {
     ...keys,
-    // The rig's own: the test must find the sidecar (no published address yet), one root per rig in
+    // The rig's own (sidecar keys as docs/deploy.md step 3 says to give them): one root per rig in
     // the shared ZooKeeper, two of the three nodes blocked at once (the default 0.33 allows one
-    // here), and a full resync every 2 s (default 5 min) so a check can wait for one.
-    [`${env}BLOCKLIST_REST_PORT`]: String(p.sidecarPort),
+    // here), and a full resync every 2 s (default 5 min) so a check can wait for one. The sidecar's
+    // port is the profile's (any free one); the test finds it where the sidecar publishes it.
     [`${env}BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_STORE_ZOOKEEPER_ROOT`]: p.zkRoot,
     [`${env}BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_MAX_BLOCKED_FRACTION`]: '0.7',
     [`${env}BLOCKLIST_CLUSTER_RESOURCE_BLOCKLIST_FULL_RESYNC_INTERVAL`]: '2 s',
@@ -202,19 +206,19 @@ async function launch(line: FlinkYarnLine): Promise<FlinkYarnRig> {
   const t0 = Date.now();
   const tarball = releaseTarball();
   const distMs = Date.now() - t0;
+  const tarballBytes = checkedTarball(tarball);
   const zk = await sharedZookeeper();
   const place: DeployPlace = {
     amrmProxyPort: await fixedPort(),
     tarball,
     zkQuorum: zk.connectString(),
     zkRoot: `/flink-yarn-${line.replace('.', '-')}`,
-    sidecarPort: await fixedPort(),
   };
   const t = target(line);
   const cp = [path.join(t, 'classes'), fs.readFileSync(path.join(t, 'runtime-classpath.txt'), 'utf8').trim()].join(path.delimiter);
   const log = path.join(workDir, 'rig.log');
-  const keys = Object.entries(deployKeys(place)).map(([k, v]) => `${k}=${v}`);
-  const { ready, stop } = await startJavaLauncherWithStop<Omit<FlinkYarnRig, 'line' | 'sidecarUrl' | 'store' | 'tarball' | 'distMs' | 'amrmProxyPort' | 'workDir' | 'log' | 'stop'>>({
+  const keys = Object.entries({ ...deployKeys(place), ...nodeHostsKeys(workDir, hosts) }).map(([k, v]) => `${k}=${v}`);
+  const { ready, stop } = await startJavaLauncherWithStop<Omit<FlinkYarnRig, 'line' | 'store' | 'zkQuorum' | 'zkRoot' | 'tarball' | 'tarballBytes' | 'distMs' | 'amrmProxyPort' | 'workDir' | 'log' | 'stop'>>({
     what: `the Flink ${line} on YARN rig`,
     args: ['-Xmx768m', '-XX:TieredStopAtLevel=1', `-Djdk.net.hosts.file=${hosts}`, `-Dtest.build.data=${path.join(workDir, 'test-data')}`, `-Djava.io.tmpdir=${workDir}`, '-cp', cp, 'io.github.flinkyarnblocklist.flinkyarn.FlinkYarnRig', work, hosts, String(place.amrmProxyPort), ...keys],
     dir: workDir,
@@ -225,9 +229,69 @@ async function launch(line: FlinkYarnLine): Promise<FlinkYarnRig> {
     env: { ...process.env, HADOOP_CONF_DIR: path.join(work, 'hadoop-conf') },
   });
   return {
-    ...ready, line, sidecarUrl: `http://127.0.0.1:${place.sidecarPort}`, store: `zookeeper:${place.zkQuorum}${place.zkRoot}`, tarball, distMs,
+    ...ready, line, store: `zookeeper:${place.zkQuorum}${place.zkRoot}`, zkQuorum: place.zkQuorum, zkRoot: place.zkRoot, tarball, tarballBytes, distMs,
     amrmProxyPort: place.amrmProxyPort, workDir, log, stop,
   };
+}
+
+/**
+ * The rig's hosts file for the sidecar's Node.js, as -Djdk.net.hosts.file is for the rig's JVMs: the
+ * three NodeManagers' names (nm1-3.blocklist.test) exist only there, and the sidecar reads Flink's
+ * REST API at the address the RM reports, `<NM host>:<port>`. On a cluster DNS names the hosts; here
+ * the AM container's NODE_OPTIONS preloads a resolver for those names (nothing else changes: the
+ * sidecar's own flags stay launch-in-am.sh's).
+ */
+function nodeHostsKeys(workDir: string, hostsFile: string): Record<string, string> {
+  const shim = path.join(workDir, 'node-hosts.cjs');
+  fs.writeFileSync(shim, NODE_HOSTS_SHIM);
+  const env = 'containerized.master.env.';
+  return { [`${env}NODE_OPTIONS`]: `--require=${shim}`, [`${env}BLOCKLIST_RIG_HOSTS_FILE`]: hostsFile };
+}
+
+const NODE_HOSTS_SHIM = `'use strict';
+// Written by test/support/flink-yarn.ts: dns.lookup answers the rig's host names from its hosts file.
+const fs = require('node:fs');
+const dns = require('node:dns');
+const table = new Map();
+for (const line of fs.readFileSync(process.env.BLOCKLIST_RIG_HOSTS_FILE || '/dev/null', 'utf8').split('\\n')) {
+  const [ip, ...names] = line.trim().split(/\\s+/);
+  if (ip && !ip.startsWith('#')) for (const n of names) table.set(n.toLowerCase(), ip);
+}
+const original = dns.lookup;
+dns.lookup = function lookup(hostname, options, callback) {
+  const cb = typeof options === 'function' ? options : callback;
+  const opts = typeof options === 'object' && options !== null ? options : {};
+  const ip = typeof hostname === 'string' ? table.get(hostname.toLowerCase()) : undefined;
+  if (ip === undefined || typeof cb !== 'function') return original.apply(this, arguments);
+  process.nextTick(() => (opts.all ? cb(null, [{ address: ip, family: 4 }]) : cb(null, ip, 4)));
+  return {};
+};
+`;
+
+/** docs/deploy.md step 1's `sha256sum -c` of the tarball beside its .sha256; its size in bytes. */
+function checkedTarball(tarball: string): number {
+  const r = spawnSync('sha256sum', ['-c', `${path.basename(tarball)}.sha256`], { cwd: path.dirname(tarball), encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`sha256sum -c ${tarball}.sha256: ${r.stdout}${r.stderr}`);
+  return fs.statSync(tarball).size;
+}
+
+/**
+ * The sidecar of Flink's application where it publishes itself (docs/deploy.md, "Finding a job's
+ * sidecar"): the ephemeral znode <root>/sidecars/<appattempt id>, read as `blocklist --app` reads it.
+ * With `attempt`, waits for that attempt's sidecar (the znode of the one before lasts until its
+ * ZooKeeper session expires).
+ */
+export async function publishedSidecar(rig: FlinkYarnRig, attempt?: string, timeoutMs = 60_000): Promise<SidecarRecord> {
+  const session = new ZkSession(zookeeperSessionOptions({ quorum: rig.zkQuorum, sessionTimeoutMs: 10_000, operationTimeoutMs: 5_000, connectTimeoutMs: 5_000 }, silentLogger));
+  const registry = new SidecarRegistry({ session, basePath: rig.zkRoot, operationTimeoutMs: 5_000 });
+  try {
+    return await until(`the sidecar of ${attempt ?? rig.applicationId} published in ZooKeeper`, timeoutMs, async () => {
+      const r = sidecarOf(await registry.list(), rig.applicationId);
+      return r && (attempt === undefined || r.attempt === attempt) ? r : undefined;
+    });
+  } finally {
+    await session.close();
+  }
 }
 
 async function control<T>(rig: FlinkYarnRig, method: 'GET' | 'POST', p: string): Promise<T> {
@@ -335,4 +399,47 @@ export async function waitForFlinkJob(rig: FlinkYarnRig, jobId: string, what: st
   } catch (e) {
     throw new Error(`${(e as Error).message}; last job: ${JSON.stringify(last)}`);
   }
+}
+
+// ---- What Flink's JobManager and the sidecar wrote in the AM container ----
+
+/** The AM container's log folder on its NodeManager (Flink's jobmanager.log, the sidecar's log and audit trail). */
+export function amLogDir(rig: FlinkYarnRig, am: FlinkContainer): string {
+  return path.join(rig.workDir, 'yarn', `nm${rig.nodes.indexOf(am.host) + 1}`, 'log', rig.applicationId, am.containerId);
+}
+
+/** The sidecar's audit lines (blocklist-audit.jsonl beside Flink's logs). */
+export function amAudit(rig: FlinkYarnRig, am: FlinkContainer): { op?: string; id?: string; outcome?: string; detail?: string; at?: string }[] {
+  const f = path.join(amLogDir(rig, am), 'blocklist-audit.jsonl');
+  if (!fs.existsSync(f)) return [];
+  return fs.readFileSync(f, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as { op?: string });
+}
+
+/** When Flink's JobManager saw each step of a recovery from a lost TaskManager container (wall ms). */
+export interface RecoverySteps {
+  /** YARN told Flink the container ended ("Worker … is terminated"). */
+  terminated?: number;
+  /** YARN handed Flink the replacement container(s) ("Received N containers"). */
+  received?: number;
+  /** The replacement TaskManager registered with Flink's ResourceManager. */
+  registered?: number;
+}
+
+/** Reads jobmanager.log (the rig's pattern `HH:mm:ss,SSS LEVEL Logger: message`) for the recovery that began at `sinceMs`. */
+export function recoverySteps(rig: FlinkYarnRig, am: FlinkContainer, sinceMs: number): RecoverySteps {
+  const f = path.join(amLogDir(rig, am), 'jobmanager.log');
+  const out: RecoverySteps = {};
+  if (!fs.existsSync(f)) return out;
+  for (const line of fs.readFileSync(f, 'utf8').split('\n')) {
+    const m = /^(\d\d):(\d\d):(\d\d),(\d{3}) /.exec(line);
+    if (!m) continue;
+    const d = new Date(sinceMs);
+    d.setHours(Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4]));
+    const at = d.getTime();
+    if (at < sinceMs - 1000) continue;
+    if (out.terminated === undefined && /Worker container_\S+ is terminated/.test(line)) out.terminated = at;
+    else if (out.terminated !== undefined && out.received === undefined && /Received \d+ containers\./.test(line)) out.received = at;
+    else if (out.received !== undefined && out.registered === undefined && /Registering TaskManager with ResourceID/.test(line)) out.registered = at;
+  }
+  return out;
 }

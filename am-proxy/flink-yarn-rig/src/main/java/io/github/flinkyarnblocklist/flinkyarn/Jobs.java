@@ -25,6 +25,10 @@ final class Jobs {
    * A streaming job that never ends: parallelism 3 (one slot per TaskManager, so each NodeManager
    * hosts one subtask), a rebalance so every TaskManager exchanges data with every other (a lost
    * one fails its peers' channels at once), checkpoints every 2 s, a fixed-delay restart strategy.
+   * The pace is set in the source's own task (the slow map is chained to it): a slow operator behind
+   * the exchange kept the network buffers full, a checkpoint's barrier queued behind them, and no
+   * checkpoint ever completed (a restore then started from none, and a checkpoint-aligned
+   * evacuation waited for its bound).
    */
   static JobGraph stream() {
     Configuration conf = new Configuration();
@@ -36,8 +40,8 @@ final class Jobs {
     env.setParallelism(3);
     env.enableCheckpointing(2000);
     env.fromSequence(0, Long.MAX_VALUE).name("numbers")
-        .rebalance()
         .map(new Slow()).name("slow")
+        .rebalance()
         .sinkTo(new DiscardingSink<>()).name("discard");
     return env.getStreamGraph().getJobGraph(Jobs.class.getClassLoader(), new JobID());
   }

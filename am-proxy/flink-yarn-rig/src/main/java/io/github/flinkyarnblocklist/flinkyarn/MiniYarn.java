@@ -215,22 +215,31 @@ final class MiniYarn {
   }
 
   /**
-   * SIGKILLs the container's process (the one the NodeManager started: the container's command
-   * execs Flink's java), as a crashing machine or `kill -9` would. The NodeManager then reports
-   * the container completed with exit code 137.
+   * SIGKILLs the container's JVM (Flink's TaskManager or JobManager), as `kill -9` of it or a
+   * crash would. The pid the NodeManager records is the container's launch shell (`bash -c` of
+   * the start command, which forks for its redirects), Flink's java its descendant: killing the
+   * shell alone made the NodeManager stop the JVM with SIGTERM, a graceful shutdown. The shell then
+   * exits 137 and the NodeManager reports the container completed.
    */
   Map<String, Object> kill(ApplicationId app, ApplicationAttemptId attempt, String containerId) {
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("containerId", containerId);
     for (Map<String, Object> c : containers(app, attempt)) {
       if (!c.get("containerId").equals(containerId)) continue;
-      Optional<Long> pid = pid(app, (String) c.get("host"), containerId);
-      out.put("pid", pid.orElse(null));
-      out.put("killed", pid.flatMap(ProcessHandle::of).map(ProcessHandle::destroyForcibly).orElse(false));
+      Optional<ProcessHandle> shell = pid(app, (String) c.get("host"), containerId).flatMap(ProcessHandle::of);
+      List<ProcessHandle> jvms = shell.map(s -> s.descendants().filter(MiniYarn::isJava).toList()).orElse(List.of());
+      out.put("pid", jvms.isEmpty() ? shell.map(ProcessHandle::pid).orElse(null) : jvms.get(0).pid());
+      boolean killed = jvms.isEmpty() ? shell.map(ProcessHandle::destroyForcibly).orElse(false)
+          : jvms.stream().map(ProcessHandle::destroyForcibly).reduce(false, Boolean::logicalOr);
+      out.put("killed", killed);
       out.put("atMs", System.currentTimeMillis());
       return out;
     }
     out.put("killed", false);
     return out;
+  }
+
+  private static boolean isJava(ProcessHandle p) {
+    return p.info().command().map(cmd -> cmd.endsWith("/java")).orElse(false);
   }
 }
