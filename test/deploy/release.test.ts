@@ -50,12 +50,13 @@ describe('deploy: the release tarball', function () {
     for (const x of ['bin/blocklist', 'node/bin/node', 'scripts/launch-in-am.sh', 'deploy/flink/blocklist-start.sh']) {
       assert.ok(fs.statSync(path.join(release.home, x)).mode & 0o100, `${x} is executable`);
     }
-    // A dev dependency a production one needs too (ajv: Fastify's validator) is shipped for that one.
-    const prod = spawnSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: repoRoot, encoding: 'utf8' }).stdout.split('\n');
-    const needed = new Set(prod.map((l) => path.relative(path.join(repoRoot, 'node_modules'), l)));
-    assert.ok(needed.has('fastify'), 'npm ls lists the production tree');
-    const dev = Object.keys(pkg.devDependencies).filter((d) => !needed.has(d) && fs.existsSync(path.join(release.home, 'node_modules', d)));
-    assert.deepEqual(dev, [], 'no dev dependency is shipped');
+    // Dev-only by the lockfile: a package that is both a devDependency and a production dependency's
+    // dependency (ajv: fastify's) belongs in the tarball, one that only the dev tree needs does not.
+    const lock = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
+    const shipped = fs.readdirSync(path.join(release.home, 'node_modules')).flatMap((d) => (d.startsWith('@') ? fs.readdirSync(path.join(release.home, 'node_modules', d)).map((s) => `${d}/${s}`) : d.startsWith('.') ? [] : [d]));
+    const devOnly = shipped.filter((d) => lock.packages[`node_modules/${d}`]?.dev === true);
+    assert.deepEqual(devOnly, [], 'no package only the dev tree needs is shipped');
+    assert.ok(Object.keys(pkg.devDependencies).some((d) => lock.packages[`node_modules/${d}`]?.dev === true), 'the lockfile marks dev-only packages');
     assert.ok(!fs.existsSync(path.join(release.home, 'dist', 'test')), 'no tests are shipped');
   });
 
