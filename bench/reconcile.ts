@@ -1,7 +1,7 @@
 /**
  * 2. Reconcile scale: 10,000 nodes, 5,000 items, 50,000 containers, 1 % of the items replaced
  * before each pass (half removed, half new, so the list stays at 5,000).
- *  - CPU per pass of the pure computation (desired.ts planDesired + diffBlacklist) and of a whole
+ *  - CPU per pass of the pure computation (desired.ts planWith, its memo carried as a pass does, + diffBlacklist) and of a whole
  *    Controller.pass() against in-memory fakes of the store, the RM and the proxy (no I/O, so the
  *    figure is the engine's own CPU), with refresh-interval 0 so every pass also re-reads and
  *    re-indexes the 10,000 nodes and 50,000 containers (the heaviest pass without evacuations).
@@ -18,7 +18,7 @@ import { BlockedItem } from '../src/model/item';
 import { silentLogger } from '../src/core/logger';
 import { systemClock } from '../src/core/clock';
 import { createMetrics } from '../src/metrics/metrics';
-import { NodeView, diffBlacklist, planDesired } from '../src/sync/desired';
+import { DecisionMemo, NodeView, diffBlacklist, planWith } from '../src/sync/desired';
 import { Controller } from '../src/sync/controller';
 import { AddOutcome, AddRequest, BlocklistStore } from '../src/store/store';
 import { AmrmProxy, AppContainer, AttemptInfo, BlacklistChange, BlacklistView, CompletedContainersPage, ClusterNode, ReleaseResult, ResourceManagerReader, AttemptSummary, ApplicationInfo, ClusterInfo, ClusterMetrics } from '../src/yarn/types';
@@ -223,14 +223,25 @@ export async function benchReconcile(s: ReconcileSizes): Promise<SectionResult> 
 
   // ---- the pure computation --------------------------------------------------------------------
   const pop = new Population(s);
-  let actual: string[] = pop.items.map((i) => i.node);
+  let actual: readonly string[] = pop.items.map((i) => i.node);
   const pureSizes: number[] = [];
-  const pure = await cpuPerPass(s.passes, s.warmup, () => pop.churn(), () => {
-    const plan = planDesired({ items: pop.items, applicationId: APP, now: Date.now(), nodes: nodeViews, maxBlockedFraction: fraction });
+  // What a pass remembers between plans (the last age order), carried as the controller carries it.
+  let memo: DecisionMemo = {};
+  // Each pass plans a fresh snapshot, as a store's list() hands out (the same item objects until
+  // they change): planning the churned array itself would be answered by the memo as unchanged.
+  let snapshot: readonly BlockedItem[] = [...pop.items];
+  const pure = await cpuPerPass(s.passes, s.warmup, () => {
+    pop.churn();
+    snapshot = [...pop.items];
+  }, () => {
+    const planned = planWith({ items: snapshot, applicationId: APP, now: Date.now(), nodes: nodeViews, maxBlockedFraction: fraction }, memo);
+    const plan = planned.plan;
+    memo = planned.memo;
     const d = diffBlacklist(plan.blacklist, actual);
     actual = plan.blacklist;
     pureSizes.push(d.additions.length + d.removals.length);
   });
+  if (mean(pureSizes) === 0) throw new Error('reconcile bench: the pure passes changed nothing (planned a snapshot the memo took as unchanged)');
 
   // ---- a whole controller pass over in-memory fakes --------------------------------------------
   const store = new MemoryStore();

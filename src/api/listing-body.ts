@@ -110,35 +110,7 @@ export function listingPage(cache: ListingCache, e: ListingEntries, o: { now: nu
  */
 export function fullListing(cache: ListingCache, e: ListingEntries, o: { now: number; filter: ListingFilter; live: Live }): Buffer | Readable {
   if (e.items.length <= STREAM_ABOVE) return listingPage(cache, e, { ...o, limit: Number.MAX_SAFE_INTEGER }).body;
-  const unfiltered = !o.filter.kind && !o.filter.scope && !o.filter.action && !o.filter.appliesTo;
-  const shared = unfiltered ? cache.share(e, o.now, o.live) : undefined;
-  const src: ChunkSource = shared ?? { entries: e, now: o.now, filter: o.filter, live: o.live, chunks: [], next: 0 };
-  const total = e.items.length;
-  const reader: Reader = { at: 0 };
-  shared?.readers.add(reader);
-  const unhold = cache.hold();
-  let released = false;
-  const release = (): void => {
-    if (released) return;
-    released = true;
-    unhold();
-    if (!shared) return;
-    shared.readers.delete(reader);
-    if (shared.readers.size === 0) shared.done();
-  };
-  /** This reader's next chunk, built if nobody has yet; undefined past the end. */
-  const nextChunk = (): Buffer | undefined => {
-    const j = reader.at;
-    let b = src.chunks[j];
-    if (b === undefined) {
-      if (src.next >= total) return undefined;
-      b = buildChunk(cache, src);
-    }
-    reader.at = j + 1;
-    if (shared) dropBehind(shared);
-    else src.chunks[j] = undefined;
-    return b;
-  };
+  const { nextChunk, release } = chunkReader(cache, e, o);
   let wroteAny = false;
   let queued = false;
   const step = (): void => {
@@ -174,6 +146,44 @@ export function fullListing(cache: ListingCache, e: ListingEntries, o: { now: nu
     },
   });
   return stream;
+}
+
+/**
+ * One listing's reader of the chunks: shared with the unfiltered listings that start within
+ * SHARE_MS (each chunk built once for all), else its own. `release` lets go of the cache (and of the
+ * share) once, at the end or when the socket goes.
+ */
+function chunkReader(cache: ListingCache, e: ListingEntries, o: { now: number; filter: ListingFilter; live: Live }): { nextChunk(): Buffer | undefined; release(): void } {
+  const unfiltered = !o.filter.kind && !o.filter.scope && !o.filter.action && !o.filter.appliesTo;
+  const shared = unfiltered ? cache.share(e, o.now, o.live) : undefined;
+  const src: ChunkSource = shared ?? { entries: e, now: o.now, filter: o.filter, live: o.live, chunks: [], next: 0 };
+  const total = e.items.length;
+  const reader: Reader = { at: 0 };
+  shared?.readers.add(reader);
+  const unhold = cache.hold();
+  let released = false;
+  const release = (): void => {
+    if (released) return;
+    released = true;
+    unhold();
+    if (!shared) return;
+    shared.readers.delete(reader);
+    if (shared.readers.size === 0) shared.done();
+  };
+  /** This reader's next chunk, built if nobody has yet; undefined past the end. */
+  const nextChunk = (): Buffer | undefined => {
+    const j = reader.at;
+    let b = src.chunks[j];
+    if (b === undefined) {
+      if (src.next >= total) return undefined;
+      b = buildChunk(cache, src);
+    }
+    reader.at = j + 1;
+    if (shared) dropBehind(shared);
+    else src.chunks[j] = undefined;
+    return b;
+  };
+  return { nextChunk, release };
 }
 
 /** Once nobody can join any more, a chunk every reader has passed is not needed again. */

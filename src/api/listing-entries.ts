@@ -52,9 +52,8 @@ export async function buildEntries(list: readonly BlockedItem[], turn: () => Pro
 /**
  * The slabs are written into pages of up to PAGE_BYTES, not allocated one by one: glibc's malloc
  * serves a block below its mmap threshold (which rises up to 32 MB as large blocks are freed) from
- * its heap, and freed heap blocks stay in the process for reuse. 200 slabs of ~165 KB released
- * after the retention gave back 5-7 MB of 33 MB; pages this large are mapped on their own and
- * unmapped when released. A page is never larger than what is left to write, so a small listing
+ * its heap, and freed heap blocks stay in the process for reuse, so released slabs gave little
+ * back; pages this large are mapped on their own and unmapped when released. A page is never larger than what is left to write, so a small listing
  * takes no more than it needs.
  */
 const PAGE_BYTES = 8 * 1024 * 1024;

@@ -10,7 +10,6 @@ import { EvacuationStatus, isTaskManager, markBlockedStatus, withCountdown } fro
 import { SyncView } from '../sync/view';
 import { SyncFacade, SyncProgress } from '../sync/facade';
 import { AppContainer, NodeState } from '../yarn/types';
-import { knownHosts } from '../sync/known-hosts';
 import { nearestHosts } from '../model/nearest';
 import type { ClockSkew } from '../store/store';
 
@@ -23,13 +22,11 @@ export interface ItemSyncStatus {
   detail?: string;
   evacuation?: EvacuationStatus;
   /** unknown-host: the names the RM knows that are nearest to the item's host, nearest first. */
-  nearest?: string[];
+  nearest?: readonly string[];
 }
 
-/** Nearest names per node list and unknown host (GET /blocklist asks for every item). */
-const nearestCache = new WeakMap<ReadonlySet<string>, Map<string, string[]>>();
 /** The answer for a host with no near name, one array for all of them (100,000 unknown hosts: 3 MB of empty arrays otherwise). Never changed. */
-const NO_NEAREST: string[] = [];
+const NO_NEAREST: readonly string[] = [];
 
 /**
  * A node item whose host the RM's node list (as last read) does not hold: YARN matches blacklist
@@ -38,15 +35,14 @@ const NO_NEAREST: string[] = [];
  * host is known, or no node list has been read (then nothing can be said).
  */
 export function unknownHostStatus(view: SyncView, item: BlockedItem): ItemSyncStatus | undefined {
-  const known = item.kind === 'node' ? knownHosts(view.nodes?.list) : undefined;
-  if (!known || known.has(item.node)) return undefined;
-  let byHost = nearestCache.get(known);
-  if (!byHost) nearestCache.set(known, (byHost = new Map()));
-  let nearest = byHost.get(item.node);
+  const known = item.kind === 'node' ? view.nodes?.known : undefined;
+  if (!known || known.hosts.has(item.node)) return undefined;
+  // Kept with the node list they were found in (GET /blocklist asks for every item).
+  let nearest = known.nearest.get(item.node);
   if (!nearest) {
-    nearest = nearestHosts(item.node, known);
-    if (nearest.length === 0) nearest = NO_NEAREST;
-    byHost.set(item.node, nearest);
+    const found = nearestHosts(item.node, known.hosts);
+    nearest = found.length === 0 ? NO_NEAREST : found;
+    known.nearest.set(item.node, nearest);
   }
   const readAt = view.nodes ? new Date(view.nodes.readAt).toISOString() : '?';
   const hint = nearest.length ? `; nearest names it knows: ${nearest.join(', ')}` : '';
@@ -93,7 +89,7 @@ export interface SidecarStatus {
   storeDegraded: boolean;
   /** What YARN has now (as last read or pushed) and what we want. */
   blacklist: {
-    desired: string[];
+    desired: readonly string[];
     actual: string[];
     /** Each owner's hosts on the AM's blacklist as last read from the proxy (this sidecar writes as its configured owner). */
     owners?: Record<string, string[]>;
@@ -138,23 +134,23 @@ export type FlinkStatus =
   | { state: 'unreadable'; error: string }
   | { state: 'read'; address: string; version?: string; checkpointTrigger: boolean; jobs: { id: string; name: string; state: string; type?: string; checkpointIntervalMs?: number }[] };
 
-export const DISABLED_STATUS: ItemSyncStatus = { state: 'disabled', detail: 'cluster.resource-blocklist.enabled is false' };
+export const DISABLED_STATUS: Readonly<ItemSyncStatus> = { state: 'disabled', detail: 'cluster.resource-blocklist.enabled is false' };
 
 const PLAN_LISTS = ['enforced', 'deferred', 'taskManagers'] as const;
 type PlanList = (typeof PLAN_LISTS)[number];
 
-// GET /blocklist asks once per item: each plan and snapshot is indexed once, not scanned per call.
-// A plan's index maps an id to its place, position × 3 + list: a small integer, no object per
-// entry (at 100,000 items 3.5 MB instead of 7.3 MB, held as long as the plan is the current one).
-const planIndexes = new WeakMap<DesiredPlan, Map<string, number>>();
-const itemIndexes = new WeakMap<readonly BlockedItem[], Map<string, BlockedItem>>();
-
+// GET /blocklist asks once per item: each plan and snapshot is indexed once (the index kept with
+// it, in its `lookups`), not scanned per call. A plan's index maps an id to its place, position × 3
+// + list: a small integer, no object per entry (half the memory of an object per entry, held as
+// long as the plan is the current one).
 function planEntry(plan: DesiredPlan, id: string): { list: PlanList; item: BlockedItem } | undefined {
-  let index = planIndexes.get(plan);
+  // A plan made by hand (a test) has no lookups: indexed for this call only.
+  const lookups = plan.lookups ?? {};
+  let index = lookups.byId;
   if (!index) {
     const built = new Map<string, number>();
     PLAN_LISTS.forEach((list, l) => plan[list].forEach((item, i) => built.set(item.id, i * PLAN_LISTS.length + l)));
-    planIndexes.set(plan, (index = built));
+    lookups.byId = index = built;
   }
   const at = index.get(id);
   if (at === undefined) return undefined;
@@ -162,9 +158,10 @@ function planEntry(plan: DesiredPlan, id: string): { list: PlanList; item: Block
   return { list, item: plan[list][Math.floor(at / PLAN_LISTS.length)] };
 }
 
-function storedItem(items: readonly BlockedItem[], id: string): BlockedItem | undefined {
-  let index = itemIndexes.get(items);
-  if (!index) itemIndexes.set(items, (index = new Map(items.map((i) => [i.id, i]))));
+function storedItem(view: SyncView, items: readonly BlockedItem[], id: string): BlockedItem | undefined {
+  const lookups = view.itemLookups ?? {};
+  let index = lookups.byId;
+  if (!index) lookups.byId = index = new Map(items.map((i) => [i.id, i]));
   return index.get(id);
 }
 
@@ -307,7 +304,7 @@ function idleRelease(view: SyncView, item: BlockedItem): EvacuationStatus | unde
 
 /** An item the last plan does not hold: not seen yet, out of scope, expired, or read but not yet reconciled. */
 function notInPlan(view: SyncView, id: string, now: number): ItemSyncStatus {
-  const item = view.items ? storedItem(view.items, id) : undefined;
+  const item = view.items ? storedItem(view, view.items, id) : undefined;
   if (!item) return { state: 'pending', detail: 'not yet seen by the sync engine' };
   return unplanned(view, item, now, 'not yet reconciled');
 }

@@ -28,7 +28,7 @@ export interface DecideSettings {
   evacuateDecommissioning: boolean;
 }
 
-export const DEFAULT_DECIDE_SETTINGS: DecideSettings = {
+export const DEFAULT_DECIDE_SETTINGS: Readonly<DecideSettings> = {
   mode: 'off',
   failuresPerHost: 3,
   windowMs: 10 * 60_000,
@@ -131,8 +131,49 @@ export function decide(input: DecideInput): DetectorReport {
   const { now, settings: s, state, blocked } = input;
   const from = now - s.windowMs;
   const live = state.incidents.filter((i) => latest(i) > from);
+  const faults = jobFaultsIn(live, from, s.jobFaultHosts);
+  const byHost = new Map<string, Incident[]>();
+  for (const inc of live) {
+    const list = byHost.get(inc.host);
+    if (list) list.push(inc);
+    else byHost.set(inc.host, [inc]);
+  }
+  const hostNames = new Set<string>([...byHost.keys(), ...Object.keys(state.health)]);
+  for (const [h, hs] of Object.entries(state.hosts)) if (hs.lastBlock && hs.lastBlock.endedAt === undefined) hostNames.add(h);
+  // Cap: automatic blocks in effect now (enforced ones in the store; shadow ones in our state).
+  let inUse = 0;
+  for (const [h, hs] of Object.entries(state.hosts)) if (holdsCap(hs.lastBlock, blocked.get(h), s.mode, now)) inUse++;
+  const cap = { max: input.runningNodes === null ? 0 : Math.floor(s.maxBlockedFraction * input.runningNodes), inUse, runningNodes: input.runningNodes };
+  const reports: HostReport[] = [];
+  const candidates: Candidate[] = [];
+  for (const host of [...hostNames].sort()) {
+    const tally = tallyIncidents(host, byHost.get(host) ?? [], state, faults.signatures);
+    const report: HostReport = { host, score: tally.counted.length, threshold: s.failuresPerHost, decision: 'watching', why: '', incidents: tally.views };
+    const hs = state.hosts[host] ?? {};
+    if (hs.lastBlock) report.lastBlock = { ...hs.lastBlock };
+    const health = state.health[host];
+    if (health) report.health = { ...health };
+    reports.push(report);
+    if (judgeHost(report, tally, input) === 'candidate') candidates.push({ report, counted: tally.counted });
+  }
+  const blocks = blocksWithinCap(candidates, cap, input);
+  const suppressed: DetectorReport['suppressed'] = candidates.filter((c) => c.report.decision === 'cap').map((c) => ({ host: c.report.host, reason: 'cap' }));
+  for (const r of reports) {
+    if (r.decision === 'job-fault') suppressed.push({ host: r.host, reason: 'job-fault' });
+    if (r.decision === 'operator-unblock') suppressed.push({ host: r.host, reason: 'operator-unblock' });
+    if (r.decision === 'evacuate' || (r.decision === 'would-block' && r.block && !r.block.capped)) blocks.push(r.block!);
+  }
+  return { at: now, mode: s.mode, hosts: reports, blocks, suppressed, jobFaults: faults.jobFaults, cap };
+}
 
-  // Job-fault contrast: one signature on many distinct hosts is the job, not the hosts.
+/** A host with enough counted incidents: blocked unless the cap or a refused join says no. */
+interface Candidate {
+  report: HostReport;
+  counted: Incident[];
+}
+
+/** Job-fault contrast: one signature on many distinct hosts is the job, not the hosts. */
+function jobFaultsIn(live: readonly Incident[], from: number, jobFaultHosts: number): { signatures: Set<string>; jobFaults: { signature: string; hosts: string[] }[] } {
   const hostsBySignature = new Map<string, Set<string>>();
   for (const inc of live) {
     for (const f of inc.failures) {
@@ -142,154 +183,125 @@ export function decide(input: DecideInput): DetectorReport {
       set.add(inc.host);
     }
   }
-  const jobFaultSignatures = new Set<string>();
+  const signatures = new Set<string>();
   const jobFaults: { signature: string; hosts: string[] }[] = [];
   for (const [sig, hosts] of hostsBySignature) {
-    if (hosts.size >= s.jobFaultHosts) {
-      jobFaultSignatures.add(sig);
+    if (hosts.size >= jobFaultHosts) {
+      signatures.add(sig);
       jobFaults.push({ signature: sig, hosts: [...hosts].sort() });
     }
   }
   jobFaults.sort((a, b) => b.hosts.length - a.hosts.length || a.signature.localeCompare(b.signature));
+  return { signatures, jobFaults };
+}
 
-  const byHost = new Map<string, Incident[]>();
-  for (const inc of live) {
-    const list = byHost.get(inc.host);
-    if (list) list.push(inc);
-    else byHost.set(inc.host, [inc]);
+/** One host's incidents in the window, each with its status: counted, the job's fault, or spent by a block (forgiven when an operator lifted it). */
+interface Tally {
+  views: IncidentView[];
+  counted: Incident[];
+  jobFault: number;
+  forgiven: number;
+}
+
+function tallyIncidents(host: string, inWindow: readonly Incident[], state: DetectorState, jobFaultSignatures: ReadonlySet<string>): Tally {
+  const hs = state.hosts[host] ?? {};
+  const countAfter = hs.countAfter ?? -Infinity;
+  // The last thing that spent the incidents was an operator's unblock (no block of ours since).
+  const spentByOperator = hs.operatorUnblockedAt !== undefined && (hs.lastBlock?.start ?? -Infinity) <= hs.operatorUnblockedAt;
+  const t: Tally = { views: [], counted: [], jobFault: 0, forgiven: 0 };
+  for (const inc of inWindow.slice().sort((a, b) => a.at - b.at)) {
+    const isJobFault = inc.failures.every((f) => jobFaultSignatures.has(f.signature));
+    let status: IncidentView['status'];
+    if (latest(inc) <= countAfter) {
+      status = spentByOperator ? 'forgiven' : 'consumed';
+      if (status === 'forgiven' && !isJobFault) t.forgiven++;
+    } else if (isJobFault) {
+      status = 'job-fault';
+      t.jobFault++;
+    } else {
+      status = 'counted';
+      t.counted.push(inc);
+    }
+    t.views.push({ at: inc.at, status, sources: [...inc.sources], containerIds: [...inc.containerIds], summaries: [...new Set(inc.failures.map((f) => f.summary))] });
   }
-  const hostNames = new Set<string>([...byHost.keys(), ...Object.keys(state.health)]);
-  for (const [h, hs] of Object.entries(state.hosts)) if (hs.lastBlock && hs.lastBlock.endedAt === undefined) hostNames.add(h);
+  return t;
+}
 
-  // Cap: automatic blocks in effect now (enforced ones in the store; shadow ones in our state).
-  const mode = s.mode;
-  let inUse = 0;
-  for (const [h, hs] of Object.entries(state.hosts)) if (holdsCap(hs.lastBlock, blocked.get(h), mode, now)) inUse++;
-  const running = input.runningNodes;
-  const max = running === null ? 0 : Math.floor(s.maxBlockedFraction * running);
-
-  const reports: HostReport[] = [];
-  const candidates: { report: HostReport; incidents: Incident[]; counted: Incident[] }[] = [];
-  for (const host of [...hostNames].sort()) {
-    const hs = state.hosts[host] ?? {};
-    const incidents = (byHost.get(host) ?? []).slice().sort((a, b) => a.at - b.at);
-    const countAfter = hs.countAfter ?? -Infinity;
-    // The last thing that spent the incidents was an operator's unblock (no block of ours since).
-    const spentByOperator = hs.operatorUnblockedAt !== undefined && (hs.lastBlock?.start ?? -Infinity) <= hs.operatorUnblockedAt;
-    const views: IncidentView[] = [];
-    const counted: Incident[] = [];
-    let jobFault = 0;
-    let forgiven = 0;
-    for (const inc of incidents) {
-      const isJobFault = inc.failures.every((f) => jobFaultSignatures.has(f.signature));
-      let status: IncidentView['status'];
-      if (latest(inc) <= countAfter) {
-        status = spentByOperator ? 'forgiven' : 'consumed';
-        if (status === 'forgiven' && !isJobFault) forgiven++;
-      } else if (isJobFault) {
-        status = 'job-fault';
-        jobFault++;
-      } else {
-        status = 'counted';
-        counted.push(inc);
-      }
-      views.push({ at: inc.at, status, sources: [...inc.sources], containerIds: [...inc.containerIds], summaries: [...new Set(inc.failures.map((f) => f.summary))] });
-    }
-    const report: HostReport = { host, score: counted.length, threshold: s.failuresPerHost, decision: 'watching', why: '', incidents: views };
-    if (hs.lastBlock) report.lastBlock = { ...hs.lastBlock };
-    const health = state.health[host];
-    if (health) report.health = { ...health };
-    reports.push(report);
-
-    const win = shortDuration(s.windowMs);
-    const b = blocked.get(host);
-    const shadowActive = mode === 'shadow' && hs.lastBlock?.mode === 'shadow' && hs.lastBlock.endedAt === undefined && hs.lastBlock.end > now;
-    if (b) {
-      report.decision = 'blocked';
-      report.why = `blocked by ${b.by} until ${isoOrNever(b.end)}; failures on a blocked host are not counted against it again`;
-      continue;
-    }
-    if (hs.lastBlock && reservationLive(hs.lastBlock, now)) {
-      // Reserved by a sidecar of this job whose item is not in the store yet: it is being blocked.
-      report.decision = 'blocked';
-      report.why = `being blocked by a sidecar of this job (reserved at ${isoOrNever(hs.lastBlock.start)}, until ${isoOrNever(hs.lastBlock.end)})`;
-      continue;
-    }
-    if (shadowActive) {
-      report.decision = 'shadow-blocked';
-      report.why = `shadow mode: would be blocked until ${isoOrNever(hs.lastBlock!.end)}`;
-      continue;
-    }
-    if (s.evacuateDecommissioning && health?.state === 'DECOMMISSIONING' && hs.evacuatedAt === undefined) {
-      const planned: PlannedBlock = {
-        host,
-        itemId: host,
-        action: EVACUATE,
-        durationMs: s.blockDurationMs,
-        end: now + s.blockDurationMs,
-        level: 0,
-        capped: false,
-        join: input.heldByOtherJobs?.has(host) ?? false,
-        cause: clean(`auto: ${host} is DECOMMISSIONING in YARN${health.healthReport ? ` (${health.healthReport.slice(0, 200)})` : ''}; evacuated ahead of YARN's decommissioning timeout for ${shortDuration(s.blockDurationMs)}`),
-      };
-      report.decision = mode === 'enforce' ? 'evacuate' : 'would-block';
-      report.why = 'YARN is decommissioning this node: its task managers move ahead of YARN\'s timeout';
-      report.block = planned;
-      continue;
-    }
-    if (counted.length >= s.failuresPerHost) {
-      candidates.push({ report, incidents, counted });
-      continue;
-    }
-    if (forgiven > 0 && counted.length + forgiven >= s.failuresPerHost) {
-      report.decision = 'operator-unblock';
-      report.why = `${counted.length + forgiven} failures in ${win}, but an operator lifted the automatic block at ${isoOrNever(hs.operatorUnblockedAt!)}; those incidents are not counted again`;
-      continue;
-    }
-    if (jobFault > 0 && counted.length + jobFault >= s.failuresPerHost) {
-      report.decision = 'job-fault';
-      report.why = `${counted.length + jobFault} failures in ${win}, but ${jobFault} of them are failures seen on ≥ ${s.jobFaultHosts} hosts (the job's fault, not this host's)`;
-      continue;
-    }
-    report.why = `${counted.length} of ${s.failuresPerHost} failures in ${win}${jobFault ? ` (+${jobFault} job-wide, not counted)` : ''}`;
+/** Sets the host's decision and why, unless it is a candidate for a block (then the cap decides). */
+function judgeHost(report: HostReport, tally: Tally, input: DecideInput): 'decided' | 'candidate' {
+  const { now, settings: s, state } = input;
+  const host = report.host;
+  const hs = state.hosts[host] ?? {};
+  const health = state.health[host];
+  const win = shortDuration(s.windowMs);
+  const counted = tally.counted.length;
+  const b = input.blocked.get(host);
+  const decided = (decision: Decision, why: string): 'decided' => {
+    report.decision = decision;
+    report.why = why;
+    return 'decided';
+  };
+  if (b) return decided('blocked', `blocked by ${b.by} until ${isoOrNever(b.end)}; failures on a blocked host are not counted against it again`);
+  // Reserved by a sidecar of this job whose item is not in the store yet: it is being blocked.
+  if (hs.lastBlock && reservationLive(hs.lastBlock, now)) return decided('blocked', `being blocked by a sidecar of this job (reserved at ${isoOrNever(hs.lastBlock.start)}, until ${isoOrNever(hs.lastBlock.end)})`);
+  if (s.mode === 'shadow' && hs.lastBlock?.mode === 'shadow' && hs.lastBlock.endedAt === undefined && hs.lastBlock.end > now) return decided('shadow-blocked', `shadow mode: would be blocked until ${isoOrNever(hs.lastBlock.end)}`);
+  if (s.evacuateDecommissioning && health?.state === 'DECOMMISSIONING' && hs.evacuatedAt === undefined) {
+    report.block = decommissionEvacuation(host, health, input);
+    return decided(s.mode === 'enforce' ? 'evacuate' : 'would-block', "YARN is decommissioning this node: its task managers move ahead of YARN's timeout");
   }
+  if (counted >= s.failuresPerHost) return 'candidate';
+  if (tally.forgiven > 0 && counted + tally.forgiven >= s.failuresPerHost) return decided('operator-unblock', `${counted + tally.forgiven} failures in ${win}, but an operator lifted the automatic block at ${isoOrNever(hs.operatorUnblockedAt!)}; those incidents are not counted again`);
+  if (tally.jobFault > 0 && counted + tally.jobFault >= s.failuresPerHost) return decided('job-fault', `${counted + tally.jobFault} failures in ${win}, but ${tally.jobFault} of them are failures seen on ≥ ${s.jobFaultHosts} hosts (the job's fault, not this host's)`);
+  return decided('watching', `${counted} of ${s.failuresPerHost} failures in ${win}${tally.jobFault ? ` (+${tally.jobFault} job-wide, not counted)` : ''}`);
+}
 
-  // Most-failing first; the cap refuses the rest.
+/** A node YARN is decommissioning, evacuated ahead of YARN's own timeout (not counted against the cap). */
+function decommissionEvacuation(host: string, health: HealthObservation, input: DecideInput): PlannedBlock {
+  const s = input.settings;
+  return {
+    host,
+    itemId: host,
+    action: EVACUATE,
+    durationMs: s.blockDurationMs,
+    end: input.now + s.blockDurationMs,
+    level: 0,
+    capped: false,
+    join: input.heldByOtherJobs?.has(host) ?? false,
+    cause: clean(`auto: ${host} is DECOMMISSIONING in YARN${health.healthReport ? ` (${health.healthReport.slice(0, 200)})` : ''}; evacuated ahead of YARN's decommissioning timeout for ${shortDuration(s.blockDurationMs)}`),
+  };
+}
+
+/** The candidates' blocks, most-failing first, while the cap has room (`cap.inUse` counts them); the rest refused. */
+function blocksWithinCap(candidates: Candidate[], cap: DetectorReport['cap'], input: DecideInput): PlannedBlock[] {
+  const { now, settings: s, state } = input;
+  const win = shortDuration(s.windowMs);
   candidates.sort((a, b) => b.counted.length - a.counted.length || a.counted[0].at - b.counted[0].at || a.report.host.localeCompare(b.report.host));
   const blocks: PlannedBlock[] = [];
-  const suppressed: { host: string; reason: SuppressReason }[] = [];
   for (const c of candidates) {
     const host = c.report.host;
-    const win = shortDuration(s.windowMs);
+    const n = c.counted.length;
     const refusal = input.heldByOtherJobs?.has(host) ? input.refusedJoins?.get(host) : undefined;
     if (refusal !== undefined) {
       c.report.decision = 'refused';
-      c.report.why = `${c.counted.length} failures in ${win} ≥ ${s.failuresPerHost}, but joining the block other jobs hold on it was refused (${refusal}); not tried again until that item changes`;
+      c.report.why = `${n} failures in ${win} ≥ ${s.failuresPerHost}, but joining the block other jobs hold on it was refused (${refusal}); not tried again until that item changes`;
       continue;
     }
-    if (inUse >= max) {
+    if (cap.inUse >= cap.max) {
       c.report.decision = 'cap';
       c.report.why =
-        running === null
-          ? `${c.counted.length} failures in ${win}, but the RM's node list could not be read: no automatic block without knowing the cluster's size`
-          : `${c.counted.length} failures in ${win}, but ${inUse} of at most ${max} automatic blocks (${s.maxBlockedFraction} of ${running} RUNNING nodes) are in use: refused`;
-      suppressed.push({ host, reason: 'cap' });
+        cap.runningNodes === null
+          ? `${n} failures in ${win}, but the RM's node list could not be read: no automatic block without knowing the cluster's size`
+          : `${n} failures in ${win}, but ${cap.inUse} of at most ${cap.max} automatic blocks (${s.maxBlockedFraction} of ${cap.runningNodes} RUNNING nodes) are in use: refused`;
       continue;
     }
     const { level, durationMs } = nextBlock(state.hosts[host]?.lastBlock, now, s);
     const join = input.heldByOtherJobs?.has(host) ?? false;
     const planned: PlannedBlock = { host, itemId: host, action: s.action, durationMs, end: now + durationMs, level, capped: true, join, cause: explain(host, c.counted, s, durationMs, level) };
     c.report.block = planned;
-    c.report.decision = mode === 'enforce' ? 'block' : 'would-block';
-    c.report.why = `${c.counted.length} failures in ${win} ≥ ${s.failuresPerHost}: block for ${shortDuration(durationMs)}${level > 0 ? ` (blocked again soon after the last block: ×${2 ** level})` : ''}${join ? '; joins the block other jobs hold on it' : ''}`;
+    c.report.decision = s.mode === 'enforce' ? 'block' : 'would-block';
+    c.report.why = `${n} failures in ${win} ≥ ${s.failuresPerHost}: block for ${shortDuration(durationMs)}${level > 0 ? ` (blocked again soon after the last block: ×${2 ** level})` : ''}${join ? '; joins the block other jobs hold on it' : ''}`;
     blocks.push(planned);
-    inUse++;
+    cap.inUse++;
   }
-  for (const r of reports) {
-    if (r.decision === 'job-fault') suppressed.push({ host: r.host, reason: 'job-fault' });
-    if (r.decision === 'operator-unblock') suppressed.push({ host: r.host, reason: 'operator-unblock' });
-    if (r.decision === 'evacuate' || (r.decision === 'would-block' && r.block && !r.block.capped)) blocks.push(r.block!);
-  }
-  return { at: now, mode, hosts: reports, blocks, suppressed, jobFaults, cap: { max, inUse, runningNodes: running } };
+  return blocks;
 }
-

@@ -4,14 +4,14 @@
  * milliseconds, as in Flink. Negative values only where the caller allows them ("-1 s" = forever).
  */
 
-const UNITS: [string[], number][] = [
+const UNITS: readonly (readonly [readonly string[], number])[] = [
   [['ms', 'milli', 'millis', 'millisecond', 'milliseconds'], 1],
   [['s', 'sec', 'secs', 'second', 'seconds'], 1000],
   [['m', 'min', 'mins', 'minute', 'minutes'], 60_000],
   [['h', 'hour', 'hours'], 3_600_000],
   [['d', 'day', 'days'], 86_400_000],
 ];
-const UNIT_MS = new Map<string, number>(UNITS.flatMap(([names, ms]) => names.map((n) => [n, ms] as [string, number])));
+const UNIT_MS: ReadonlyMap<string, number> = new Map<string, number>(UNITS.flatMap(([names, ms]) => names.map((n) => [n, ms] as [string, number])));
 
 export function parseDuration(raw: string | number, opts: { allowNegative?: boolean } = {}): number {
   if (typeof raw === 'number') {

@@ -4,8 +4,8 @@
  *
  * Why read the file: the `kerberos` npm package (GSSAPI bindings) gets and uses tickets but does not
  * say when they expire, and the renewal must be scheduled from that. Only the documented FILE
- * format versions 3 and 4 (big-endian; https://web.mit.edu/kerberos/krb5-latest/doc/formats/ccache_file_format.html)
- * are read, and only names and times: no key, no ticket is decoded or used here. Anything else
+ * format versions 3 and 4 (big-endian; MIT's format is cited in docs/security.md) are read, and
+ * only names and times: no key, no ticket is decoded or used here. Anything else
  * (another version, a truncated file) gives undefined and the caller falls back to a fixed period.
  */
 import * as fs from 'node:fs';

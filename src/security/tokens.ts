@@ -114,48 +114,55 @@ export function parseTokenFile(text: string, file = '<tokens>'): TokenTable {
   const seen = new Map<string, string>();
   Object.entries(doc.tokens).forEach(([key, value], i) => {
     const where = `entry ${i + 1}`;
-    let digest: Buffer | undefined;
-    if (key.startsWith(HASH_PREFIX)) {
-      const hex = key.slice(HASH_PREFIX.length);
-      if (/^[0-9a-fA-F]{64}$/.test(hex)) digest = Buffer.from(hex, 'hex');
-      else problems.push(`${where}: a "sha256:" key must be followed by 64 hex digits`);
-    } else if (key.length < MIN_TOKEN_LENGTH) {
-      problems.push(`${where}: token is shorter than ${MIN_TOKEN_LENGTH} characters`);
-    } else if (!TOKEN_RE.test(key)) {
-      problems.push(`${where}: token may only contain letters, digits and - . _ ~ + / (then '=' padding)`);
-    } else {
-      digest = sha256(key);
-    }
-    if (!isObject(value)) {
-      problems.push(`${where}: expected {name, role}`);
-      return;
-    }
-    const extra = Object.keys(value).filter((k) => k !== 'name' && k !== 'role');
-    if (extra.length) problems.push(`${where}: unknown field(s) ${extra.map((k) => `'${k.slice(0, 40)}'`).join(', ')}`);
-    const name = value.name;
-    const role = value.role;
-    let ok = true;
-    if (typeof name !== 'string' || !NAME_RE.test(name)) {
-      problems.push(`${where}: name must be 1-64 letters, digits or . _ @ - (starting with a letter or digit)`);
-      ok = false;
-    }
-    if (role !== 'admin' && role !== 'viewer') {
-      problems.push(`${where}${typeof name === 'string' && NAME_RE.test(name) ? ` (${name})` : ''}: role must be admin or viewer`);
-      ok = false;
-    }
-    if (!digest || !ok) return;
+    const digest = tokenDigest(key, where, problems);
+    const principal = entryPrincipal(value, where, problems);
+    if (!digest || !principal) return;
     const hex = digest.toString('hex');
     const dup = seen.get(hex);
     if (dup !== undefined) {
-      problems.push(`${where} (${String(name)}): the same token as ${dup}`);
+      problems.push(`${where} (${principal.name}): the same token as ${dup}`);
       return;
     }
-    seen.set(hex, `${where} (${String(name)})`);
-    entries.push({ digest, principal: { name: name as string, role: role as Role } });
+    seen.set(hex, `${where} (${principal.name})`);
+    entries.push({ digest, principal });
   });
   if (problems.length) throw new TokenFileError(file, problems);
   if (entries.length === 0) throw new TokenFileError(file, ['no tokens: the file must grant at least one token, or auth would lock everyone out']);
   return new TokenTable(entries);
+}
+
+/** The SHA-256 an entry's key grants (the token's, or the one a "sha256:" key names); undefined, with the problem, for a bad key. */
+function tokenDigest(key: string, where: string, problems: string[]): Buffer | undefined {
+  if (key.startsWith(HASH_PREFIX)) {
+    const hex = key.slice(HASH_PREFIX.length);
+    if (/^[0-9a-fA-F]{64}$/.test(hex)) return Buffer.from(hex, 'hex');
+    problems.push(`${where}: a "sha256:" key must be followed by 64 hex digits`);
+  } else if (key.length < MIN_TOKEN_LENGTH) {
+    problems.push(`${where}: token is shorter than ${MIN_TOKEN_LENGTH} characters`);
+  } else if (!TOKEN_RE.test(key)) {
+    problems.push(`${where}: token may only contain letters, digits and - . _ ~ + / (then '=' padding)`);
+  } else {
+    return sha256(key);
+  }
+  return undefined;
+}
+
+/** The {name, role} an entry grants; undefined, with every problem, when either is wrong. */
+function entryPrincipal(value: unknown, where: string, problems: string[]): Principal | undefined {
+  if (!isObject(value)) {
+    problems.push(`${where}: expected {name, role}`);
+    return undefined;
+  }
+  const extra = Object.keys(value).filter((k) => k !== 'name' && k !== 'role');
+  if (extra.length) problems.push(`${where}: unknown field(s) ${extra.map((k) => `'${k.slice(0, 40)}'`).join(', ')}`);
+  const { name, role } = value;
+  const named = typeof name === 'string' && NAME_RE.test(name);
+  if (!named) problems.push(`${where}: name must be 1-64 letters, digits or . _ @ - (starting with a letter or digit)`);
+  if (role !== 'admin' && role !== 'viewer') {
+    problems.push(`${where}${named ? ` (${name})` : ''}: role must be admin or viewer`);
+    return undefined;
+  }
+  return named ? { name, role } : undefined;
 }
 
 export interface LoadedTokens {

@@ -108,108 +108,129 @@ export async function startSidecar(opts: SidecarOptions): Promise<Sidecar> {
   const logger = opts.logger ?? createLogger({ format: v['log.format'], level: v['log.level'] });
   checkBindSafety(v);
   const security = loadRestSecurity(v, logger.child({ component: 'security' }));
-
-  const { store, zookeeper, zkLogin } = await openStoreParts(opts, local, logger);
+  const parts = await openStoreParts(opts, local, logger);
   // On a shared store a clock ahead of the store's time counts on the store's (store/store-clock.ts).
-  const skew = store.clockSkew?.bind(store);
+  const skew = parts.store.clockSkew?.bind(parts.store);
   const clock = skew ? sharedStoreClock(local, skew) : local;
   const audit = opts.audit ?? createAuditSink(logger.child({ component: 'audit' }), v['log.audit.file'] || undefined, () => clock.now());
-  let sync: SyncHandle | undefined;
-  let api: FastifyInstance | undefined;
-  let tokenWatch: TokenWatch | undefined;
-  let detector: Detector | undefined;
-  const published = new PublishedAddress({ values: v, env: opts.env ?? process.env, logger: logger.child({ component: 'address' }), version: opts.version ?? packageVersion(), ...(zookeeper ? { zookeeper } : {}) });
-  let history: History | undefined;
+  const published = new PublishedAddress({ values: v, env: opts.env ?? process.env, logger: logger.child({ component: 'address' }), version: opts.version ?? packageVersion(), ...(parts.zookeeper ? { zookeeper: parts.zookeeper } : {}) });
+  const started: Started = { ...parts, ownsStore: !opts.store, published };
+  let serving: { sync: SyncHandle; api: FastifyInstance };
   try {
-    sync = await createSync({
-      config: opts.config,
-      store,
-      clock,
-      logger: logger.child({ component: 'sync' }),
-      audit,
-      ...(zookeeper ? { zookeeper } : {}),
-      ...(zkLogin ? { kerberos: zkLogin.login } : {}),
-      ...(opts.yarn ? { yarn: opts.yarn } : {}),
-      ...(opts.env ? { env: opts.env } : {}),
-    });
-    const metrics = sync.metrics;
-    const syncForApi = sync;
-    history = v['rest.console.enabled'] ? new History({ clock, intervalMs: v['rest.console.history-interval'], capacity: HISTORY_SAMPLES, sample: () => metrics.sample() }) : undefined;
-    detector = createDetector({ config: opts.config, store, sync, clock, logger: logger.child({ component: 'detector' }), audit });
-    api = await buildApi({
-      store,
-      sync,
-      clock,
-      logger: logger.child({ component: 'api' }),
-      audit,
-      enabled: v['cluster.resource-blocklist.enabled'],
-      bodyLimit: v['rest.server.max-content-length'],
-      console: v['rest.console.enabled'],
-      consoleData: consoleData(syncForApi, clock, history),
-      metrics,
-      ...(security.tokens ? { auth: security.tokens } : {}),
-      ...(security.tls ? { tls: security.tls } : {}),
-      rateLimit: security.rateLimit,
-      maxConcurrentListings: v['rest.listing.max-concurrent'],
-      listingRetentionMs: v['rest.listing.cache-retention'],
-      storeUnreachableLimitMs: v['cluster.resource-blocklist.store.unreachable-limit'],
-      syncStallLimitMs: v['cluster.resource-blocklist.sync.stall-limit'],
-      expire: () => syncForApi.expireNow(),
-      config: effectiveConfig(opts.config),
-      ...(detector ? { detector } : {}),
-      discovery: discoveryOf(published, sync, opts.config, clock, zkLogin?.login),
-    });
-    await api.listen({ host: v['rest.bind-address'], port: v['rest.port'] });
-    if (security.tokens) tokenWatch = watchTokenFile(security.tokens, { logger: logger.child({ component: 'security' }), audit });
-    await sync.start();
-    detector?.start();
-    await published.start(api.server.address() as AddressInfo, security.tls !== undefined, clock.now(), sync.view());
-    history?.start();
+    serving = await startServing(opts, started, { clock, logger, audit, security });
   } catch (e) {
-    await published.stop().catch(() => undefined);
-    history?.close();
-    tokenWatch?.close();
-    await detector?.stop().catch(() => undefined);
-    await api?.close().catch(() => undefined);
-    await sync?.stop().catch(() => undefined);
-    if (!opts.store) await store.close().catch(() => undefined);
-    await zookeeper?.close();
-    await zkLogin?.login.stop();
+    await stopStarted(started, () => undefined);
     throw e;
   }
-  const addr = api.server.address() as AddressInfo;
+  const addr = serving.api.server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const url = `${security.tls ? 'https' : 'http'}://${host}:${addr.port}`;
-  logger.info(`REST API listening on ${url} (store ${store.description})`);
-
+  logger.info(`REST API listening on ${url} (store ${parts.store.description})`);
   let closed = false;
-  const apiRef = api;
-  const syncRef = sync;
-  const detectorRef = detector;
-  const historyRef = history;
   return {
     url,
     port: addr.port,
-    store,
-    sync: syncRef,
-    ...(detectorRef ? { detector: detectorRef } : {}),
-    api: apiRef,
+    store: parts.store,
+    sync: serving.sync,
+    ...(started.detector ? { detector: started.detector } : {}),
+    api: serving.api,
     address: published,
     async close() {
       if (closed) return;
       closed = true;
-      // First: nobody should be sent to a sidecar that is going.
-      await published.stop().catch((e: Error) => logger.warn(`address: ${e.message}`));
-      historyRef?.close();
-      tokenWatch?.close();
-      await detectorRef?.stop().catch((e: Error) => logger.warn(`detector stop: ${e.message}`));
-      await syncRef.stop().catch((e: Error) => logger.warn(`sync stop: ${e.message}`));
-      await apiRef.close();
-      if (!opts.store) await store.close();
-      await zookeeper?.close();
-      await zkLogin?.login.stop();
+      await stopStarted(started, (what, e) => logger.warn(`${what}: ${e.message}`));
     },
   };
+}
+
+/** What startSidecar has started so far: stopped in reverse by stopStarted, also when start-up fails half-way. */
+interface Started extends StoreParts {
+  /** Whether the sidecar opened the store (one handed in is the caller's to close). */
+  ownsStore: boolean;
+  published: PublishedAddress;
+  sync?: SyncHandle;
+  api?: FastifyInstance;
+  tokenWatch?: TokenWatch;
+  detector?: Detector;
+  history?: History;
+}
+
+interface Wiring {
+  clock: Clock;
+  logger: Logger;
+  audit: AuditSink;
+  security: ReturnType<typeof loadRestSecurity>;
+}
+
+/** The engine, detector and API on the opened store, listening and started; each part filed in `started` as it comes. */
+async function startServing(opts: SidecarOptions, started: Started, w: Wiring): Promise<{ sync: SyncHandle; api: FastifyInstance }> {
+  const v = opts.config.values;
+  const { clock, logger, audit, security } = w;
+  const { store, zookeeper, zkLogin } = started;
+  const sync = (started.sync = await createSync({
+    config: opts.config,
+    store,
+    clock,
+    logger: logger.child({ component: 'sync' }),
+    audit,
+    ...(zookeeper ? { zookeeper } : {}),
+    ...(zkLogin ? { kerberos: zkLogin.login } : {}),
+    ...(opts.yarn ? { yarn: opts.yarn } : {}),
+    ...(opts.env ? { env: opts.env } : {}),
+  }));
+  const metrics = sync.metrics;
+  const history = (started.history = v['rest.console.enabled'] ? new History({ clock, intervalMs: v['rest.console.history-interval'], capacity: HISTORY_SAMPLES, sample: () => metrics.sample() }) : undefined);
+  const detector = (started.detector = createDetector({ config: opts.config, store, sync, clock, logger: logger.child({ component: 'detector' }), audit }));
+  const api = (started.api = await buildApi({
+    store,
+    sync,
+    clock,
+    logger: logger.child({ component: 'api' }),
+    audit,
+    enabled: v['cluster.resource-blocklist.enabled'],
+    bodyLimit: v['rest.server.max-content-length'],
+    console: v['rest.console.enabled'],
+    consoleData: consoleData(sync, clock, history),
+    metrics,
+    ...(security.tokens ? { auth: security.tokens } : {}),
+    ...(security.tls ? { tls: security.tls } : {}),
+    rateLimit: security.rateLimit,
+    maxConcurrentListings: v['rest.listing.max-concurrent'],
+    listingRetentionMs: v['rest.listing.cache-retention'],
+    storeUnreachableLimitMs: v['cluster.resource-blocklist.store.unreachable-limit'],
+    syncStallLimitMs: v['cluster.resource-blocklist.sync.stall-limit'],
+    expire: () => sync.expireNow(),
+    config: effectiveConfig(opts.config),
+    ...(detector ? { detector } : {}),
+    discovery: discoveryOf(started.published, sync, opts.config, clock, zkLogin?.login),
+  }));
+  await api.listen({ host: v['rest.bind-address'], port: v['rest.port'] });
+  if (security.tokens) started.tokenWatch = watchTokenFile(security.tokens, { logger: logger.child({ component: 'security' }), audit });
+  await sync.start();
+  detector?.start();
+  await started.published.start(api.server.address() as AddressInfo, security.tls !== undefined, clock.now(), sync.view());
+  history?.start();
+  return { sync, api };
+}
+
+/** Stops what was started, the published address first (nobody should be sent to a sidecar that is going), the ZooKeeper session and its login last. */
+async function stopStarted(s: Started, failed: (what: string, e: Error) => void): Promise<void> {
+  const step = async (what: string, stop: () => Promise<unknown> | undefined): Promise<void> => {
+    try {
+      await stop();
+    } catch (e) {
+      failed(what, e instanceof Error ? e : new Error(String(e)));
+    }
+  };
+  await step('address', () => s.published.stop());
+  s.history?.close();
+  s.tokenWatch?.close();
+  await step('detector stop', () => s.detector?.stop());
+  await step('sync stop', () => s.sync?.stop());
+  await step('api close', () => s.api?.close());
+  if (s.ownsStore) await step('store close', () => s.store.close());
+  await step('zookeeper close', () => s.zookeeper?.close());
+  await step('kerberos logout', () => s.zkLogin?.login.stop());
 }
 
 /** The console's chart and links: the history ring, and what YARN reports for links (docs/console.md). */

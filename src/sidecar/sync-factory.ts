@@ -27,9 +27,9 @@ import { NodeNamingSetting, PortNamedProxy, detectNodeNaming, hostNamedRm } from
 import { createYarnHttpsAgent } from '../security/tls';
 import { KerberosLogin, kerberosSettings } from '../security/kerberos';
 import * as os from 'node:os';
+import type * as https from 'node:https';
 import type { ZkSession } from '../store/zookeeper/session';
 import type { SharedClusterStats } from './shared-cluster-state';
-import { knownNodes } from '../sync/known-hosts';
 import { GoneStates } from '../detect/gone-states';
 import { FlinkRestClient } from '../flink/client';
 import { FlinkLocation } from '../flink/locate';
@@ -85,6 +85,21 @@ export interface SyncHandle extends SyncFacade {
   stop(): Promise<void>;
 }
 
+/** The JobManager's client at a location: the deadline and answer bound every peer call has, counted as the detector's Flink calls are. */
+function flinkClients(deps: SyncDeps, metrics: Metrics, tls: { httpsAgent?: https.Agent }): (location: FlinkLocation) => FlinkJobManager {
+  const v = deps.config.values;
+  return (loc) =>
+    new FlinkRestClient({
+      baseUrl: loc.baseUrl,
+      canPost: loc.canPost,
+      timeoutMs: v['cluster.resource-blocklist.yarn.request-timeout'],
+      clock: deps.clock,
+      maxAnswerBytes: v['cluster.resource-blocklist.detector.flink.max-answer-size'],
+      onFailure: (failure) => metrics.peerCallFailures.inc({ peer: 'flink', failure }),
+      ...tls,
+    });
+}
+
 /** Whether the config names both YARN endpoints the engine needs. */
 export function yarnConfigured(config: LoadedConfig): boolean {
   const v = config.values;
@@ -105,39 +120,80 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     metrics,
     ...(deps.audit ? { audit: deps.audit } : {}),
   });
-
-  if (!enabled || (!deps.yarn && !yarnConfigured(deps.config))) {
-    const appId = await configuredApplicationId(deps);
-    metrics.countFromStore({ store: deps.store, clock: deps.clock, applicationId: () => appId, enabled });
-    if (kerberos.kind === 'keytab' && !deps.kerberos) deps.logger.info('security.kerberos.login.* are set but nothing reads the RM (API only): no Kerberos login');
-    if (enabled) deps.logger.info('YARN is not configured (yarn.resourcemanager.webapp.address, cluster.resource-blocklist.amrm-proxy.address): API only, nothing is pushed');
-    else deps.logger.info("cluster.resource-blocklist.enabled is false: nothing is pushed to YARN, and this sidecar's own entries are withdrawn from it");
-    const withdrawal = enabled ? undefined : withdrawalFor(deps);
-    const noop = new NoSync(enabled);
-    return Object.assign(noop, {
-      metrics,
-      mode: 'none' as const,
-      expireNow: () => expiry.runOnce(),
-      async start() {
-        expiry.start();
-        withdrawal?.start();
-        await withdrawal?.idle();
-      },
-      async stop() {
-        await withdrawal?.stop();
-        await expiry.stop();
-      },
-    });
-  }
-
-  const timeoutMs = v['cluster.resource-blocklist.yarn.request-timeout'];
+  if (!enabled || (!deps.yarn && !yarnConfigured(deps.config))) return apiOnly(deps, { metrics, expiry, keytab: kerberos.kind === 'keytab' });
   // https:// RMs and proxies signed by a private CA: one agent trusting the configured bundle.
   const httpsAgent = v['cluster.resource-blocklist.yarn.ssl.ca-file'] ? createYarnHttpsAgent(v['cluster.resource-blocklist.yarn.ssl.ca-file']) : undefined;
   const tls = httpsAgent ? { httpsAgent } : {};
   const applicationId = await configuredApplicationId(deps);
   // A secured RM (SPNEGO): log in from the keytab now, so a wrong keytab stops start-up with the KDC's answer.
   const login = !deps.yarn && kerberos.kind === 'keytab' ? (deps.kerberos ?? (await startKerberos(kerberos, v['yarn.resourcemanager.webapp.address'], deps))) : undefined;
-  const given = deps.yarn ?? {
+  const given = deps.yarn ?? yarnClients(deps, metrics, tls, login);
+  const counted = { rm: countedResourceManager(given.rm, metrics.rmRequests), proxy: given.proxy };
+  // The RM's own configuration is read once, from the client itself (the counted reader has no /conf).
+  const yarn = await withNodeNaming({ ...counted, detectWith: given.rm }, v['cluster.resource-blocklist.yarn.include-port-in-node-name'], deps);
+  const share = await openSharedClusterState(deps, yarn.rm, applicationId);
+  const goneStates = new GoneStates({ store: deps.store, logger: deps.logger, ...(share ? { sweeper: () => share.isLeader() } : {}) });
+  const engine = new SyncEngine({
+    store: deps.store,
+    rm: share?.reader ?? yarn.rm,
+    proxy: yarn.proxy,
+    clock: deps.clock,
+    logger: deps.logger,
+    settings: syncSettingsFromConfig(v),
+    metrics,
+    ...(applicationId !== undefined ? { applicationId } : {}),
+    ...(share ? { sweepsRecords: () => share.isLeader() } : {}),
+    // The detector's state records of gone jobs: looked for here, not by the detector, so the
+    // elected sidecar looks whether or not it runs a detector (or stands by for its job's).
+    sweepAlso: (app, now) => goneStates.collect(app, now),
+    // The job's JobManager (found from the RM's application report unless configured): evacuations
+    // and MARK_BLOCKED items release task managers as Flink survives best.
+    flink: deps.flink ?? flinkClients(deps, metrics, tls),
+    ...(deps.audit ? { audit: deps.audit } : {}),
+  });
+  metrics.countFromStore({
+    store: deps.store,
+    clock: deps.clock,
+    applicationId: () => engine.view().applicationId ?? applicationId,
+    enabled: true,
+    knownHosts: () => engine.view().nodes?.known,
+    engine: () => engineReading(engine.view()),
+  });
+  metrics.timePassesFrom({ clock: deps.clock, progress: () => engine.progress() });
+  return engineHandle({ deps, metrics, expiry, engine, share, login, yarn: { rm: share?.reader ?? yarn.rm, proxy: yarn.proxy }, rm: given.rm });
+}
+
+/** Disabled, or YARN not configured: the API and the expiry job, nothing pushed (and, disabled, our own entries withdrawn). */
+async function apiOnly(deps: SyncDeps, parts: { metrics: Metrics; expiry: ExpiryJob; keytab: boolean }): Promise<SyncHandle> {
+  const { metrics, expiry } = parts;
+  const enabled = deps.config.values['cluster.resource-blocklist.enabled'];
+  const appId = await configuredApplicationId(deps);
+  metrics.countFromStore({ store: deps.store, clock: deps.clock, applicationId: () => appId, enabled });
+  if (parts.keytab && !deps.kerberos) deps.logger.info('security.kerberos.login.* are set but nothing reads the RM (API only): no Kerberos login');
+  if (enabled) deps.logger.info('YARN is not configured (yarn.resourcemanager.webapp.address, cluster.resource-blocklist.amrm-proxy.address): API only, nothing is pushed');
+  else deps.logger.info("cluster.resource-blocklist.enabled is false: nothing is pushed to YARN, and this sidecar's own entries are withdrawn from it");
+  const withdrawal = enabled ? undefined : withdrawalFor(deps);
+  return Object.assign(new NoSync(enabled), {
+    metrics,
+    mode: 'none' as const,
+    expireNow: () => expiry.runOnce(),
+    async start() {
+      expiry.start();
+      withdrawal?.start();
+      await withdrawal?.idle();
+    },
+    async stop() {
+      await withdrawal?.stop();
+      await expiry.stop();
+    },
+  });
+}
+
+/** The RM and AMRM proxy clients the configuration names, each call bounded and its failures counted. */
+function yarnClients(deps: SyncDeps, metrics: Metrics, tls: { httpsAgent?: https.Agent }, login: KerberosLogin | undefined): { rm: ResourceManagerReader; proxy: AmrmProxy } {
+  const v = deps.config.values;
+  const timeoutMs = v['cluster.resource-blocklist.yarn.request-timeout'];
+  return {
     rm: new ResourceManagerClient({
       addresses: v['yarn.resourcemanager.webapp.address'],
       timeoutMs,
@@ -159,56 +215,30 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
       ...tls,
     }),
   };
-  const counted = { rm: countedResourceManager(given.rm, metrics.rmRequests), proxy: given.proxy };
-  // The RM's own configuration is read once, from the client itself (the counted reader has no /conf).
-  const yarn = await withNodeNaming({ ...counted, detectWith: given.rm }, v['cluster.resource-blocklist.yarn.include-port-in-node-name'], deps);
-  const share = await openSharedClusterState(deps, yarn.rm, applicationId);
-  const goneStates = new GoneStates({ store: deps.store, logger: deps.logger, ...(share ? { sweeper: () => share.isLeader() } : {}) });
-  const engine = new SyncEngine({
-    store: deps.store,
-    rm: share?.reader ?? yarn.rm,
-    proxy: yarn.proxy,
-    clock: deps.clock,
-    logger: deps.logger,
-    settings: syncSettingsFromConfig(v),
-    metrics,
-    ...(applicationId !== undefined ? { applicationId } : {}),
-    ...(share ? { sweepsRecords: () => share.isLeader() } : {}),
-    // The detector's state records of gone jobs: looked for here, not by the detector, so the
-    // elected sidecar looks whether or not it runs a detector (or stands by for its job's).
-    sweepAlso: (app, now) => goneStates.collect(app, now),
-    // The job's JobManager (found from the RM's application report unless configured): evacuations
-    // and MARK_BLOCKED items release task managers as Flink survives best.
-    flink:
-      deps.flink ??
-      ((loc) =>
-        new FlinkRestClient({
-          baseUrl: loc.baseUrl,
-          canPost: loc.canPost,
-          timeoutMs,
-          clock: deps.clock,
-          maxAnswerBytes: v['cluster.resource-blocklist.detector.flink.max-answer-size'],
-          onFailure: (failure) => metrics.peerCallFailures.inc({ peer: 'flink', failure }),
-          ...tls,
-        })),
-    ...(deps.audit ? { audit: deps.audit } : {}),
-  });
-  metrics.countFromStore({
-    store: deps.store,
-    clock: deps.clock,
-    applicationId: () => engine.view().applicationId ?? applicationId,
-    enabled: true,
-    knownHosts: () => knownNodes(engine.view().nodes?.list),
-    engine: () => engineReading(engine.view()),
-  });
-  metrics.timePassesFrom({ clock: deps.clock, progress: () => engine.progress() });
+}
+
+interface EngineParts {
+  deps: SyncDeps;
+  metrics: Metrics;
+  expiry: ExpiryJob;
+  engine: SyncEngine;
+  share: SharedClusterStateHandle | undefined;
+  login: KerberosLogin | undefined;
+  /** The engine's reader: with a shared cluster state the node counts and list come from ZooKeeper. */
+  yarn: { rm: ResourceManagerReader; proxy: AmrmProxy };
+  /** The RM client as configured (its active address), before counting and sharing wrap it. */
+  rm: ResourceManagerReader;
+}
+
+/** The running engine as the sidecar and the API see it; started and stopped with its expiry job, cluster state and login. */
+function engineHandle(p: EngineParts): SyncHandle {
+  const { engine, expiry, share, login, deps } = p;
   return {
-    metrics,
+    metrics: p.metrics,
     mode: 'engine',
-    // The engine's reader: with a shared cluster state the node counts and node list come from
-    // ZooKeeper, so the detector (which reads through this too) is not one more RM reader per job.
-    yarn: { rm: share?.reader ?? yarn.rm, proxy: yarn.proxy },
-    rmWebAddress: () => (given.rm instanceof ResourceManagerClient ? given.rm.activeAddress : undefined),
+    // The detector reads through this too: with a shared cluster state it is not one more RM reader per job.
+    yarn: p.yarn,
+    rmWebAddress: () => (p.rm instanceof ResourceManagerClient ? p.rm.activeAddress : undefined),
     ...(share ? { clusterState: () => share.stats(), sweepsRecords: () => share.isLeader() } : {}),
     async expireNow() {
       const out = await expiry.runOnce();

@@ -74,7 +74,12 @@ export function registerAmrmRoutes(app: FastifyInstance, cluster: SimCluster): v
     const a = cluster.currentAttempt;
     return { applicationId: cluster.applicationId, appAttemptId: a.id, registered: a.registered, amContainerId: a.amContainerId };
   });
+  registerBlacklistRoutes(app, cluster);
+  registerContainerRoutes(app, cluster);
+}
 
+/** The AM's blacklist: read (versioned), and one owner's change. */
+function registerBlacklistRoutes(app: FastifyInstance, cluster: SimCluster): void {
   // Versioned by a strong ETag; a reader that sends the tag it holds gets 304 and no body while
   // nothing changed (RFC 9110 §8.8.3, §13.1.2, §15.4.5): megabytes at 100,000 hosts, every poll tick.
   app.get<{ Headers: { 'if-none-match'?: string } }>('/amrm/v1/blacklist', { exposeHeadRoute: false }, async (req, reply) => {
@@ -115,6 +120,10 @@ export function registerAmrmRoutes(app: FastifyInstance, cluster: SimCluster): v
     return { blacklist: r.blacklist, owners: r.owners, etag: r.etag, previousEtag: r.previousEtag };
   });
 
+}
+
+/** The job's containers: those that completed (paged by seq), those running, and a release. */
+function registerContainerRoutes(app: FastifyInstance, cluster: SimCluster): void {
   app.get<{ Querystring: Record<string, unknown> }>('/amrm/v1/completed-containers', { exposeHeadRoute: false }, async (req, reply) => {
     const raw = req.query.after;
     let after = 0;

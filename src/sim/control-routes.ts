@@ -23,37 +23,32 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function registerControlRoutes(app: FastifyInstance, ctx: ControlContext): void {
-  const { cluster, faults } = ctx;
+  registerClusterRoutes(app, ctx);
+  registerNodeRoutes(app, ctx);
+  registerJobRoutes(app, ctx);
+  registerOptionRoutes(app, ctx);
+  registerFaultRoutes(app, ctx);
+}
 
-  app.get('/sim/v1/state', async () => ({
-    applicationId: cluster.applicationId,
-    appAttemptId: cluster.currentAttempt.id,
-    attempts: cluster.attempts().length,
-    nodes: cluster.nodes.length,
-    nodeStates: cluster.nodeStateCounts(),
-    racks: new Set(cluster.nodes.map((n) => n.rack)).size,
-    slotsPerNode: cluster.slotsPerNode,
-    targetContainers: cluster.target,
-    runningContainers: cluster.taskManagerCount,
-    pendingContainers: cluster.pending,
-    amContainerId: cluster.currentAttempt.amContainerId,
-    amHost: cluster.currentAttempt.amHost,
-    clientBlacklist: cluster.clientBlacklistView(),
-    blacklistOwners: cluster.ownersView(),
-    schedulerBlacklist: cluster.schedulerBlacklistView(),
-    pendingBlacklist: cluster.pendingBlacklistDelta(),
-    options: {
-      tickMs: ctx.tick.get(),
-      newAttemptBlacklist: cluster.newAttemptBlacklist,
-      keepContainersAcrossAttempts: cluster.keepContainersAcrossAttempts,
-      rmContainersShape: ctx.settings.rmContainersShape,
-    },
-    faults: faults.all(),
-  }));
+/** The cluster as a whole: its state, an RM restart, the counters. */
+function registerClusterRoutes(app: FastifyInstance, ctx: ControlContext): void {
+  const { cluster } = ctx;
+  app.get('/sim/v1/state', async () => simState(ctx));
 
   // A work-preserving RM restart: new containers are numbered from 1 again under the next epoch.
   app.post('/sim/v1/rm/restart', async () => cluster.rmRestart());
 
+  app.get('/sim/v1/counters', async () => cluster.counters);
+
+  app.post('/sim/v1/counters/reset', async () => {
+    cluster.resetCounters();
+    return cluster.counters;
+  });
+}
+
+/** One node or container: read a node, change its state, kill a container. */
+function registerNodeRoutes(app: FastifyInstance, ctx: ControlContext): void {
+  const { cluster } = ctx;
   app.get<{ Params: { host: string } }>('/sim/v1/nodes/:host', async (req, reply) => {
     const n = cluster.node(req.params.host);
     if (!n) return sendErrors(reply, 404, `no node ${req.params.host}`);
@@ -84,7 +79,11 @@ export function registerControlRoutes(app: FastifyInstance, ctx: ControlContext)
     }
     return { killed: req.params.id };
   });
+}
 
+/** The job on the cluster: another owner's blacklist, a new AM attempt, an allocation round, the containers it wants. */
+function registerJobRoutes(app: FastifyInstance, ctx: ControlContext): void {
+  const { cluster } = ctx;
   // Another owner of the AM's blacklist (e.g. Flink's own blocklist, owner "am"): replaces its set.
   app.put<{ Params: { owner: string }; Body: unknown }>('/sim/v1/blacklist/owners/:owner', async (req, reply) => {
     const bad = ownerError(req.params.owner);
@@ -121,7 +120,11 @@ export function registerControlRoutes(app: FastifyInstance, ctx: ControlContext)
     cluster.setTarget(b.containers);
     return { targetContainers: cluster.target, runningContainers: cluster.taskManagerCount };
   });
+}
 
+/** How the simulated cluster behaves: new attempts, the RM's container shape, tick interval. */
+function registerOptionRoutes(app: FastifyInstance, ctx: ControlContext): void {
+  const { cluster } = ctx;
   app.put<{ Body: unknown }>('/sim/v1/options', async (req, reply) => {
     const b = req.body;
     if (!isObj(b)) return sendErrors(reply, 400, 'body must be an object');
@@ -143,7 +146,11 @@ export function registerControlRoutes(app: FastifyInstance, ctx: ControlContext)
     if (b.tickMs !== undefined) ctx.tick.set(b.tickMs as number);
     return { newAttemptBlacklist: cluster.newAttemptBlacklist, rmContainersShape: ctx.settings.rmContainersShape, keepContainersAcrossAttempts: cluster.keepContainersAcrossAttempts, tickMs: ctx.tick.get() };
   });
+}
 
+/** Faults injected into the RM and AMRM faces, and stopped. */
+function registerFaultRoutes(app: FastifyInstance, ctx: ControlContext): void {
+  const { faults } = ctx;
   app.get('/sim/v1/faults', async () => faults.all());
 
   app.put<{ Params: { face: string }; Body: unknown }>('/sim/v1/faults/:face', async (req, reply) => {
@@ -168,11 +175,34 @@ export function registerControlRoutes(app: FastifyInstance, ctx: ControlContext)
     faults.clear();
     return faults.all();
   });
+}
 
-  app.get('/sim/v1/counters', async () => cluster.counters);
-
-  app.post('/sim/v1/counters/reset', async () => {
-    cluster.resetCounters();
-    return cluster.counters;
-  });
+/** GET /sim/v1/state: the cluster, the job, the blacklists and the options at a glance. */
+function simState(ctx: ControlContext): Record<string, unknown> {
+  const { cluster, faults } = ctx;
+  return {
+    applicationId: cluster.applicationId,
+    appAttemptId: cluster.currentAttempt.id,
+    attempts: cluster.attempts().length,
+    nodes: cluster.nodes.length,
+    nodeStates: cluster.nodeStateCounts(),
+    racks: new Set(cluster.nodes.map((n) => n.rack)).size,
+    slotsPerNode: cluster.slotsPerNode,
+    targetContainers: cluster.target,
+    runningContainers: cluster.taskManagerCount,
+    pendingContainers: cluster.pending,
+    amContainerId: cluster.currentAttempt.amContainerId,
+    amHost: cluster.currentAttempt.amHost,
+    clientBlacklist: cluster.clientBlacklistView(),
+    blacklistOwners: cluster.ownersView(),
+    schedulerBlacklist: cluster.schedulerBlacklistView(),
+    pendingBlacklist: cluster.pendingBlacklistDelta(),
+    options: {
+      tickMs: ctx.tick.get(),
+      newAttemptBlacklist: cluster.newAttemptBlacklist,
+      keepContainersAcrossAttempts: cluster.keepContainersAcrossAttempts,
+      rmContainersShape: ctx.settings.rmContainersShape,
+    },
+    faults: faults.all(),
+  };
 }

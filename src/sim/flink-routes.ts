@@ -44,46 +44,43 @@ export function registerFlinkRoutes(app: FastifyInstance, flink: SimFlink): void
     return { history: 0 };
   });
 
-  /**
-   * Failure injection:
-   *  {"host": "node0007.sim.local", "exception"?: "java.io.IOException: No space left on device", "exitStatus"?: 137}
-   *  {"hosts": ["…", "…"] | n, "exception": "java.lang.NullPointerException: …"}   one failure on many hosts
-   *  {"global": true, "exception": "…"}                                              no task manager
-   */
   app.post<{ Body: unknown }>('/sim/v1/flink/failures', async (req, reply) => {
-    const b = req.body;
-    const usage = 'body must be {"host", "exception"?, "exitStatus"?} | {"hosts": [hosts] or a count, "exception"} | {"global": true, "exception"}';
-    if (!isObj(b)) return sendErrors(reply, 400, usage);
-    if (b.exception !== undefined && (typeof b.exception !== 'string' || b.exception.trim() === '')) return sendErrors(reply, 400, '"exception" must be a non-empty string');
-    if (b.exitStatus !== undefined && (typeof b.exitStatus !== 'number' || !Number.isInteger(b.exitStatus))) return sendErrors(reply, 400, '"exitStatus" must be an integer');
-    const exception = b.exception as string | undefined;
-    let r: InjectResult;
-    if (b.global === true) {
-      if (!exception) return sendErrors(reply, 400, 'a global failure needs "exception"');
-      r = flink.failGlobal(exception);
-    } else if (typeof b.host === 'string') {
-      const f: HostFailure = { host: b.host };
-      if (exception !== undefined) f.exception = exception;
-      if (b.exitStatus !== undefined) f.exitStatus = b.exitStatus as number;
-      r = flink.failHost(f);
-    } else if (Array.isArray(b.hosts) || typeof b.hosts === 'number') {
-      if (!exception) return sendErrors(reply, 400, 'a job-wide failure needs "exception"');
-      let hosts: string[];
-      if (typeof b.hosts === 'number') {
-        if (!Number.isInteger(b.hosts) || b.hosts < 1) return sendErrors(reply, 400, '"hosts" must be a positive count or a list of hosts');
-        hosts = flink.hostsWithTaskManagers().slice(0, b.hosts);
-        if (hosts.length < b.hosts) return sendErrors(reply, 400, `only ${hosts.length} hosts run task managers`);
-      } else {
-        if (!b.hosts.every((h) => typeof h === 'string' && h !== '')) return sendErrors(reply, 400, '"hosts" must list host names');
-        hosts = b.hosts as string[];
-      }
-      r = flink.failJobWide(hosts, exception);
-    } else {
-      return sendErrors(reply, 400, usage);
-    }
+    const r = injectFailure(flink, req.body);
+    if (typeof r === 'string') return sendErrors(reply, 400, r);
     if (!r.ok) return sendErrors(reply, 400, r.error);
     return { timestamp: r.entry.timestamp, exceptionName: r.entry.exceptionName, containers: r.containers };
   });
+}
+
+/**
+ * Failure injection, or what is wrong with the request:
+ *  {"host": "node0007.sim.local", "exception"?: "java.io.IOException: No space left on device", "exitStatus"?: 137}
+ *  {"hosts": ["…", "…"] | n, "exception": "java.lang.NullPointerException: …"}   one failure on many hosts
+ *  {"global": true, "exception": "…"}                                              no task manager
+ */
+function injectFailure(flink: SimFlink, b: unknown): InjectResult | string {
+  const usage = 'body must be {"host", "exception"?, "exitStatus"?} | {"hosts": [hosts] or a count, "exception"} | {"global": true, "exception"}';
+  if (!isObj(b)) return usage;
+  if (b.exception !== undefined && (typeof b.exception !== 'string' || b.exception.trim() === '')) return '"exception" must be a non-empty string';
+  if (b.exitStatus !== undefined && (typeof b.exitStatus !== 'number' || !Number.isInteger(b.exitStatus))) return '"exitStatus" must be an integer';
+  const exception = b.exception as string | undefined;
+  if (b.global === true) return exception ? flink.failGlobal(exception) : 'a global failure needs "exception"';
+  if (typeof b.host === 'string') {
+    const f: HostFailure = { host: b.host };
+    if (exception !== undefined) f.exception = exception;
+    if (b.exitStatus !== undefined) f.exitStatus = b.exitStatus as number;
+    return flink.failHost(f);
+  }
+  if (!Array.isArray(b.hosts) && typeof b.hosts !== 'number') return usage;
+  if (!exception) return 'a job-wide failure needs "exception"';
+  if (typeof b.hosts === 'number') {
+    if (!Number.isInteger(b.hosts) || b.hosts < 1) return '"hosts" must be a positive count or a list of hosts';
+    const hosts = flink.hostsWithTaskManagers().slice(0, b.hosts);
+    if (hosts.length < b.hosts) return `only ${hosts.length} hosts run task managers`;
+    return flink.failJobWide(hosts, exception);
+  }
+  if (!b.hosts.every((h) => typeof h === 'string' && h !== '')) return '"hosts" must list host names';
+  return flink.failJobWide(b.hosts as string[], exception);
 }
 
 /** The endpoints evacuations read (flink-runtime.ts): task managers' slots, the job, checkpoints, restarts. */

@@ -12,7 +12,7 @@ import { parseApplicationId, parseAttemptId } from '../model/ids';
 import { NODE_STATES, NodeState } from '../yarn/types';
 import { countNodeStates } from '../yarn/node-counts';
 import { SimCluster } from './cluster';
-import { SimContainer, SimNode } from './cluster-types';
+import { SimAttempt, SimContainer, SimNode } from './cluster-types';
 
 import { RmContainersShape } from './options';
 export { RM_CONTAINERS_SHAPES } from './options';
@@ -88,6 +88,13 @@ function containerJson(cluster: SimCluster, c: SimContainer, asStrings: boolean)
 }
 
 export function registerRmRoutes(app: FastifyInstance, cluster: SimCluster, settings: RmFaceSettings): void {
+  registerClusterRoutes(app, cluster);
+  registerNodeRoutes(app, cluster);
+  registerAppRoutes(app, cluster, settings);
+}
+
+/** The cluster's info and metrics (the node counts the sidecar reads). */
+function registerClusterRoutes(app: FastifyInstance, cluster: SimCluster): void {
   app.get('/ws/v1/cluster', async () => ({ clusterInfo: clusterInfo(cluster) }));
   app.get('/ws/v1/cluster/info', async () => ({ clusterInfo: clusterInfo(cluster) }));
 
@@ -108,6 +115,10 @@ export function registerRmRoutes(app: FastifyInstance, cluster: SimCluster, sett
     },
   }));
 
+}
+
+/** The node list (filtered by state, as RMWebServices does) and one node. */
+function registerNodeRoutes(app: FastifyInstance, cluster: SimCluster): void {
   app.get<{ Querystring: { states?: string } }>('/ws/v1/cluster/nodes', async (req, reply) => {
     let accepted: Set<string> | undefined;
     if (req.query.states !== undefined) {
@@ -132,6 +143,10 @@ export function registerRmRoutes(app: FastifyInstance, cluster: SimCluster, sett
     return { node: nodeJson(n) };
   });
 
+}
+
+/** The application, its attempts and an attempt's containers. */
+function registerAppRoutes(app: FastifyInstance, cluster: SimCluster, settings: RmFaceSettings): void {
   app.get<{ Params: { appId: string } }>('/ws/v1/cluster/apps/:appId', async (req, reply) => {
     const err = checkApp(cluster, req.params.appId, reply);
     if (err) return err;
@@ -141,25 +156,7 @@ export function registerRmRoutes(app: FastifyInstance, cluster: SimCluster, sett
   app.get<{ Params: { appId: string } }>('/ws/v1/cluster/apps/:appId/appattempts', async (req, reply) => {
     const err = checkApp(cluster, req.params.appId, reply);
     if (err) return err;
-    const current = cluster.currentAttempt;
-    const appAttempt = cluster.attempts().map((a) => {
-      const am = cluster.node(a.amHost);
-      return {
-        id: a.number,
-        startTime: a.startTime,
-        finishedTime: a.finishedTime,
-        containerId: a.amContainerId,
-        nodeHttpAddress: am?.httpAddress ?? '',
-        nodeId: am?.nodeId ?? '',
-        logsLink: `http://${am?.httpAddress ?? ''}/node/containerlogs/${a.amContainerId}/flink`,
-        // AppAttemptInfo joins the scheduler attempt's blacklist with ", ".
-        blacklistedNodes: a === current ? cluster.schedulerBlacklistView().join(', ') : '',
-        nodesBlacklistedBySystem: '',
-        appAttemptId: a.id,
-        appAttemptState: a.state,
-      };
-    });
-    return { appAttempts: { appAttempt } };
+    return { appAttempts: { appAttempt: cluster.attempts().map((a) => attemptJson(cluster, a)) } };
   });
 
   app.get<{ Params: { appId: string; attemptId: string } }>('/ws/v1/cluster/apps/:appId/appattempts/:attemptId/containers', async (req, reply) => {
@@ -177,6 +174,25 @@ export function registerRmRoutes(app: FastifyInstance, cluster: SimCluster, sett
     const items = live.map((c) => containerJson(cluster, c, true));
     return { container: items.length === 1 ? items[0] : items };
   });
+}
+
+/** One attempt as AppAttemptInfo writes it. */
+function attemptJson(cluster: SimCluster, a: SimAttempt): Record<string, unknown> {
+  const am = cluster.node(a.amHost);
+  return {
+    id: a.number,
+    startTime: a.startTime,
+    finishedTime: a.finishedTime,
+    containerId: a.amContainerId,
+    nodeHttpAddress: am?.httpAddress ?? '',
+    nodeId: am?.nodeId ?? '',
+    logsLink: `http://${am?.httpAddress ?? ''}/node/containerlogs/${a.amContainerId}/flink`,
+    // AppAttemptInfo joins the scheduler attempt's blacklist with ", ".
+    blacklistedNodes: a === cluster.currentAttempt ? cluster.schedulerBlacklistView().join(', ') : '',
+    nodesBlacklistedBySystem: '',
+    appAttemptId: a.id,
+    appAttemptState: a.state,
+  };
 }
 
 function checkApp(cluster: SimCluster, appId: string, reply: FastifyReply): FastifyReply | undefined {

@@ -91,7 +91,75 @@ function registerWebProxy(app: FastifyInstance, applicationId: string): void {
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
   const log = opts.logger ?? silentLogger;
-  const cluster = new SimCluster({
+  const cluster = simulatedCluster(opts);
+  const faults = new FaultInjector(opts.seed ?? 1);
+  const settings: RmFaceSettings = { rmContainersShape: opts.rmContainersShape ?? 'real' };
+  let tickMs = opts.tickMs ?? DEFAULT_TICK_MS;
+  const tick = {
+    get: () => tickMs,
+    set: (ms: number) => {
+      tickMs = ms;
+      cluster.startTicking(ms);
+    },
+  };
+  const app: FastifyInstance = Fastify({ logger: false, bodyLimit: 32 * 1024 * 1024, forceCloseConnections: true });
+  // Bodiless POSTs (curl -X POST, axios.post(url)) arrive with a form or no content type; the control
+  // calls take none, and a non-JSON body to the proxy is refused by its own validation with a 400.
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
+    done(null, body === '' ? undefined : body);
+  });
+  app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => countAndFault(req, reply, cluster, faults));
+  answerErrorsAsTheFaces(app, log);
+  registerRmRoutes(app, cluster, settings);
+  registerAmrmRoutes(app, cluster);
+  const flink = new SimFlink(cluster, cluster.clock, opts.flinkVersion ?? '1.18');
+  if (opts.flinkRuntime !== false) flink.runtime = new SimFlinkRuntime(cluster, opts.flinkRuntime ?? {});
+  registerFlinkRoutes(app, flink);
+  registerWebProxy(app, cluster.applicationId);
+  registerControlRoutes(app, { cluster, faults, settings, tick });
+
+  await app.listen({ port: opts.port ?? 0, host: opts.host ?? '127.0.0.1' });
+  const port = (app.server.address() as AddressInfo).port;
+  const hostPart = (opts.host ?? '127.0.0.1').includes(':') ? `[${opts.host}]` : (opts.host ?? '127.0.0.1');
+  const url = `http://${hostPart}:${port}`;
+  settings.selfAddress = `${hostPart}:${port}`;
+  cluster.startTicking(tickMs);
+  log.info('YARN simulator listening', { url, nodes: cluster.nodes.length, containers: cluster.target, app: cluster.applicationId });
+  let closed = false;
+  return {
+    url,
+    rmUrl: url,
+    amrmUrl: url,
+    port,
+    cluster,
+    flink,
+    faults,
+    settings,
+    setTick: tick.set,
+    async close() {
+      if (closed) return;
+      closed = true;
+      cluster.stopTick();
+      await app.close();
+    },
+  };
+}
+
+/** An unknown path or a failed request answered as the face it was meant for answers (RemoteException for the RM, Flink's errors otherwise). */
+function answerErrorsAsTheFaces(app: FastifyInstance, log: Logger): void {
+  app.setNotFoundHandler((req, reply) => {
+    const face = faceOf(req.url);
+    void sendFaceError(face, reply, 404, `no such resource: ${req.method} ${req.url.split('?')[0]}`);
+  });
+  app.setErrorHandler((err: { statusCode?: number; message: string }, req, reply) => {
+    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
+    if (status >= 500) log.error('simulator request failed', { url: req.url, error: err.message });
+    void sendFaceError(faceOf(req.url), reply, status, err.message);
+  });
+}
+
+function simulatedCluster(opts: SimulatorOptions): SimCluster {
+  return new SimCluster({
     nodes: opts.nodes ?? 20,
     containers: opts.containers ?? 40,
     ...(opts.racks !== undefined ? { racks: opts.racks } : {}),
@@ -104,101 +172,32 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     ...(opts.keepContainersAcrossAttempts !== undefined ? { keepContainersAcrossAttempts: opts.keepContainersAcrossAttempts } : {}),
     ...(opts.clock !== undefined ? { clock: opts.clock } : {}),
   });
-  const faults = new FaultInjector(opts.seed ?? 1);
-  const settings: RmFaceSettings = { rmContainersShape: opts.rmContainersShape ?? 'real' };
-  let tickMs = opts.tickMs ?? DEFAULT_TICK_MS;
+}
 
-  const app: FastifyInstance = Fastify({ logger: false, bodyLimit: 32 * 1024 * 1024, forceCloseConnections: true });
-
-  // Bodiless POSTs (curl -X POST, axios.post(url)) arrive with a form or no content type; the control
-  // calls take none, and a non-JSON body to the proxy is refused by its own validation with a 400.
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
-    done(null, body === '' ? undefined : body);
-  });
-
-  app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
-    const face = faceOf(req.url);
-    if (!face) return;
-    if (face === 'rm') {
-      cluster.counters.rmRequests++;
-      const states = (req.query as Record<string, unknown> | undefined)?.states;
-      const p = req.url.split('?')[0] + (typeof states === 'string' ? `?states=${states}` : '');
-      cluster.counters.rmRequestsByPath[p] = (cluster.counters.rmRequestsByPath[p] ?? 0) + 1;
-      const user = (req.query as Record<string, unknown> | undefined)?.['user.name'];
-      if (typeof user === 'string') cluster.counters.rmLastUser = user;
-    } else {
-      cluster.counters.amrmRequests++;
-    }
-    const latency = faults.latency(face);
-    if (latency > 0) await sleep(latency);
-    const d = faults.decide(face);
-    if (d.kind === 'pass') return;
-    cluster.counters.faultsInjected[face]++;
-    if (d.kind === 'reset') {
-      reply.hijack();
-      req.raw.socket.destroy();
-      return reply;
-    }
-    const message = d.status === 503 ? 'simulated outage' : 'simulated failure';
-    return sendFaceError(face, reply, d.status, message);
-  });
-
-  app.setNotFoundHandler((req, reply) => {
-    const face = faceOf(req.url);
-    void sendFaceError(face, reply, 404, `no such resource: ${req.method} ${req.url.split('?')[0]}`);
-  });
-  app.setErrorHandler((err: { statusCode?: number; message: string }, req, reply) => {
-    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
-    if (status >= 500) log.error('simulator request failed', { url: req.url, error: err.message });
-    void sendFaceError(faceOf(req.url), reply, status, err.message);
-  });
-
-  registerRmRoutes(app, cluster, settings);
-  registerAmrmRoutes(app, cluster);
-  const flink = new SimFlink(cluster, cluster.clock, opts.flinkVersion ?? '1.18');
-  if (opts.flinkRuntime !== false) flink.runtime = new SimFlinkRuntime(cluster, opts.flinkRuntime ?? {});
-  registerFlinkRoutes(app, flink);
-  registerWebProxy(app, cluster.applicationId);
-  registerControlRoutes(app, {
-    cluster,
-    faults,
-    settings,
-    tick: {
-      get: () => tickMs,
-      set: (ms: number) => {
-        tickMs = ms;
-        cluster.startTicking(ms);
-      },
-    },
-  });
-
-  await app.listen({ port: opts.port ?? 0, host: opts.host ?? '127.0.0.1' });
-  const port = (app.server.address() as AddressInfo).port;
-  const hostPart = (opts.host ?? '127.0.0.1').includes(':') ? `[${opts.host}]` : (opts.host ?? '127.0.0.1');
-  const url = `http://${hostPart}:${port}`;
-  settings.selfAddress = `${hostPart}:${port}`;
-  cluster.startTicking(tickMs);
-  log.info('YARN simulator listening', { url, nodes: cluster.nodes.length, containers: cluster.target, app: cluster.applicationId });
-
-  let closed = false;
-  return {
-    url,
-    rmUrl: url,
-    amrmUrl: url,
-    port,
-    cluster,
-    flink,
-    faults,
-    settings,
-    setTick(ms: number) {
-      tickMs = ms;
-      cluster.startTicking(ms);
-    },
-    async close() {
-      if (closed) return;
-      closed = true;
-      cluster.stopTick();
-      await app.close();
-    },
-  };
+/** Every RM and AMRM request: counted (by path, for the RM), then delayed, failed or cut off as the injected faults say. */
+async function countAndFault(req: FastifyRequest, reply: FastifyReply, cluster: SimCluster, faults: FaultInjector): Promise<FastifyReply | undefined> {
+  const face = faceOf(req.url);
+  if (!face) return undefined;
+  if (face === 'rm') {
+    cluster.counters.rmRequests++;
+    const query = req.query as Record<string, unknown> | undefined;
+    const states = query?.states;
+    const p = req.url.split('?')[0] + (typeof states === 'string' ? `?states=${states}` : '');
+    cluster.counters.rmRequestsByPath[p] = (cluster.counters.rmRequestsByPath[p] ?? 0) + 1;
+    const user = query?.['user.name'];
+    if (typeof user === 'string') cluster.counters.rmLastUser = user;
+  } else {
+    cluster.counters.amrmRequests++;
+  }
+  const latency = faults.latency(face);
+  if (latency > 0) await sleep(latency);
+  const d = faults.decide(face);
+  if (d.kind === 'pass') return undefined;
+  cluster.counters.faultsInjected[face]++;
+  if (d.kind === 'reset') {
+    reply.hijack();
+    req.raw.socket.destroy();
+    return reply;
+  }
+  return sendFaceError(face, reply, d.status, d.status === 503 ? 'simulated outage' : 'simulated failure');
 }

@@ -1,11 +1,11 @@
 /**
  * The items that count for an application, oldest first (the order the safety cap keeps), brought
- * up to date from the last snapshot's answer instead of sorted again. Pure in its result: the same
- * snapshot, application and time give exactly effectiveItems()'s list; the memo only saves work.
+ * up to date from the last snapshot's answer instead of sorted again. Pure: the same snapshot,
+ * application and time give exactly effectiveItems()'s list; the caller's last answer only saves work.
  *
  * Why: every pass plans, and under a stream of writes a pass runs every 100 ms or so on a
  * snapshot that differs from the last one by a few hundred items. Sorting all of them by age each
- * time was the largest part of a pass (at 30,000 items 5.4 of 14 ms, on the event loop); walking the
+ * time would be the largest part of a pass, on the event loop; walking the
  * two snapshots side by side to find what changed costs a pointer comparison per unchanged item,
  * because a store's snapshot hands out the same item object until the item changes.
  */
@@ -23,19 +23,16 @@ export interface AgeOrder {
 /** Changes beyond this share of the snapshot: sorting everything is as cheap as merging. */
 const MAX_CHANGED_SHARE = 1 / 4;
 
-let last: AgeOrder | undefined;
-
 /**
- * effectiveItems(items, applicationId, now), incrementally from the last call when it can. Like
- * every snapshot, `items` is replaced, never changed in place, and the answer is only read.
+ * effectiveItems(items, applicationId, now), incrementally from `prev` (the caller's last answer)
+ * when it can; the answer to keep for the next call. Like every snapshot, `items` is replaced,
+ * never changed in place, and the answer is only read.
  */
-export function effectiveOldestFirst(items: readonly BlockedItem[], applicationId: string | undefined, now: number): BlockedItem[] {
-  const prev = last;
+export function effectiveOldestFirst(items: readonly BlockedItem[], applicationId: string | undefined, now: number, prev?: AgeOrder): AgeOrder {
   // Time only ends items (an item counts while now < its end), so a later `now` never brings back
   // one the last answer left out; a clock that went back may, and gets a full sort.
   const effective = (prev && prev.applicationId === applicationId && now >= prev.now && updatedAgeOrder(prev, items, applicationId, now)) || effectiveItems(items, applicationId, now);
-  last = { items, applicationId, now, effective };
-  return effective;
+  return { items, applicationId, now, effective };
 }
 
 /**

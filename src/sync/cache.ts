@@ -74,6 +74,6 @@ export class Cached<T> {
 /** What a watcher's read reports to the pass: the pass names the stage when it fails. */
 export type ReadOutcome = { ok: true } | { ok: false; error: string };
 
-export const READ_OK: ReadOutcome = { ok: true };
+export const READ_OK: Readonly<ReadOutcome> = { ok: true };
 
 export const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));

@@ -131,7 +131,7 @@ interface Shown {
 }
 
 /** How each kind of release went, in words (audit, logs). */
-const RELEASE_WORDS: Record<ReleaseKind, string> = {
+const RELEASE_WORDS: Readonly<Record<ReleaseKind, string>> = {
   idle: 'released idle (every slot free): nothing ran there',
   checkpointed: 'released right after a completed checkpoint',
   deadline: 'released at the deadline (no checkpoint to wait for)',
@@ -233,12 +233,19 @@ export class Controller {
   private async run(): Promise<PassOutcome> {
     const seen = await this.observe(this.deps.clock.now());
     if (!seen.ok) return seen.failed;
-    const decision = await this.decide(seen);
+    const appId = this.watch.attempt.applicationId;
+    const readsFlink = this.flink.mayRead(monotonicNow(this.deps.clock), this.needs.get(seen.desired.items, appId, this.deps.clock.now()).any);
+    const first = reconcile({ ...seen.observed, flink: this.flink.knowledge }, seen.desired, this.memory, this.deps.clock.now(), monotonicNow(this.deps.clock));
     const now = this.deps.clock.now();
-    this.adopt(decision);
-    const pushed = await this.executor.push(decision.push);
-    const pushFailure = this.takePush(pushed, decision.view.plan, now);
+    // The blacklist does not depend on Flink, so it goes out before any read of Flink (or of the
+    // RM's report that locates it): a slow JobManager never holds a block back. What the
+    // evacuations decide waits for that read, so the first decision is only shown meanwhile.
+    if (readsFlink) this.show(first);
+    else this.adopt(first);
+    const pushed = await this.executor.push(first.push);
+    const pushFailure = this.takePush(pushed, first, now);
     if (pushFailure) return pushFailure;
+    const decision = readsFlink ? await this.decideWithFlink(seen, first) : first;
     await this.recordStarts(seen.desired.items, decision);
     // The blacklist is applied; evacuations must wait for a container list read by this pass.
     if (seen.containersError !== undefined) return { result: 'failed', stage: 'containers', error: seen.containersError };
@@ -247,13 +254,22 @@ export class Controller {
     return out;
   }
 
-  /** The pure decision; again with a fresh read of Flink when it wants Flink and the one it had is not this pass's. */
-  private async decide(seen: Extract<Observation, { ok: true }>): Promise<Decision> {
-    const mono = monotonicNow(this.deps.clock);
-    const first = reconcile({ ...seen.observed, flink: this.flink.knowledge }, seen.desired, this.memory, this.deps.clock.now(), mono);
-    const evacuating = [...(first.view.evacuations?.statuses.values() ?? [])].some((st) => st.phase !== 'READY');
-    if (!(await this.flink.needsFresh(first.flinkWanted, mono, this.watch.attempt.applicationId, this.memory.steps, evacuating))) return first;
-    return reconcile({ ...seen.observed, flink: this.flink.knowledge }, seen.desired, this.memory, this.deps.clock.now(), monotonicNow(this.deps.clock));
+  /**
+   * The decision again with this pass's read of Flink (twice when the first read is not fresh
+   * enough for what it wants), on YARN's blacklist as just pushed: nothing more to push.
+   */
+  private async decideWithFlink(seen: Extract<Observation, { ok: true }>, pushedPlan: Decision): Promise<Decision> {
+    const appId = this.watch.attempt.applicationId;
+    const need = this.needs.get(seen.desired.items, appId, this.deps.clock.now());
+    const inProgress = [...this.shown.statuses.values()].some((st) => st.phase !== 'READY' && st.action === EVACUATE);
+    const read = await this.flink.observe(monotonicNow(this.deps.clock), appId, need.any, this.memory.steps, inProgress || need.evacuating);
+    const observed = { ...seen.observed, actual: blacklistSet(pushedPlan.view.plan) };
+    const decide = () => reconcile({ ...observed, flink: this.flink.knowledge }, seen.desired, this.memory, this.deps.clock.now(), monotonicNow(this.deps.clock));
+    let d = decide();
+    const evacuating = [...(d.view.evacuations?.statuses.values() ?? [])].some((st) => st.phase !== 'READY');
+    if (await this.flink.needsFresh(d.flinkWanted, monotonicNow(this.deps.clock), appId, this.memory.steps, evacuating, read)) d = decide();
+    this.adopt(d);
+    return d;
   }
 
   /** Refreshes every cache its policy says is due, in the order the decision needs them. */
@@ -277,8 +293,6 @@ export class Controller {
     const bl = await this.watch.blacklist.refresh(now, appId, this.watch.attempt.attemptId);
     if (!bl.ok) return failed('blacklist-read', bl.error);
     const containers = await this.watch.containers.refresh(now, { evacuating: need.evacuating, itemsInForce: need.any });
-    const inProgress = [...this.shown.statuses.values()].some((st) => st.phase !== 'READY' && st.action === EVACUATE);
-    await this.flink.observe(monotonicNow(this.deps.clock), appId, need.any, this.memory.steps, inProgress || need.evacuating);
     const view = this.watch.blacklist.cache.value ?? { actual: new Set<string>(), othersHold: new Set<string>(), schedulerOnly: [] };
     return {
       ok: true,
@@ -302,6 +316,13 @@ export class Controller {
     this.watch.containers.cache.invalidate();
   }
 
+  /** Shows a decision's plan (while what else it decides waits on Flink). */
+  private show(d: Decision): void {
+    this.shown.plan = d.view.plan;
+    this.shown.pending = d.view.pending;
+    this.deps.metrics.deferredItems.set(d.view.plan.deferred.length);
+  }
+
   /** Takes in the decision before acting on it: memory, view, deadlines, log lines, gauges. */
   private adopt(d: Decision): void {
     this.flink.noteOutcomes(this.memory.steps, d.memory.steps);
@@ -316,7 +337,8 @@ export class Controller {
   }
 
   /** After the push: YARN now has the plan, or we no longer know what it has (re-read next pass). */
-  private takePush(pushed: PushOutcome, plan: DesiredPlan, now: number): PassOutcome | undefined {
+  private takePush(pushed: PushOutcome, d: Decision, now: number): PassOutcome | undefined {
+    const plan = d.view.plan;
     if (pushed.result === 'failed') {
       this.memory = afterPush(this.memory, { ok: false, attempted: pushed.diff });
       return { result: 'failed', stage: 'push', error: pushed.error };
@@ -325,8 +347,10 @@ export class Controller {
     // Nothing pushed: the proxy already holds the plan, and the belief read this pass stands (a
     // fresh copy of it would make the next poll read and parse the whole list again: megabytes
     // at 100,000 hosts).
-    if (pushed.result === 'pushed') this.watch.blacklist.wrote(plan.blacklist, now, { change: pushed.diff, write: pushed.write }, blacklistSet(plan));
+    if (pushed.result === 'pushed') this.watch.blacklist.wrote(plan.blacklist, now, { change: pushed.diff, write: pushed.write, ...(d.pushOrigin ? { origin: d.pushOrigin } : {}) }, blacklistSet(plan));
     this.shown.pending = { additions: [], removals: [] };
+    // Answers given while the pass goes on (it may still read Flink) see the plan YARN now has.
+    this.viewCache = undefined;
     return undefined;
   }
 
@@ -481,13 +505,15 @@ export class Controller {
     if (this.shown.lastSuccessfulSync !== undefined) v.lastSuccessfulSync = this.shown.lastSuccessfulSync;
     if (this.shown.lastFailure) v.lastFailure = this.shown.lastFailure;
     if (this.watch.store.error !== undefined) v.storeError = this.watch.store.error;
-    if (this.watch.store.cache.value) v.items = this.watch.store.cache.value.items;
+    const snapshot = this.watch.store.cache.value;
+    if (snapshot) Object.assign(v, { items: snapshot.items, itemLookups: snapshot.lookups });
     if (this.shown.plan) v.plan = this.shown.plan;
     const bl = this.watch.blacklist.cache.value;
     if (bl) v.actual = bl.actual;
     if (bl?.owners) v.owners = bl.owners;
     const nodes = this.watch.nodes.cache;
-    if (nodes.value && nodes.readAt !== undefined) v.nodes = { readAt: nodes.readAt, list: nodes.value };
+    const known = this.watch.nodes.known;
+    if (nodes.value && nodes.readAt !== undefined) v.nodes = { readAt: nodes.readAt, list: nodes.value, ...(known ? { known } : {}) };
     const containers = this.watch.containers.cache.value;
     if (containers) v.containers = containers;
     Object.assign(v, this.amContainer(), { flink: this.flink.knowledge, taskManagerWaits: this.shown.waits, released: this.memory.released, releaseKinds: this.memory.steps.kinds });

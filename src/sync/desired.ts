@@ -5,7 +5,7 @@
  */
 import { BlockedItem } from '../model/item';
 import { appliesTo, isEffective } from '../model/effective';
-import { effectiveOldestFirst } from './age-order';
+import { AgeOrder, effectiveOldestFirst } from './age-order';
 import { SortedHosts, isSorted, sortedDifference } from './sorted-hosts';
 import { NodeState } from '../yarn/types';
 
@@ -44,27 +44,49 @@ export interface DesiredInput {
 
 export interface DesiredPlan {
   /** Every item that counts for this application now (node and task manager), oldest first. */
-  effective: BlockedItem[];
+  readonly effective: readonly BlockedItem[];
   /** Node items on the blacklist, oldest first. */
-  enforced: BlockedItem[];
+  readonly enforced: readonly BlockedItem[];
   /** Node items held back by the safety cap, oldest first. */
-  deferred: BlockedItem[];
+  readonly deferred: readonly BlockedItem[];
   /** Task manager items: never on the blacklist (that would block the whole node). */
-  taskManagers: BlockedItem[];
+  readonly taskManagers: readonly BlockedItem[];
   /** The hosts YARN should have on the blacklist, sorted. */
-  blacklist: string[];
+  readonly blacklist: readonly string[];
   /** RUNNING nodes in the cluster now (the cap's denominator unless runningNodesFloor is larger). */
-  runningNodes: number;
+  readonly runningNodes: number;
   /** How many RUNNING hosts the cap allows on the blacklist. */
-  capacity: number;
+  readonly capacity: number;
   /** The cap's denominator: RUNNING nodes now, or the remembered floor when that is larger. */
-  capNodes: number;
+  readonly capNodes: number;
   /** RUNNING hosts this plan puts on the blacklist (the slots of the cap in use). */
-  capUsed: number;
+  readonly capUsed: number;
   /** The RUNNING hosts holding those slots. */
-  slotHolders: ReadonlySet<string>;
+  readonly slotHolders: ReadonlySet<string>;
   /** The RUNNING hosts of the node list, which take a slot when blocked; undefined while no list is known (every host takes one). */
-  runningHosts: ReadonlySet<string> | undefined;
+  readonly runningHosts: ReadonlySet<string> | undefined;
+  /** `blacklist` as a set (its own sorted array behind a set's interface): made with the plan, which never changes. */
+  readonly blacklistSet: SortedHosts;
+  /** Lookups a reader builds once per plan and keeps with it (the API's index of its items by id). */
+  readonly lookups: { byId?: Map<string, number> };
+}
+
+/**
+ * What the decision step remembers to save work, as a value the caller owns, passes in and gets
+ * back (memory.ts keeps it): the last plan and what it was made of, the last diff, the last age
+ * order. The answers never depend on it: the same inputs give the same plan and diff with an
+ * empty one, only slower (two engines in one process each keep their own).
+ */
+export interface DecisionMemo {
+  plan?: { input: DesiredInput; from: number; until: number; plan: DesiredPlan };
+  diff?: { want: ReadonlySet<string>; have: ReadonlySet<string>; repushAll: boolean; diff: BlacklistDiff; origin: DiffOrigin | undefined };
+  ageOrder?: AgeOrder;
+}
+
+/** The two plan sets a diff was computed between: applied to `have`, the diff gives exactly `want`. */
+export interface DiffOrigin {
+  want: SortedHosts;
+  have: SortedHosts;
 }
 
 /** RUNNING hosts per rack path. */
@@ -125,24 +147,26 @@ export function newSlots(plan: DesiredPlan, hosts: readonly string[]): string[] 
  *    of the cluster, running or not).
  */
 export function planDesired(input: DesiredInput): DesiredPlan {
-  const l = lastPlan;
-  if (l && samePlanInput(l.input, input) && input.now >= l.from && input.now < l.until) return l.plan;
-  const plan = computePlan(input);
-  // The plan holds until the first end of an item in it (expiry is the only way time changes it).
-  let until = Infinity;
-  for (const i of plan.effective) if (i.endTimestamp < until) until = i.endTimestamp;
-  lastPlan = { input: { ...input }, from: input.now, until, plan };
-  return plan;
+  return planWith(input, {}).plan;
 }
 
 /**
- * The last plan, and what it was made of. Every pass plans, and most passes (a poll tick's refresh
- * of the node counts, a push of nothing) plan the same snapshot again: with 100,000 items that is
- * two sorts of 100,000 (by age, and the hosts) on the event loop each time. A snapshot is replaced,
- * never changed in place, and plans are only read, so the same inputs within the same validity give
- * the very same plan (which also keeps the API's per-plan index of it).
+ * planDesired(input) with what an earlier call remembered: the same snapshot, nodes and numbers
+ * within the plan's validity give the very same plan. Every pass plans, and most passes (a poll
+ * tick's refresh of the node counts, a push of nothing) plan the same snapshot again: with 100,000
+ * items that is two sorts of 100,000 (by age, and the hosts) on the event loop each time. A
+ * snapshot is replaced, never changed in place, and plans are only read.
  */
-let lastPlan: { input: DesiredInput; from: number; until: number; plan: DesiredPlan } | undefined;
+export function planWith(input: DesiredInput, memo: DecisionMemo): { plan: DesiredPlan; memo: DecisionMemo } {
+  const l = memo.plan;
+  if (l && samePlanInput(l.input, input) && input.now >= l.from && input.now < l.until) return { plan: l.plan, memo };
+  const order = effectiveOldestFirst(input.items, input.applicationId, input.now, memo.ageOrder);
+  const plan = computePlan(input, order.effective);
+  // The plan holds until the first end of an item in it (expiry is the only way time changes it).
+  let until = Infinity;
+  for (const i of plan.effective) if (i.endTimestamp < until) until = i.endTimestamp;
+  return { plan, memo: { ...memo, ageOrder: order, plan: { input: { ...input }, from: input.now, until, plan } } };
+}
 
 function samePlanInput(a: DesiredInput, b: DesiredInput): boolean {
   return (
@@ -156,8 +180,7 @@ function samePlanInput(a: DesiredInput, b: DesiredInput): boolean {
   );
 }
 
-function computePlan(input: DesiredInput): DesiredPlan {
-  const effective = effectiveOldestFirst(input.items, input.applicationId, input.now);
+function computePlan(input: DesiredInput, effective: BlockedItem[]): DesiredPlan {
   const running = new Set<string>();
   for (const n of input.nodes) if (n.state === 'RUNNING') running.add(n.host);
   const runningNow = input.runningNodes ?? running.size;
@@ -210,7 +233,7 @@ function computePlan(input: DesiredInput): DesiredPlan {
   }
   const blacklist = blacklistOf(input, deferred);
   const runningHosts = input.assumeRunning ? undefined : running;
-  return { effective, enforced: enforced ?? effective, deferred, taskManagers, blacklist, runningNodes: runningNow, capacity, capNodes, capUsed: used, slotHolders: counted, runningHosts };
+  return { effective, enforced: enforced ?? effective, deferred, taskManagers, blacklist, blacklistSet: new SortedHosts(blacklist), runningNodes: runningNow, capacity, capNodes, capUsed: used, slotHolders: counted, runningHosts, lookups: {} };
 }
 
 /**
@@ -251,54 +274,40 @@ export interface BlacklistDiff {
  * skip an addition. A host never lands in both lists.
  */
 export function diffBlacklist(desired: Iterable<string>, actual: Iterable<string>, repushAll = false, maybeOnYarn: Iterable<string> = []): BlacklistDiff {
+  return diffWith(desired, actual, repushAll, maybeOnYarn, {}).diff;
+}
+
+/**
+ * diffBlacklist() with what the last call remembered: the same two sets again (a plan's set, the
+ * belief about the proxy: neither changed in place) give the same answer without walking
+ * 2 × 100,000 hosts on the event loop once more. Between two plan sets it also names them as the
+ * diff's origin, so the check that a push turned the believed set into the plan's (appliedIs) is
+ * answered without walking either set (50,000 hosts after every push under a stream of writes).
+ */
+export function diffWith(desired: Iterable<string>, actual: Iterable<string>, repushAll: boolean, maybeOnYarn: Iterable<string>, memo: DecisionMemo): { diff: BlacklistDiff; origin: DiffOrigin | undefined; memo: DecisionMemo } {
   // Sets are used as they are: a pass hands in thousands of hosts, and copies were most of its cost.
   const want = asSet(desired);
   const have = asSet(actual);
   const maybe = [...maybeOnYarn];
-  // The same two sets again (a plan's set, the belief about the proxy: neither changed in place):
-  // the same answer, without walking 2 × 100,000 hosts on the event loop once more.
-  const l = lastDiff;
-  const keep = maybe.length === 0 && planSets.has(want) && actual === have;
-  if (keep && l && l.want === want && l.have === have && l.repushAll === repushAll) return l.diff;
+  const keep = maybe.length === 0 && want instanceof SortedHosts && actual === have;
+  const l = memo.diff;
+  if (keep && l && l.want === want && l.have === have && l.repushAll === repushAll) return { diff: l.diff, origin: l.origin, memo };
   const diff = diffOf(want, have, repushAll, maybe);
-  lastDiff = keep ? { want, have, repushAll, diff } : undefined;
-  if (planSets.has(want) && planSets.has(have)) diffOrigins.set(diff, { want, have });
-  return diff;
+  const origin = want instanceof SortedHosts && have instanceof SortedHosts ? { want, have } : undefined;
+  const next: DecisionMemo = { ...memo };
+  if (keep) next.diff = { want, have, repushAll, diff, origin };
+  else delete next.diff;
+  return { diff, origin, memo: next };
 }
 
-/**
- * The two plan sets each diff was computed between (both never change). Applying a diff to the
- * set it was computed from gives exactly the set it was computed towards: additions are want −
- * have (or all of want), removals have − want plus hosts in neither. So the check that a push
- * turned the believed set into the plan's (appliedIs) is answered without walking either set
- * (50,000 hosts after every push under a stream of writes).
- */
-const diffOrigins = new WeakMap<object, { want: ReadonlySet<string>; have: ReadonlySet<string> }>();
-
-/** Whether `diff` was computed by diffBlacklist() from exactly `from` towards exactly `to` (two plan sets). */
-export function diffLeadsFrom(diff: object, from: ReadonlySet<string>, to: ReadonlySet<string>): boolean {
-  const o = diffOrigins.get(diff);
-  return o !== undefined && o.have === from && o.want === to;
+/** Whether `origin` says its diff was computed from exactly `from` towards exactly `to` (two plan sets). */
+export function diffLeadsFrom(origin: DiffOrigin | undefined, from: ReadonlySet<string>, to: ReadonlySet<string>): boolean {
+  return origin !== undefined && origin.have === from && origin.want === to;
 }
 
-let lastDiff: { want: ReadonlySet<string>; have: ReadonlySet<string>; repushAll: boolean; diff: BlacklistDiff } | undefined;
-
-const blacklistSets = new WeakMap<DesiredPlan, SortedHosts>();
-/** The sets blacklistSet() made: only these are known never to change (a caller's own set may). */
-const planSets = new WeakSet<ReadonlySet<string>>();
-
-/**
- * The plan's blacklist as a set, made once per plan (a plan is never changed): the plan's own
- * sorted list behind a set's interface (sorted-hosts.ts), not a hash set of every host.
- */
+/** The plan's blacklist as a set (a plan made by hand, in a test, gets one on the spot). */
 export function blacklistSet(plan: DesiredPlan): SortedHosts {
-  let s = blacklistSets.get(plan);
-  if (!s) {
-    s = new SortedHosts(plan.blacklist);
-    blacklistSets.set(plan, s);
-    planSets.add(s);
-  }
-  return s;
+  return plan.blacklistSet ?? new SortedHosts(plan.blacklist);
 }
 
 function diffOf(want: ReadonlySet<string>, have: ReadonlySet<string>, repushAll: boolean, maybeOnYarn: readonly string[]): BlacklistDiff {

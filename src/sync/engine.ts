@@ -103,22 +103,12 @@ export const MAX_PACE_MS = 200;
  * How long the next pass waits (ms; 0 = at once), given how many passes in a row have each had
  * several writes land while they ran, and how long the last one took.
  *
- * Under a stream of writes every pass finds kicks waiting, so passes would run back to back, and
- * their cost (linear in the items, plus the proxy's round trips) would take the event loop from the
- * writes themselves. Once a stream is seen, the next pass waits PACE_FACTOR times as long as the
- * previous one took (at most MAX_PACE_MS): passes then hold the loop at most about a twentieth of the
- * time, and each push carries every write of those milliseconds. Profiled with 32 clients sending
- * new items (15,000 items after 5 s): with a factor of 1 the passes took 22 % of the event loop,
- * with 3 they took 10 %. With 8 clients, 3 → 5 made 48-51 passes in 5 s instead of 70-78 and the
- * sidecar answered 7 % more PUTs. 5 → 10 came with passes made cheaper (an incremental age order:
- * at 30,000 items 14 → ~8 ms): the lag of a block behind a stream stays what it was (80 ms of wait
- * after an 8 ms pass, where it was 70 after 14) and the passes' share of the loop halves.
- * 10 → 20 (and a longest pause of 100 → 200 ms) came with passes made cheaper again (sorted host
- * sets instead of hash sets, no walk of the believed set after a push): profiled with 32 clients,
- * passes took 11.7 % of the loop's busy time with the cap of 100 ms binding, and allocated a
- * third of what they did. A block in a stream then reaches the proxy at most ~0.2 s after its
- * write; for scale, the AM hands the blacklist to the RM only on its next allocate heartbeat
- * (Flink's yarn.heartbeat.interval: 5 s, 500 ms while it waits for containers).
+ * Under a stream of writes every pass finds kicks waiting, so passes would run back to back and
+ * take the event loop from the writes themselves. Once a stream is seen, the next pass waits
+ * PACE_FACTOR times as long as the previous one took (at most MAX_PACE_MS): passes then hold the
+ * loop at most about a twentieth of the time, each push carries every write of the wait, and a block
+ * still reaches the proxy well within the AM's own allocate heartbeat. How the factor was chosen:
+ * docs/sync-engine.md ("Pacing a stream"), with its figures in docs/benchmarks.md.
  * A lone write never waits, nor does a client that sends its next block as soon as the previous one
  * reached YARN (one write per pass: no stream).
  */
@@ -305,7 +295,7 @@ export class SyncEngine implements SyncFacade {
       let out: PassOutcome;
       // Writes committed and waiting for the disk (SQLite syncs them off the loop) are answered
       // first: a pass holds the loop for milliseconds at 10,000 items, and an answer that came due
-      // meanwhile waited for all of it (sequential block/unblock through the API: 21 % slower).
+      // meanwhile would wait for all of it.
       if (await this.durableFirst()) await new Promise<void>((resolve) => setImmediate(resolve));
       const started = performance.now();
       const startedAt = (this.passStartedAt = this.deps.clock.now());

@@ -78,7 +78,7 @@ export interface CheckpointStatus {
  * States in which a container no longer occupies the node. The proxy reports a container it was
  * asked to release as RELEASING (or drops it); YARN reports finished ones as COMPLETE.
  */
-const GONE_STATES = new Set(['COMPLETE', 'COMPLETED', 'RELEASED', 'RELEASING', 'KILLED', 'FAILED', 'DONE', 'EXITED']);
+const GONE_STATES: ReadonlySet<string> = new Set(['COMPLETE', 'COMPLETED', 'RELEASED', 'RELEASING', 'KILLED', 'FAILED', 'DONE', 'EXITED']);
 
 /** Whether a container still occupies its node (YARN counts RUNNING and NEW; we count anything not finished). */
 export function isLive(c: AppContainer): boolean {

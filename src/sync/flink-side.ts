@@ -23,16 +23,24 @@ export class FlinkSide {
     return this.watcher.knowledge;
   }
 
-  /** Read for this pass when the last decision wanted it (or none was made yet) and something is blocked. */
-  async observe(mono: number, applicationId: string | undefined, blocked: boolean, memory: StepMemory, evacuating: boolean): Promise<void> {
-    if (!blocked || this.wanted === false) return;
-    await this.watcher.refresh(mono, applicationId, needOf(memory, evacuating));
+  /** Whether this pass may read Flink (observe or needsFresh): something is blocked and the last decision did not say it needs nothing. */
+  mayRead(mono: number, blocked: boolean): boolean {
+    return blocked && this.wanted !== false && this.watcher.enabled && (this.watcher.due(mono) || !this.watcher.fresh(mono));
   }
 
-  /** The decision wants Flink and what it used is not this pass's: read now, then decide again. */
-  async needsFresh(wanted: boolean, mono: number, applicationId: string | undefined, memory: StepMemory, evacuating: boolean): Promise<boolean> {
+  /** Read for this pass when the last decision wanted it (or none was made yet) and something is blocked. */
+  async observe(mono: number, applicationId: string | undefined, blocked: boolean, memory: StepMemory, evacuating: boolean): Promise<boolean> {
+    if (!blocked || this.wanted === false) return false;
+    return this.watcher.refresh(mono, applicationId, needOf(memory, evacuating));
+  }
+
+  /**
+   * The decision wants Flink and what it used is not this pass's: read now, then decide again.
+   * Not when this pass has read already (a read that failed is not tried twice in one pass).
+   */
+  async needsFresh(wanted: boolean, mono: number, applicationId: string | undefined, memory: StepMemory, evacuating: boolean, readThisPass = false): Promise<boolean> {
     this.wanted = wanted;
-    if (!wanted || this.watcher.fresh(mono)) return false;
+    if (!wanted || readThisPass || this.watcher.fresh(mono)) return false;
     await this.watcher.refresh(mono, applicationId, needOf(memory, evacuating), true);
     return true;
   }

@@ -8,11 +8,12 @@
  *    the RUNNING hosts of ours still on the blacklist were enforced under a cap that allowed them;
  *  - `repushAll` / `maybeOnYarn`: a restart re-reads YARN's blacklist anyway;
  *  - `evacuationClocks`: a restarted process takes the elapsed time of each evacuation from its
- *    stored (wall-clock) start once, and counts on the monotonic clock from there.
+ *    stored (wall-clock) start once, and counts on the monotonic clock from there;
+ *  - `decision`: only saves work (the same inputs give the same plan without it).
  */
 import { EvacuationPhase } from './evacuation';
 import { StepMemory, emptyStepMemory, keepKinds } from './evacuation-steps';
-import { BlacklistDiff } from './desired';
+import { BlacklistDiff, DecisionMemo } from './desired';
 import { ContainerIndex } from './watch-containers';
 
 export interface Memory {
@@ -39,6 +40,8 @@ export interface Memory {
   evacuationClocks: ReadonlyMap<string, EvacuationClock>;
   /** The job's release steps, checkpoints and idle streaks (evacuation-steps.ts). */
   steps: StepMemory;
+  /** What the plan and diff remember to save work (desired.ts): the last plan, diff and age order. */
+  decision: DecisionMemo;
 }
 
 /**
@@ -51,7 +54,7 @@ export interface EvacuationClock {
 }
 
 export function emptyMemory(): Memory {
-  return { repushAll: false, maybeOnYarn: new Set(), released: new Map(), deferred: new Set(), phases: new Map(), othersSeen: new Set(), inheritedOthers: new Set(), evacuationClocks: new Map(), steps: emptyStepMemory() };
+  return { repushAll: false, maybeOnYarn: new Set(), released: new Map(), deferred: new Set(), phases: new Map(), othersSeen: new Set(), inheritedOthers: new Set(), evacuationClocks: new Map(), steps: emptyStepMemory(), decision: {} };
 }
 
 /**

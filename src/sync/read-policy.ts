@@ -23,7 +23,7 @@ export type ReadReason = 'first' | 'unseen-host' | 'refresh' | 'evacuating' | 'i
 
 export type ReadDecision = { due: false } | { due: true; reason: ReadReason };
 
-const NOT_DUE: ReadDecision = { due: false };
+const NOT_DUE: Readonly<ReadDecision> = { due: false };
 const due = (reason: ReadReason): ReadDecision => ({ due: true, reason });
 
 export interface ReadIntervals {

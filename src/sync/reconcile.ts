@@ -7,7 +7,7 @@
  */
 import { BlockedItem, EVACUATE } from '../model/item';
 import { appliesTo, nextExpiry } from '../model/effective';
-import { BlacklistDiff, DesiredPlan, NodeView, blacklistSet, diffBlacklist, hostsByRack, isEmptyDiff, planDesired, runningByRack } from './desired';
+import { BlacklistDiff, DesiredPlan, DiffOrigin, NodeView, blacklistSet, diffWith, hostsByRack, isEmptyDiff, planWith, runningByRack } from './desired';
 import { EvacuationPhase, EvacuationPlan, EvacuationStatus, StatusContext, evacuationStatus, isTaskManager, planEvacuation, stepTargets } from './evacuation';
 import { ReleaseKind, StepDecision, StepRules, StepTarget, decideSteps } from './evacuation-steps';
 import { FlinkKnowledge, isIdle } from './flink-view';
@@ -67,6 +67,8 @@ export type SyncEvent =
 export interface Decision {
   /** The blacklist change to send, absent when there is nothing to send. */
   push?: BlacklistDiff;
+  /** The two plan sets `push` was computed between, when it was (watch-blacklist.ts appliedIs). */
+  pushOrigin?: DiffOrigin;
   /** Containers to release by this pass (one batch), every one waiting (this batch first), and how each goes. */
   releases: { batch: string[]; waiting: string[]; kinds: ReadonlyMap<string, ReleaseKind> };
   /** Jobs to trigger a checkpoint for before a release step (evacuation-steps.ts). */
@@ -104,14 +106,16 @@ export function reconcile(observed: Observed, desired: Desired, memory: Memory, 
   const running = observed.runningNodes ?? countRunning(observed.nodes);
   const seeded = memory.runningHighWater ?? seedHighWater(undefined, runningOnYarn(observed), rules.maxBlockedFraction, now);
   const cap = rememberRunning(seeded, running, now, rules.capNodeCountMemoryMs);
-  const plan = planDesired({ items: desired.items, applicationId, now, nodes: observed.nodes, maxBlockedFraction: rules.maxBlockedFraction, runningNodesFloor: cap.floor, runningNodes: running, assumeRunning: observed.nodesUnknown === true });
+  const planned = planWith({ items: desired.items, applicationId, now, nodes: observed.nodes, maxBlockedFraction: rules.maxBlockedFraction, runningNodesFloor: cap.floor, runningNodes: running, assumeRunning: observed.nodesUnknown === true }, memory.decision);
+  const plan = planned.plan;
   // Only what this sidecar may have put there is a removal candidate: a host another owner holds,
   // or held in this or the previous attempt (a new AM's proxy forgets who held what), stays.
   const theirs = (h: string) => observed.othersHold.has(h) || memory.othersSeen.has(h) || memory.inheritedOthers.has(h);
   const maybe = [...memory.maybeOnYarn, ...observed.schedulerOnly].filter((h) => !theirs(h));
-  const pending = diffBlacklist(blacklistSet(plan), observed.actual, memory.repushAll, maybe);
+  const diffed = diffWith(blacklistSet(plan), observed.actual, memory.repushAll, maybe, planned.memo);
+  const pending = diffed.diff;
   const events = deferralEvents(memory.deferred, plan);
-  let next: Memory = { ...memory, runningHighWater: cap.highWater, deferred: new Set(plan.deferred.map((i) => i.id)), othersSeen: seen(memory.othersSeen, observed.othersHold) };
+  let next: Memory = { ...memory, decision: diffed.memo, runningHighWater: cap.highWater, deferred: new Set(plan.deferred.map((i) => i.id)), othersSeen: seen(memory.othersSeen, observed.othersHold) };
   const deadlines = new Map<string, number>();
   const end = nextExpiry(desired.items, now, (i) => appliesTo(i, applicationId));
   if (end !== undefined) deadlines.set('expiry', end);
@@ -120,7 +124,10 @@ export function reconcile(observed: Observed, desired: Desired, memory: Memory, 
   for (const [id, at] of since) clocks.set(id, evacuationClock(memory.evacuationClocks.get(id), at, now, mono));
   next = { ...next, evacuationClocks: clocks };
   const decision: Decision = { releases: { batch: [], waiting: [], kinds: new Map() }, triggers: [], flinkWanted: false, markedTaskManagers: new Set(), deadlines, view: { plan, pending }, memory: next, events, starts, clocks };
-  if (!isEmptyDiff(pending)) decision.push = pending;
+  if (!isEmptyDiff(pending)) {
+    decision.push = pending;
+    if (diffed.origin) decision.pushOrigin = diffed.origin;
+  }
   if (observed.containers) decideEvacuations(decision, observed, desired, { now, mono });
   return decision;
 }

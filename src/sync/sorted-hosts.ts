@@ -2,11 +2,10 @@
  * A set of host names kept as the sorted, duplicate-free array a plan already holds (its
  * blacklist), so that a pass neither copies nor hashes every blocked host again.
  *
- * Why: under a stream of writes a pass runs every few tens of milliseconds, and with 50,000
- * blocked hosts `new Set(plan.blacklist)` was a quarter of everything a pass allocated (1-2 MB of
- * hash table per pass, straight into V8's old generation, so a full GC every few hundred
- * milliseconds). Two sorted lists are compared by one merge walk, without a set at all, which is
- * what a pass does with the plan's hosts and the belief about the proxy (the last plan's hosts).
+ * Why: under a stream of writes a pass runs every few tens of milliseconds, and a hash set of
+ * every blocked host per pass was much of what a pass allocated (straight into V8's old
+ * generation, so frequent full GCs). Two sorted lists are compared by one merge walk, without a
+ * set at all, which is what a pass does with the plan's hosts and the belief about the proxy.
  *
  * `has()` is a binary search. A caller that asks many times (the API's status of every item of a
  * listing) gets a hash set built once, on its HASH_AFTER-th question, and kept: a lookup stays

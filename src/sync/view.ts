@@ -9,6 +9,7 @@ import { EvacuationStatus } from './evacuation';
 import { ReleaseKind, Wait } from './evacuation-steps';
 import { FlinkKnowledge } from './flink-view';
 import { ContainerIndex } from './watch-containers';
+import { NodeIndex } from './known-hosts';
 
 /** The stage at which a pass failed. */
 export type PassStage = 'store' | 'attempt' | 'nodes' | 'blacklist-read' | 'push' | 'containers' | 'release';
@@ -28,6 +29,8 @@ export interface SyncView {
   storeError?: string;
   /** The store's items as last read; absent before the first read. */
   items?: readonly BlockedItem[];
+  /** Lookups kept with that snapshot of the items (the API's index by id). */
+  itemLookups?: { byId?: Map<string, BlockedItem> };
   /** The last decision's plan; absent before the first pass got that far. */
   plan?: DesiredPlan;
   maxBlockedFraction: number;
@@ -36,7 +39,7 @@ export interface SyncView {
   /** Each owner's hosts on the AM's blacklist as last read from the proxy. */
   owners?: Readonly<Record<string, readonly string[]>>;
   /** The cluster's nodes as last read, and when. */
-  nodes?: { readAt: number; list: readonly NodeView[] };
+  nodes?: { readAt: number; list: readonly NodeView[]; known?: NodeIndex };
   /** The difference still to push (empty once pushed). */
   pending: BlacklistDiff;
   pendingReleases: readonly string[];

@@ -20,7 +20,7 @@ import { AmrmProxy, BlacklistChange, BlacklistVersion, BlacklistView as ProxyBla
 import { Cached, READ_OK, ReadOutcome, message } from './cache';
 import { rmAttemptsDue } from './read-policy';
 import { isSorted } from './sorted-hosts';
-import { diffLeadsFrom } from './desired';
+import { DiffOrigin, diffLeadsFrom } from './desired';
 
 export interface BlacklistView {
   /** This sidecar's own owner set on the proxy. */
@@ -42,19 +42,20 @@ export function ownSet(read: ProxyBlacklist, owner: string): { own: Set<string>;
   return { own: new Set(read.owners[owner] ?? []), others };
 }
 
-/** Our own push as the proxy acknowledged it: the change sent, and the versions it names (if any). */
+/** Our own push as the proxy acknowledged it: the change sent, the versions it names (if any), and the plan sets it was computed between. */
 export interface OwnPush {
   change: BlacklistChange;
   write: BlacklistWrite | void;
+  origin?: DiffOrigin;
 }
 
 /**
  * Whether `after` is `before` with `change` applied as the proxy applies it (additions, then
  * removals: a host in both ends up removed, YARN's rule), without copying `before` (100,000 hosts).
  */
-export function appliedIs(before: ReadonlySet<string>, change: BlacklistChange, after: ReadonlySet<string>): boolean {
+export function appliedIs(before: ReadonlySet<string>, change: BlacklistChange, after: ReadonlySet<string>, origin?: DiffOrigin): boolean {
   // The usual case under a stream of writes: the change is the diff computed between these very sets.
-  if (diffLeadsFrom(change, before, after)) return true;
+  if (diffLeadsFrom(origin, before, after)) return true;
   // Two sorted sets (the belief was the last plan, `after` is this plan's): a merge walk instead of
   // a lookup per host, binary searches for the change's few hosts, and no hash set of either.
   const inBefore = isSorted(before) ? (h: string) => before.includes(h) : (h: string) => before.has(h);
@@ -167,7 +168,7 @@ export class BlacklistWatcher {
     this.scheduler.set([], now);
     this.deps.metrics.blacklistHosts.set(hosts.length);
     const write = push?.write;
-    const exact = write && prev && t && t.value === prev && t.version.kind === 'etag' && t.version.etag === write.previousEtag && appliedIs(prev.actual, push.change, actual);
+    const exact = write && prev && t && t.value === prev && t.version.kind === 'etag' && t.version.etag === write.previousEtag && appliedIs(prev.actual, push.change, actual, push.origin);
     // A belief that is not exact is never filed under a version: the next read() is a full one.
     this.taken = exact ? { version: { kind: 'etag', etag: write.etag }, scheduler: this.scheduler.value, value } : undefined;
   }

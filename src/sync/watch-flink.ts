@@ -76,15 +76,24 @@ export class FlinkWatcher {
     this.triggers.clear();
   }
 
+  get enabled(): boolean {
+    return this.deps.enabled;
+  }
+
+  /** The interval since the last read has passed (a refresh would read). */
+  due(mono: number): boolean {
+    return this.readAt === undefined || mono - this.readAt >= this.deps.minIntervalMs;
+  }
+
   /** Read within the last two intervals (a decision may act on it). */
   fresh(mono: number): boolean {
     return this.state.kind === 'known' && this.readAt !== undefined && mono - this.readAt < 2 * this.deps.minIntervalMs;
   }
 
-  /** Reads Flink unless it was read within the interval (`force`: read now whatever the interval). */
-  async refresh(mono: number, applicationId: string | undefined, need: FlinkNeed, force = false): Promise<void> {
-    if (!this.deps.enabled) return;
-    if (!force && this.readAt !== undefined && mono - this.readAt < this.deps.minIntervalMs) return;
+  /** Reads Flink unless it was read within the interval (`force`: read now whatever the interval); whether it read. */
+  async refresh(mono: number, applicationId: string | undefined, need: FlinkNeed, force = false): Promise<boolean> {
+    if (!this.deps.enabled) return false;
+    if (!force && this.readAt !== undefined && mono - this.readAt < this.deps.minIntervalMs) return false;
     this.readAt = mono;
     try {
       const client = this.client ?? (await this.locate(applicationId, mono));
@@ -98,6 +107,7 @@ export class FlinkWatcher {
       this.state = { kind: 'unknown', error };
       this.client = undefined;
     }
+    return true;
   }
 
   /** The answers to triggered checkpoints, between passes (a release waits on them): true when one is over. */

@@ -17,6 +17,7 @@ import { Logger } from '../core/logger';
 import { ClusterMetrics, ClusterNode, ResourceManagerReader, YarnCallError } from '../yarn/types';
 import { NodeView } from './desired';
 import { Cached, READ_OK, ReadOutcome, message } from './cache';
+import { NodeIndex, indexNodes } from './known-hosts';
 import { NeedsNow, NodeIds, NodeListState, ReadIntervals, countsDue, nodeListDueFor, nodeListMayNeedHosts, nodeReadPlan, unseenHosts } from './read-policy';
 
 /** Single-node reads in flight at once: a few, so a refresh of 100 nodes is quick without a burst at the RM. */
@@ -33,6 +34,8 @@ export class NodesWatcher {
   readonly cache = new Cached<NodeView[]>("the cluster's nodes", { kind: 'on-demand' });
   readonly counts = new Cached<ClusterMetrics>("the cluster's node counts", { kind: 'on-demand' });
   private hosts: ReadonlySet<string> = new Set();
+  /** The list as last read, indexed (the API's unknown hosts, the metrics' racks). */
+  known: NodeIndex | undefined;
   private missing: ReadonlySet<string> = new Set();
   /** Reads done, by what (for tests and the bench): whole lists, single nodes, counts. */
   readonly reads = { nodes: 0, singles: 0, counts: 0 };
@@ -104,10 +107,9 @@ export class NodesWatcher {
   private keep(t: NodeTable, need: Pick<NeedsNow, 'nodeHosts'>, now: number): void {
     this.table = t;
     const nodes = [...t.byId.values()];
-    this.cache.set(
-      nodes.map((n) => ({ host: n.host, state: n.state, rack: n.rack })),
-      now,
-    );
+    const views = nodes.map((n) => ({ host: n.host, state: n.state, rack: n.rack }));
+    this.cache.set(views, now);
+    this.known = indexNodes(views);
     this.hosts = new Set(nodes.map((n) => n.host));
     this.missing = new Set(need.nodeHosts().filter((h) => !this.hosts.has(h)));
   }

@@ -13,6 +13,8 @@ import { Cached, message } from './cache';
 
 export interface Snapshot {
   items: readonly BlockedItem[];
+  /** Lookups a reader builds once per snapshot and keeps with it (the API's index of the items by id). */
+  readonly lookups: { byId?: Map<string, BlockedItem> };
   version: string;
 }
 
@@ -40,7 +42,7 @@ export class StoreWatcher {
       // Version first, then list: a write in between makes the list newer than the version, and
       // the next poll re-reads; the other order could miss a change.
       const version = await store.version();
-      if (this.cache.value?.version !== version) this.cache.set({ items: await store.list(), version }, now);
+      if (this.cache.value?.version !== version) this.cache.set({ items: await store.list(), version, lookups: {} }, now);
       if (this.degraded) logger.info('store reachable again: enforcing its current contents');
       this.degradedBy = undefined;
       metrics.storeDegraded.set(0);

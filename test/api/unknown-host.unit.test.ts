@@ -8,7 +8,7 @@ import { planDesired } from '../../src/sync/desired';
 import { emptyView, SyncView } from '../../src/sync/view';
 import { itemSyncStatus } from '../../src/api/status-presenter';
 import { countItems } from '../../src/metrics/metrics';
-import { knownNodes } from '../../src/sync/known-hosts';
+import { indexNodes } from '../../src/sync/known-hosts';
 import { APP, nodeItem } from '../sync/items';
 
 const T0 = 1_652_313_600_000;
@@ -23,7 +23,7 @@ function view(withNodes = true): SyncView {
     items,
     plan,
     actual: new Set(plan.blacklist),
-    ...(withNodes ? { nodes: { readAt: T0, list: nodes } } : {}),
+    ...(withNodes ? { nodes: { readAt: T0, list: nodes, known: indexNodes(nodes)! } } : {}),
   };
 }
 
@@ -52,7 +52,7 @@ describe('unknown hosts (sync state unknown-host)', () => {
 
   it('does not count in numBlockedNodes; without a node list every item counts', () => {
     const items = view().items ?? [];
-    assert.deepEqual(countItems(items, APP, T0, knownNodes(nodes)), { nodes: 1, taskManagers: 0 });
-    assert.deepEqual(countItems(items, APP, T0, knownNodes(undefined)), { nodes: 3, taskManagers: 0 });
+    assert.deepEqual(countItems(items, APP, T0, indexNodes(nodes)), { nodes: 1, taskManagers: 0 });
+    assert.deepEqual(countItems(items, APP, T0, indexNodes(undefined)), { nodes: 3, taskManagers: 0 });
   });
 });

@@ -4,7 +4,7 @@ import { parseItemRef } from '../../src/model/validate';
 import { decodeItem, encodeItem } from '../../src/store/codec';
 import { planDesired } from '../../src/sync/desired';
 import { countItems } from '../../src/metrics/metrics';
-import { knownNodes } from '../../src/sync/known-hosts';
+import { indexNodes } from '../../src/sync/known-hosts';
 import { BlockedItem, MARK_BLOCKED, PERMANENT } from '../../src/model/item';
 
 const T0 = 1_652_313_600_000;
@@ -48,6 +48,6 @@ describe('rack items', () => {
 
   it('numBlockedNodes counts the nodes a rack covers, each host once', () => {
     const items = [item('a1', 'node', T0), item('/dc1/rackA', 'rack', T0 + 1)];
-    assert.deepEqual(countItems(items, undefined, T0 + 10, knownNodes(nodes)), { nodes: 4, taskManagers: 0 });
+    assert.deepEqual(countItems(items, undefined, T0 + 10, indexNodes(nodes)), { nodes: 4, taskManagers: 0 });
   });
 });

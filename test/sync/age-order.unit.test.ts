@@ -46,7 +46,7 @@ describe('sync/age-order', () => {
           incremental++;
           assert.deepEqual(ids(up), ids(full), `seed ${seed}, step ${step}`);
         }
-        assert.deepEqual(ids(effectiveOldestFirst(snapshot, APP, now)), ids(full), `seed ${seed}, step ${step} (memo)`);
+        assert.deepEqual(ids(effectiveOldestFirst(snapshot, APP, now, prev).effective), ids(full), `seed ${seed}, step ${step} (from the last answer)`);
         prev = { items: snapshot, applicationId: APP, now, effective: full };
       }
       assert.ok(incremental > 120, `seed ${seed}: the incremental path answered ${incremental} of 150`);
@@ -76,10 +76,12 @@ describe('sync/age-order', () => {
   it('a clock that went back, or another application, gets a full sort: an item over at the last call counts again', () => {
     const ending = nodeItem('a', { start: T0, end: T0 + 1000 });
     const items = [ending, nodeItem('b', { start: T0 + 1 })];
-    assert.deepEqual(ids(effectiveOldestFirst(items, APP, T0 + 5000)), ['b']);
-    assert.deepEqual(ids(effectiveOldestFirst(items, APP, T0 + 10)), ['a', 'b']);
+    const later = effectiveOldestFirst(items, APP, T0 + 5000);
+    assert.deepEqual(ids(later.effective), ['b']);
+    assert.deepEqual(ids(effectiveOldestFirst(items, APP, T0 + 10, later).effective), ['a', 'b']);
     const scoped = [nodeItem('c', { start: T0, scope: OTHER }), ...items];
-    assert.deepEqual(ids(effectiveOldestFirst(scoped, OTHER, T0 + 10)), ['a', 'c', 'b']);
-    assert.deepEqual(ids(effectiveOldestFirst(scoped, APP, T0 + 10)), ['a', 'b']);
+    const other = effectiveOldestFirst(scoped, OTHER, T0 + 10, later);
+    assert.deepEqual(ids(other.effective), ['a', 'c', 'b']);
+    assert.deepEqual(ids(effectiveOldestFirst(scoped, APP, T0 + 10, other).effective), ['a', 'b']);
   });
 });

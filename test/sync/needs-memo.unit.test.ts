@@ -1,7 +1,7 @@
 /** NeedsMemo: the poll's "what do the items in force need read" kept per snapshot, exact at every instant. */
 import { strict as assert } from 'node:assert';
 import { NeedsMemo, NeedsNow, needs } from '../../src/sync/read-policy';
-import { blacklistSet, diffBlacklist, planDesired } from '../../src/sync/desired';
+import { DecisionMemo, DesiredInput, DesiredPlan, blacklistSet, diffWith, planDesired, planWith } from '../../src/sync/desired';
 import { APP, nodeItem } from './items';
 
 const T = 1_652_313_600_000;
@@ -38,7 +38,7 @@ describe('read policies: NeedsMemo', () => {
   });
 });
 
-describe('planDesired: the same snapshot planned again', () => {
+describe('planWith: the same snapshot planned again (with what the last call remembered)', () => {
   const nodes = [
     { host: 'a', state: 'RUNNING' as const },
     { host: 'b', state: 'RUNNING' as const },
@@ -46,6 +46,12 @@ describe('planDesired: the same snapshot planned again', () => {
   const input = (items: ReturnType<typeof nodeItem>[], now: number, more: Partial<Parameters<typeof planDesired>[0]> = {}) => ({ items, applicationId: APP, now, nodes, maxBlockedFraction: 1, ...more });
 
   it('is the very same plan while nothing it depends on moves, and a fresh one at an end, a new snapshot, other counts or a clock gone back', () => {
+    let memo: DecisionMemo = {};
+    const planDesired = (i: DesiredInput): DesiredPlan => {
+      const r = planWith(i, memo);
+      memo = r.memo;
+      return r.plan;
+    };
     const items = [nodeItem('a', { end: T + 1_000 }), nodeItem('b')];
     const p0 = planDesired(input(items, T));
     assert.equal(planDesired(input(items, T + 999)), p0);
@@ -62,8 +68,14 @@ describe('planDesired: the same snapshot planned again', () => {
   });
 });
 
-describe('diffBlacklist: a plan against the same belief again', () => {
+describe('diffWith: a plan against the same belief again', () => {
   it('is the same answer for the same plan set and actual set; another actual, a repush or a caller-made set are diffed afresh', () => {
+    let memo: DecisionMemo = {};
+    const diffBlacklist = (want: ReadonlySet<string>, have: ReadonlySet<string>, repush = false, maybe: string[] = []) => {
+      const r = diffWith(want, have, repush, maybe, memo);
+      memo = r.memo;
+      return r.diff;
+    };
     const plan = planDesired({ items: [nodeItem('a'), nodeItem('b')], applicationId: APP, now: T, nodes: [], maxBlockedFraction: 1, assumeRunning: true, runningNodes: 10 });
     const want = blacklistSet(plan);
     assert.equal(blacklistSet(plan), want);
@@ -78,5 +90,7 @@ describe('diffBlacklist: a plan against the same belief again', () => {
     mine.add('c');
     assert.deepEqual(diffBlacklist(mine, actual), { additions: ['a'], removals: ['b'] }, 'a set the caller may change is never remembered');
     assert.deepEqual(diffBlacklist(want, actual, false, ['d']), { additions: ['a'], removals: ['c', 'd'] });
+    assert.notEqual(diffWith(want, actual, false, [], {}).diff, d, 'without the memo: the same answer, computed again');
+    assert.deepEqual(diffWith(want, actual, false, [], {}).diff, d);
   });
 });

@@ -146,79 +146,96 @@ export function register(program: Command): void {
   addCommonOptions(cmd).action(
     runAction(async (file: string, rawFlags: ImportFlags & { gracefulTimeout?: string }) => {
       const flags: ImportFlags = { ...rawFlags, g: rawFlags.gracefulTimeout };
-      if (flags.timeout !== undefined && flags.until !== undefined) throw usage('give either --timeout or --until, not both');
-      const text = readInput(file);
       const now = Date.now();
-      const fmt = flags.format && flags.format !== 'auto' ? flags.format : file.toLowerCase().endsWith('.json') ? 'json' : formatOf(file);
-      if (flags.sync && fmt === 'json') throw usage('--sync applies to exclude files (YARN XML or plain text), not to a JSON export');
-      if (flags.source !== undefined) {
-        const errs: string[] = [];
-        parseSource(flags.source, errs);
-        if (errs.length) throw usage(`--source: ${errs[0]}`);
-      }
-      const planned = fmt === 'json' ? planJson(file, text, flags, now) : planExcludeFile(file, text, fmt, flags);
-      // -g is an evacuation timeout: a MARK_BLOCKED block releases nothing, so say it does nothing now.
-      const blocks = planned.filter((p) => p.item.action === MARK_BLOCKED).length;
-      if (flags.g !== undefined && blocks > 0) {
-        note(`warning: -g ${flags.g} does nothing for the ${blocks} MARK_BLOCKED block(s) (${flags.action ? '--action block' : 'as the file says'}): they release no containers; it is kept with them only for a later merge into an evacuation`);
-      }
-      const sync = flags.sync ? { source: excludeFileSource(file, flags) } : undefined;
-      if (sync) flags.merge = true;
-      for (const p of planned) {
-        if (flags.scope !== undefined) p.item.scope = flags.scope;
-        if (flags.timeout !== undefined) {
-          delete p.item.endTimestamp;
-          p.item.timeout = timeoutWire(parseBlockTimeout(flags.timeout));
-        }
-        if (flags.until !== undefined) p.item.endTimestamp = String(parseUntil(flags.until));
-        if (flags.merge) p.item.allowMerge = true;
-      }
-      // The server's rules, locally, over the whole file: every problem named, nothing sent.
-      const problems: string[] = [];
-      for (const p of planned) {
-        const ref = parseItemRef(p.item.id);
-        if (!ref.ok) problems.push(...ref.errors.map((e) => `${p.where}: ${e}`));
-        else {
-          const v = parseBlockRequest(ref.value, p.item, now);
-          if (!v.ok) problems.push(...v.errors.map((e) => `${p.where}: ${e}`));
-        }
-      }
-      if (problems.length) throw usage(`${file}: ${problems.length} problem(s); nothing was imported`, problems);
-      if (!planned.length && !sync) {
+      const plan = planImport(file, flags, now);
+      if (!plan.planned.length && !plan.sync) {
         note(`${file} names no hosts; nothing to import`);
         return;
       }
-
-      const { results, effect, lifted, left } = await withClient(flags, (c) => runImport(c, planned, flags, sync), { create: true, dryRun: !!flags.dryRun });
-      const counts = new Map<string, number>();
-      for (const r of results) counts.set(r.outcome, (counts.get(r.outcome) ?? 0) + 1);
-      const summary = [...counts].map(([k, n]) => `${n} ${k}`).join(', ');
+      const outcome = await withClient(flags, (c) => runImport(c, plan.planned, flags, plan.sync), { create: true, dryRun: !!flags.dryRun });
       if (flags.output === 'json' || flags.output === 'yaml') {
-        const doc = { file, format: fmt, dryRun: !!flags.dryRun, results, ...(sync ? { source: sync.source, lifted: lifted ?? [], ...(left?.length ? { left } : {}) } : {}), ...(effect ? { effect } : {}) };
+        const { results, effect, lifted, left } = outcome;
+        const sync = plan.sync;
+        const doc = { file, format: plan.format, dryRun: !!flags.dryRun, results, ...(sync ? { source: sync.source, lifted: lifted ?? [], ...(left?.length ? { left } : {}) } : {}), ...(effect ? { effect } : {}) };
         write(flags.output === 'json' ? toJson(doc) : toYaml(doc));
-      } else {
-        const p = painter(flags);
-        const label = fmt === 'yarn-xml' ? 'YARN XML' : fmt === 'text' ? 'plain text' : 'JSON';
-        write(`${flags.dryRun ? `${p.yellow('dry run:')} would import` : 'imported'} ${results.length} item(s) from ${file} (${label}): ${summary}\n`);
-        for (const r of results) {
-          const out = r.outcome.padEnd(9);
-          write(r.item ? `  ${out} ${itemSummary(r.item, now)}\n` : `  ${out} ${r.id}: ${(r.errors ?? []).join('; ')}\n`);
-          for (const w of r.warnings ?? []) note(`warning: ${r.id}: ${w}`);
-        }
-        if (sync) {
-          const l = lifted ?? [];
-          write(`${flags.dryRun ? 'would lift' : 'lifted'} ${l.length} block(s) ${sync.source} created whose host is no longer in the file${l.length ? ':' : ''}\n`);
-          for (const it of l) {
-            const changed = it.updatedAt && it.updatedAt !== it.createdAt ? ` (last changed by ${it.updatedBy ?? '?'} at ${isoTime(wireMs(it.updatedAt))})` : '';
-            write(`  ${'lift'.padEnd(9)} ${itemSummary(it, now)}${changed}\n`);
-          }
-          for (const it of left ?? []) write(`  ${'left'.padEnd(9)} ${itemSummary(it, now)} (blocked again by ${it.createdBy ?? 'someone'} while the sync ran: not the file's)\n`);
-        }
-        if (effect) write(effectLines(effect, p) + 'nothing was changed\n');
-      }
-      const conflicts = results.filter((r) => r.status === 409);
+      } else printImport(file, plan, outcome, flags, now);
+      const conflicts = outcome.results.filter((r) => r.status === 409);
       if (conflicts.length && flags.dryRun) throw new CliError(`${conflicts.length} host(s) are already blocked: the import would be refused without --merge`, EXIT.CONFLICT);
       if (conflicts.length) throw new CliError(`${conflicts.length} host(s) were blocked meanwhile and not merged; re-run with --merge`, EXIT.CONFLICT);
     }),
   );
+}
+
+interface ImportPlan {
+  format: string;
+  planned: Planned[];
+  /** --sync: the source whose blocks the file no longer names are lifted. */
+  sync: { source: string } | undefined;
+}
+
+/** The file read and planned with the flags applied, every problem found locally by the server's rules (then nothing is sent). */
+function planImport(file: string, flags: ImportFlags, now: number): ImportPlan {
+  if (flags.timeout !== undefined && flags.until !== undefined) throw usage('give either --timeout or --until, not both');
+  const text = readInput(file);
+  const format = flags.format && flags.format !== 'auto' ? flags.format : file.toLowerCase().endsWith('.json') ? 'json' : formatOf(file);
+  if (flags.sync && format === 'json') throw usage('--sync applies to exclude files (YARN XML or plain text), not to a JSON export');
+  if (flags.source !== undefined) {
+    const errs: string[] = [];
+    parseSource(flags.source, errs);
+    if (errs.length) throw usage(`--source: ${errs[0]}`);
+  }
+  const planned = format === 'json' ? planJson(file, text, flags, now) : planExcludeFile(file, text, format, flags);
+  // -g is an evacuation timeout: a MARK_BLOCKED block releases nothing, so say it does nothing now.
+  const blocks = planned.filter((p) => p.item.action === MARK_BLOCKED).length;
+  if (flags.g !== undefined && blocks > 0) {
+    note(`warning: -g ${flags.g} does nothing for the ${blocks} MARK_BLOCKED block(s) (${flags.action ? '--action block' : 'as the file says'}): they release no containers; it is kept with them only for a later merge into an evacuation`);
+  }
+  const sync = flags.sync ? { source: excludeFileSource(file, flags) } : undefined;
+  if (sync) flags.merge = true;
+  for (const p of planned) {
+    if (flags.scope !== undefined) p.item.scope = flags.scope;
+    if (flags.timeout !== undefined) {
+      delete p.item.endTimestamp;
+      p.item.timeout = timeoutWire(parseBlockTimeout(flags.timeout));
+    }
+    if (flags.until !== undefined) p.item.endTimestamp = String(parseUntil(flags.until));
+    if (flags.merge) p.item.allowMerge = true;
+  }
+  const problems: string[] = [];
+  for (const p of planned) {
+    const ref = parseItemRef(p.item.id);
+    if (!ref.ok) problems.push(...ref.errors.map((e) => `${p.where}: ${e}`));
+    else {
+      const v = parseBlockRequest(ref.value, p.item, now);
+      if (!v.ok) problems.push(...v.errors.map((e) => `${p.where}: ${e}`));
+    }
+  }
+  if (problems.length) throw usage(`${file}: ${problems.length} problem(s); nothing was imported`, problems);
+  return { format, planned, sync };
+}
+
+/** The import's outcome in words: each item, what the sync lifted or left, and a dry run's effect. */
+function printImport(file: string, plan: ImportPlan, outcome: ImportOutcome, flags: ImportFlags, now: number): void {
+  const { results, effect, lifted, left } = outcome;
+  const counts = new Map<string, number>();
+  for (const r of results) counts.set(r.outcome, (counts.get(r.outcome) ?? 0) + 1);
+  const summary = [...counts].map(([k, n]) => `${n} ${k}`).join(', ');
+  const p = painter(flags);
+  const label = plan.format === 'yarn-xml' ? 'YARN XML' : plan.format === 'text' ? 'plain text' : 'JSON';
+  write(`${flags.dryRun ? `${p.yellow('dry run:')} would import` : 'imported'} ${results.length} item(s) from ${file} (${label}): ${summary}\n`);
+  for (const r of results) {
+    const out = r.outcome.padEnd(9);
+    write(r.item ? `  ${out} ${itemSummary(r.item, now)}\n` : `  ${out} ${r.id}: ${(r.errors ?? []).join('; ')}\n`);
+    for (const w of r.warnings ?? []) note(`warning: ${r.id}: ${w}`);
+  }
+  if (plan.sync) {
+    const l = lifted ?? [];
+    write(`${flags.dryRun ? 'would lift' : 'lifted'} ${l.length} block(s) ${plan.sync.source} created whose host is no longer in the file${l.length ? ':' : ''}\n`);
+    for (const it of l) {
+      const changed = it.updatedAt && it.updatedAt !== it.createdAt ? ` (last changed by ${it.updatedBy ?? '?'} at ${isoTime(wireMs(it.updatedAt))})` : '';
+      write(`  ${'lift'.padEnd(9)} ${itemSummary(it, now)}${changed}\n`);
+    }
+    for (const it of left ?? []) write(`  ${'left'.padEnd(9)} ${itemSummary(it, now)} (blocked again by ${it.createdBy ?? 'someone'} while the sync ran: not the file's)\n`);
+  }
+  if (effect) write(effectLines(effect, p) + 'nothing was changed\n');
 }

@@ -11,7 +11,7 @@
  * Group commits in flight at once. On the write thread the next group is posted while one
  * commits, so the thread starts it the moment the first is durable instead of idling until the
  * event loop (busy with a pass for milliseconds, or a burst of requests) takes the answer and posts
- * again: measured with 32 clients, a commit cycle was twice the commit itself. The thread runs them
+ * again. The thread runs them
  * in order and answers in order, so the list cache still takes each group's change in commit order
  * (afterWrite). Here (inline) a commit ends before the next starts; with a WalSync its group then
  * waits for the disk off the loop, and WAL_GROUPS_IN_FLIGHT apply.

@@ -79,8 +79,7 @@ function within(p: Promise<void>, ms: number): Promise<boolean> {
  * An outcome as this thread keeps it. A created item is the request's own item (model/decide
  * writes it as it is), so the copy that came back from the write thread is dropped; a merged one
  * gets the strings it shares with every other item (codec.ts compactItem). Without this a bulk
- * load through the write thread held a second copy of each repeated string per item (+35-40 MB
- * peak RSS at 100,000 items).
+ * load through the write thread would hold a second copy of each repeated string per item.
  */
 function own(o: AddOutcome, req: AddRequest): AddOutcome {
   if (o.outcome === 'created' && o.item.id === req.item.id) return { outcome: 'created', item: req.item };

@@ -78,11 +78,9 @@ export class WalSync {
   /**
    * A lone write is synced here, on the caller's thread, when the last sync was fast: a hand-off to
    * the pool costs two thread wake-ups and lets whatever the loop does next (a pass of
-   * milliseconds) run before the answer, where an fdatasync of ~0.2 ms here answers at once
-   * (sequential PUTs through the API, one client: 1,250 → 1,870/s). Under concurrent writes the
-   * pool is worth it: the loop serves the others while the disk works (32 clients: 6,200 → 7,000/s
-   * with every sync in the pool). A slow disk (the last sync took INLINE_BELOW_MS or more) always
-   * goes to the pool.
+   * milliseconds) run before the answer, where an fdatasync of a fraction of a millisecond here
+   * answers at once. Under concurrent writes the pool is worth it: the loop serves the others while
+   * the disk works. A slow disk (the last sync took INLINE_BELOW_MS or more) always goes to the pool.
    */
   private inline(fd: number): Promise<void> {
     const t0 = this.now();

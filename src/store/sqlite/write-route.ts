@@ -32,10 +32,9 @@ const CONCURRENT_FOR_MS = 100;
  * With a write thread, commits here never checkpoint (wal_autocheckpoint 0 on this connection);
  * every this many of them the thread runs a PASSIVE checkpoint instead. SQLite's automatic
  * checkpoint runs inside the commit that crosses 1,000 WAL pages: it copies them into the database
- * file and fsyncs it, on whichever thread committed — here, the event loop. Measured with groups of
- * 20 new rows: commit mean 531 µs, p99 2.4 ms with it; 474 µs, p99 0.86 ms without (the
- * checkpoints, 1.6 ms each, elsewhere). 25 commits of a group of 20 are about the 1,000 pages at
- * which SQLite would checkpoint; lone writes make far fewer pages, so the WAL stays small.
+ * file and fsyncs it, on whichever thread committed — here, the event loop, where it would be the
+ * commits' slow tail. 25 commits of a group of 20 are about the 1,000 pages at which SQLite would
+ * checkpoint; lone writes make far fewer pages, so the WAL stays small.
  */
 const CHECKPOINT_EVERY = 25;
 

@@ -1,6 +1,6 @@
 /**
- * Leader election on a ZooKeeper ensemble, by ZooKeeper's own recipe ("Leader Election",
- * https://zookeeper.apache.org/doc/current/recipes.html#sc_leaderElection):
+ * Leader election on a ZooKeeper ensemble, by ZooKeeper's own recipe ("Leader Election" in
+ * ZooKeeper's recipes; cited in docs/sync-engine.md):
  *
  *  - every candidate creates an EPHEMERAL_SEQUENTIAL znode `<path>/m-<token>-<seq>`;
  *  - the candidate whose znode has the lowest sequence number leads;

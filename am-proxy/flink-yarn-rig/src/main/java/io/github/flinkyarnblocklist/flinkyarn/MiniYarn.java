@@ -160,11 +160,16 @@ final class MiniYarn {
     AbstractYarnScheduler<?, ?> s = (AbstractYarnScheduler<?, ?>) rm.getResourceScheduler();
     long deadline = System.currentTimeMillis() + 10_000;
     for (Map.Entry<NodeId, ResourceOption> e : m.entrySet()) {
-      while (s.getSchedulerNode(e.getKey()).getTotalResource().getMemorySize() != e.getValue().getResource().getMemorySize()) {
+      while (!hasMemory(s.getSchedulerNode(e.getKey()), e.getValue().getResource().getMemorySize())) {
         if (System.currentTimeMillis() > deadline) throw new IllegalStateException("node resource not updated: " + e.getKey());
         Thread.sleep(20);
       }
     }
+  }
+
+  /** A node the RM knows may not have reached the scheduler yet (its NodeAddedSchedulerEvent is asynchronous): not updated. */
+  private static boolean hasMemory(org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerNode n, long mb) {
+    return n != null && n.getTotalResource().getMemorySize() == mb;
   }
 
   /** The memory YARN gave the attempt's AM container. */
