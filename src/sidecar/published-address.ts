@@ -9,7 +9,8 @@ import { ConfigValues } from '../config/keys';
 import { Logger } from '../core/logger';
 import type { ZkSession } from '../store/zookeeper/session';
 import type { Publication, SidecarRecord, SidecarRegistry } from '../store/zookeeper/sidecar-registry';
-import type { DiscoveryPort } from '../api/routes/discovery';
+import type { ApplicationStates, DiscoveryPort } from '../api/routes/discovery';
+import { ResourceManagerReader, YarnCallError } from '../yarn/types';
 import { advertisedRecord, attemptOfContainer, removeAddressFile, writeAddressFile } from './address';
 
 export interface PublishedAddressOptions {
@@ -95,4 +96,25 @@ export class PublishedAddress implements DiscoveryPort {
     const basePath = new ZkLayout(parseConnectString(v['cluster.resource-blocklist.store.zookeeper.quorum']).chroot, v['cluster.resource-blocklist.store.zookeeper.root']).base;
     return new SidecarRegistry({ session, basePath, operationTimeoutMs: v['cluster.resource-blocklist.store.zookeeper.operation-timeout'], logger: this.opts.logger });
   }
+}
+
+/**
+ * An application's state and current attempt as the RM reports them. The RM's app report names no
+ * attempt (AppInfo has no such field): the current one is its newest in the attempts list.
+ */
+export function applicationStates(rm: ResourceManagerReader): ApplicationStates {
+  const attemptNo = (id: string): number => Number(/_(\d+)$/.exec(id)?.[1] ?? 0);
+  return {
+    application: async (id) => {
+      try {
+        const app = await rm.application(id);
+        if (app.state !== 'RUNNING' || app.currentAppAttemptId) return app;
+        const newest = (await rm.attempts(id)).map((a) => a.appAttemptId).sort((a, b) => attemptNo(a) - attemptNo(b)).at(-1);
+        return newest ? { ...app, currentAppAttemptId: newest } : app;
+      } catch (e) {
+        if (e instanceof YarnCallError && e.status === 404) return undefined;
+        throw e;
+      }
+    },
+  };
 }

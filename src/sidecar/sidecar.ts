@@ -32,9 +32,9 @@ import { History } from '../metrics/history';
 import { ConsoleData } from '../api/console/console-routes';
 import { LinkReader } from '../api/console/links';
 
-import { PublishedAddress } from './published-address';
-import { ApplicationStates, DiscoveryPort, RunningTargets } from '../api/routes/discovery';
-import { ResourceManagerReader, YarnCallError } from '../yarn/types';
+import { PublishedAddress, applicationStates } from './published-address';
+import { DiscoveryPort, RunningTargets } from '../api/routes/discovery';
+import { ResourceManagerReader } from '../yarn/types';
 import { ResourceManagerClient } from '../yarn/rm-client';
 import { createYarnHttpsAgent } from '../security/tls';
 import { kerberosSettings } from '../security/kerberos';
@@ -271,15 +271,5 @@ function discoveryOf(published: PublishedAddress, sync: SyncHandle, config: Load
         })
       : undefined);
   if (!rm) return published;
-  const states: ApplicationStates = {
-    application: async (id) => {
-      try {
-        return await rm.application(id);
-      } catch (e) {
-        if (e instanceof YarnCallError && e.status === 404) return undefined;
-        throw e;
-      }
-    },
-  };
-  return new RunningTargets(published, states, () => clock.now());
+  return new RunningTargets(published, applicationStates(rm), () => clock.now());
 }

@@ -7,6 +7,8 @@
 import { strict as assert } from 'node:assert';
 import { ApplicationState, DiscoveryPort, RECHECK_MS, RunningTargets, UNKNOWN_HOLD_MS, targetGroups } from '../../src/api/routes/discovery';
 import type { SidecarRecord } from '../../src/store/zookeeper/sidecar-registry';
+import { applicationStates } from '../../src/sidecar/published-address';
+import { ResourceManagerReader, YarnCallError } from '../../src/yarn/types';
 
 const APP_A = 'application_1652313600000_0001';
 const APP_B = 'application_1652313600000_0002';
@@ -166,5 +168,22 @@ describe('api/discovery: a crashed sidecar stays a target while its attempt runs
       t.apps.set(APP_B, { state: 'RUNNING', currentAppAttemptId: b.attempt });
       assert.deepEqual(await d.sidecars(), []);
     });
+  });
+
+  it("the current attempt is the RM's newest in the attempts list (a real RM's app report names none); an unknown application is undefined", async () => {
+    const attempts = ['appattempt_1652313600000_0001_000002', 'appattempt_1652313600000_0001_000010', 'appattempt_1652313600000_0001_000001'];
+    const rm = {
+      application: async (id: string) => {
+        if (id === APP_B) throw new YarnCallError('RM GET /ws/v1/cluster/apps/…: 404', 404);
+        return { id, state: id === APP_A ? 'RUNNING' : 'FINISHED' };
+      },
+      attempts: async () => attempts.map((appAttemptId) => ({ appAttemptId })),
+    } as unknown as ResourceManagerReader;
+    const states = applicationStates(rm);
+    assert.equal((await states.application(APP_A))?.currentAppAttemptId, 'appattempt_1652313600000_0001_000010');
+    assert.equal(await states.application(APP_B), undefined);
+    assert.deepEqual(await states.application('application_1652313600000_0003'), { id: 'application_1652313600000_0003', state: 'FINISHED' }, 'no attempts read for an application that does not run');
+    const down = applicationStates({ application: async () => Promise.reject(new YarnCallError('no ResourceManager reachable', undefined)) } as unknown as ResourceManagerReader);
+    await assert.rejects(down.application(APP_A), /no ResourceManager reachable/);
   });
 });

@@ -18,6 +18,7 @@ import { startTestSidecar } from '../support/sidecar';
 import { pollUntil } from '../support/wait';
 import { RunningSimulator, startSimulator } from '../../src/sim/server';
 import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
+import { applicationStates } from '../../src/sidecar/published-address';
 import { ZkSession } from '../../src/store/zookeeper/session';
 import { SidecarRecord, SidecarRegistry, parseSidecarRecord } from '../../src/store/zookeeper/sidecar-registry';
 import { silentLogger } from '../../src/core/logger';
@@ -163,8 +164,8 @@ describe('deploy: the sidecar publishes where it listens (real ZooKeeper)', func
       assert.deepEqual(kept, { targets: [target], labels: { ...live.labels, __meta_blocklist_published: 'false' } }, 'still a target (up == 0 fires), marked');
       // The job moves to another attempt: a discovery that asks the RM now lets it go, and its registration.
       sim.cluster.newAttempt();
-      const states = { application: (id: string) => new ResourceManagerClient({ addresses: sim.url }).application(id) };
-      const fresh = new RunningTargets(serving.address, states, () => Date.now());
+      // (A serving sidecar asks again RECHECK_MS after its last answer; a fresh one asks now, as the sidecar wires it.)
+      const fresh = new RunningTargets(serving.address, applicationStates(new ResourceManagerClient({ addresses: sim.url })), () => Date.now());
       assert.ok(!(await fresh.sidecars()).some((r) => r.address === target));
       assert.equal(await probe!.getData(registration, 3000), undefined, 'the registration is forgotten');
     } finally {
