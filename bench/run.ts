@@ -3,7 +3,7 @@
  *
  * Runs the benchmarks (docs/benchmarks.md) and prints every figure next to the limit measured
  * in the same run and their ratio. Sections: propagation, reconcile, throughput, evacuation, memory,
- * rm-footprint, listing, evacuation-flink (real Flink JVMs).
+ * rm-footprint, listing, evacuation-flink, evacuation-yarn (real Flink JVMs).
  * --quick uses small sizes (well under 30 s) for a smoke run; the published figures use the
  * defaults. --markdown writes the result table (and the machine's load) to FILE as well.
  */

@@ -7,6 +7,7 @@ import { benchReconcile, ReconcileSizes } from './reconcile';
 import { benchThroughput, ThroughputSizes } from './throughput';
 import { benchEvacuation, EvacuationSizes } from './evacuation';
 import { benchEvacuationFlink, EvacuationFlinkSizes } from './evacuation-flink';
+import { benchEvacuationYarn, EvacuationYarnSizes } from './evacuation-yarn';
 import { benchMemory, MemorySizes } from './memory';
 import { benchListing, ListingSizes } from './listing';
 import { benchRmFootprint, RmFootprintSizes } from './rm-footprint';
@@ -19,7 +20,7 @@ export const SECTIONS = ['propagation', 'reconcile', 'throughput', 'evacuation',
  * Sections that run real Flink JVMs (minutes each): run by `npm run bench` and `--only`, not by the
  * harness's smoke test (test/real/flink-evacuation.test.ts covers the parts they use).
  */
-export const JVM_SECTIONS = ['evacuation-flink'] as const;
+export const JVM_SECTIONS = ['evacuation-flink', 'evacuation-yarn'] as const;
 export const ALL_SECTIONS = [...SECTIONS, ...JVM_SECTIONS] as const;
 export type SectionName = (typeof ALL_SECTIONS)[number];
 
@@ -30,6 +31,7 @@ export interface BenchSizes {
   throughput: ThroughputSizes;
   evacuation: EvacuationSizes;
   evacuationFlink: EvacuationFlinkSizes;
+  evacuationYarn: EvacuationYarnSizes;
   memory: MemorySizes;
   rmFootprint: RmFootprintSizes;
   amFootprint: AmFootprintSizes;
@@ -45,6 +47,7 @@ export function sizesFor(quick: boolean): BenchSizes {
       throughput: { concurrency: [8], durationMs: 1000, storeInserts: 300 },
       evacuation: { nodes: 20, perNode: 10, tickMs: 100, releaseBatchSize: 500 },
       evacuationFlink: { trials: 1, intervalMs: 10_000, replaceMs: 1000 },
+      evacuationYarn: { trials: 2 },
       memory: { items: [1_000, 10_000], soakItems: 1_000, soakSeconds: 3 },
       rmFootprint: { nodeCounts: [1_000, 10_000], sidecarCounts: [10], containers: 500, windowMs: 15_000, warmupMs: 3_000 },
       amFootprint: { idleMs: 5_000 },
@@ -58,6 +61,7 @@ export function sizesFor(quick: boolean): BenchSizes {
     throughput: { concurrency: [8, 32], durationMs: 5000, storeInserts: 1000 },
     evacuation: { nodes: 100, perNode: 10, tickMs: 100, releaseBatchSize: 500 },
     evacuationFlink: { trials: 4, intervalMs: 10_000, replaceMs: 1000 },
+    evacuationYarn: { trials: 5 },
     memory: { items: [1_000, 10_000, 100_000], soakItems: 10_000, soakSeconds: 60 },
     rmFootprint: { nodeCounts: [1_000, 10_000], sidecarCounts: [10, 50], containers: 500, windowMs: 60_000, warmupMs: 5_000 },
     amFootprint: { idleMs: 20_000 },
@@ -74,6 +78,7 @@ export function tinySizes(): BenchSizes {
     throughput: { concurrency: [2], durationMs: 200, storeInserts: 20 },
     evacuation: { nodes: 3, perNode: 2, tickMs: 20, releaseBatchSize: 4 },
     evacuationFlink: { trials: 1, intervalMs: 4000, replaceMs: 500 },
+    evacuationYarn: { trials: 1 },
     memory: { items: [10, 100], soakItems: 10, soakSeconds: 1 },
     rmFootprint: { nodeCounts: [50], sidecarCounts: [], containers: 10, windowMs: 500, warmupMs: 200 },
     amFootprint: { idleMs: 500 },
@@ -109,6 +114,9 @@ export async function runBench(sections: readonly SectionName[], sizes: BenchSiz
         break;
       case 'evacuation-flink':
         r = await benchEvacuationFlink(sizes.evacuationFlink);
+        break;
+      case 'evacuation-yarn':
+        r = await benchEvacuationYarn(sizes.evacuationYarn);
         break;
       case 'memory':
         r = await benchMemory(sizes.memory);
