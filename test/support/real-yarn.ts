@@ -118,12 +118,16 @@ export function realYarn(): Promise<RealYarn> {
   return started;
 }
 
-/** A cluster of this release for one suite, which ends it (so two clusters never share the 2 cores for long). */
-export function startRealYarn(release: HadoopRelease): Promise<StartedLauncher<RealYarn>> {
-  return launch(release);
+/**
+ * A cluster of this release for one suite, which ends it (so two clusters never share the 2 cores
+ * for long). `conf`: keys set on the cluster's configuration after the launcher's own (the RM's,
+ * which its NodeManagers copy), e.g. `yarn.scheduler.include-port-in-node-name`.
+ */
+export function startRealYarn(release: HadoopRelease, conf: Readonly<Record<string, string>> = {}): Promise<StartedLauncher<RealYarn>> {
+  return launch(release, conf);
 }
 
-async function launch(release: HadoopRelease): Promise<StartedLauncher<RealYarn>> {
+async function launch(release: HadoopRelease, conf: Readonly<Record<string, string>> = {}): Promise<StartedLauncher<RealYarn>> {
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'blocklist-real-yarn-'));
   const hosts = path.join(workDir, 'hosts');
   // The JVM resolves names from this file only (jdk.net.hosts.file): the NodeManagers get distinct
@@ -140,7 +144,7 @@ async function launch(release: HadoopRelease): Promise<StartedLauncher<RealYarn>
     what: `the YARN launcher (Hadoop ${release.version})`,
     // test.build.data: MiniYARNCluster's own work dir (default target/test/data under the cwd);
     // java.io.tmpdir: where Jetty unpacks each web app (four dirs in /tmp per run, left behind).
-    args: [...release.jvm, '-Xmx768m', '-XX:TieredStopAtLevel=1', `-Djdk.net.hosts.file=${hosts}`, `-Dtest.build.data=${path.join(workDir, 'test-data')}`, `-Djava.io.tmpdir=${workDir}`, '-cp', cp, 'io.github.flinkyarnblocklist.launcher.YarnLauncher', work, hosts, '3'],
+    args: [...release.jvm, '-Xmx768m', '-XX:TieredStopAtLevel=1', `-Djdk.net.hosts.file=${hosts}`, `-Dtest.build.data=${path.join(workDir, 'test-data')}`, `-Djava.io.tmpdir=${workDir}`, '-cp', cp, 'io.github.flinkyarnblocklist.launcher.YarnLauncher', work, hosts, '3', ...Object.entries(conf).map(([k, v]) => `${k}=${v}`)],
     dir: workDir,
     log,
     timeoutMs: 180_000,
@@ -156,6 +160,19 @@ export async function control<T>(y: RealYarn, method: 'GET' | 'POST', p: string)
 }
 
 export type AppName = keyof RealYarn['applications'];
+
+/** One node as the RM's scheduler sees it for an app's current attempt (SchedulerAppUtils#isPlaceBlacklisted). */
+export interface NodePlacement {
+  nodeId: string;
+  /** SchedulerNode#getNodeName: what a blacklist entry must equal. */
+  nodeName: string;
+  /** The scheduler skips this node for the attempt: its name or its rack is on the attempt's blacklist. */
+  skipped: boolean;
+}
+
+export async function placement(y: RealYarn, app: AppName): Promise<NodePlacement[]> {
+  return (await control<{ nodes: NodePlacement[] }>(y, 'GET', `/apps/${app}/placement`)).nodes;
+}
 
 export function appState(y: RealYarn, app: AppName): Promise<AppState> {
   return control<AppState>(y, 'GET', `/apps/${app}`);

@@ -5,7 +5,7 @@
 import * as path from 'node:path';
 import { loadConfig } from '../../src/config/config';
 import { Clock } from '../../src/core/clock';
-import { silentLogger } from '../../src/core/logger';
+import { Logger, silentLogger } from '../../src/core/logger';
 import { Sidecar, startSidecar } from '../../src/sidecar/sidecar';
 import { MemoryAudit } from '../../src/model/audit';
 
@@ -17,13 +17,13 @@ export interface TestSidecar extends Sidecar {
   audit: MemoryAudit;
 }
 
-export async function startTestSidecar(opts: { clock?: Clock; define?: Record<string, string>; dir?: string } = {}): Promise<TestSidecar> {
+export async function startTestSidecar(opts: { clock?: Clock; define?: Record<string, string>; dir?: string; logger?: Logger } = {}): Promise<TestSidecar> {
   const dir = opts.dir ?? tempDir();
   const config = loadConfig({
     dynamic: { 'rest.port': '0', 'cluster.resource-blocklist.store.sqlite.path': path.join(dir, 'blocklist.db'), ...opts.define },
   });
   const audit = new MemoryAudit();
-  const s = await startSidecar({ config, clock: opts.clock, logger: silentLogger, audit });
+  const s = await startSidecar({ config, clock: opts.clock, logger: opts.logger ?? silentLogger, audit });
   return Object.assign(s, { dir, audit });
 }
 

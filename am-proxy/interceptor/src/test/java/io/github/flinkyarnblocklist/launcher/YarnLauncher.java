@@ -45,7 +45,9 @@ import org.apache.hadoop.yarn.server.nodemanager.amrmproxy.DefaultRequestInterce
 import org.apache.hadoop.yarn.server.nodemanager.containermanager.ContainerManagerImpl;
 import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.AbstractYarnScheduler;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerAppUtils;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicationAttempt;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler;
 
 /**
@@ -57,7 +59,8 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.Capacity
  * reach main's proxy). Prints one JSON line with its addresses when everything runs, then serves
  * a control endpoint on 127.0.0.1 for what tests observe inside YARN.
  *
- * <p>Arguments: {@code <workDir> <hostsFile> [workers]}.
+ * <p>Arguments: {@code <workDir> <hostsFile> [workers] [key=value …]}: each {@code key=value} is
+ * set on the cluster's configuration (the RM's and, through it, the NodeManagers').
  */
 public final class YarnLauncher {
   static final String[] HOSTS = {"nm1.blocklist.test", "nm2.blocklist.test", "nm3.blocklist.test"};
@@ -82,15 +85,30 @@ public final class YarnLauncher {
   /** Set once the JSON line is out: a launcher that never got there ends with status 1. */
   private volatile boolean ready;
 
-  YarnLauncher(Path work, String hostsFile, int workers) {
+  /** Keys set on the cluster's configuration after the launcher's own (the RM's, copied to each NodeManager). */
+  private final Map<String, String> extraConf;
+
+  YarnLauncher(Path work, String hostsFile, int workers, Map<String, String> extraConf) {
     this.work = work;
     this.hostsFile = hostsFile;
     this.workers = workers;
+    this.extraConf = extraConf;
+  }
+
+  /** {@code key=value} arguments as a map; anything else is refused. */
+  static Map<String, String> confArgs(String[] args, int from) {
+    Map<String, String> m = new LinkedHashMap<>();
+    for (int i = from; i < args.length; i++) {
+      int eq = args[i].indexOf('=');
+      if (eq <= 0) throw new IllegalArgumentException("not key=value: " + args[i]);
+      m.put(args[i].substring(0, eq), args[i].substring(eq + 1));
+    }
+    return m;
   }
 
   public static void main(String[] args) throws Exception {
     long t0 = System.currentTimeMillis();
-    YarnLauncher l = new YarnLauncher(Paths.get(args[0]), args[1], args.length > 2 ? Integer.parseInt(args[2]) : 3);
+    YarnLauncher l = new YarnLauncher(Paths.get(args[0]), args[1], args.length > 2 ? Integer.parseInt(args[2]) : 3, confArgs(args, 3));
     Runtime.getRuntime().addShutdownHook(new Thread(l::stop));
     l.start();
     HttpServer control = l.serveControl();
@@ -133,6 +151,7 @@ public final class YarnLauncher {
     base.setBoolean(YarnConfiguration.NM_VMEM_CHECK_ENABLED, false);
     // The AM's AMRM token comes from the NodeManager's AMRMProxy; no Kerberos here.
     base.set("hadoop.security.authentication", "simple");
+    extraConf.forEach(base::set);
     cluster = new MiniYARNCluster("blocklist", 1, 0, 1, 1);
     cluster.init(base);
     cluster.start();
@@ -332,6 +351,27 @@ public final class YarnLauncher {
   SchedulerApplicationAttempt schedulerAttempt(ApplicationAttemptId id) {
     AbstractYarnScheduler<?, ?> s = (AbstractYarnScheduler<?, ?>) cluster.getResourceManager().getResourceScheduler();
     return s.getApplicationAttempt(id);
+  }
+
+  /**
+   * For each node the scheduler knows, whether it skips the node for the app's current attempt:
+   * SchedulerAppUtils#isPlaceBlacklisted, the check the CapacityScheduler's allocator makes
+   * (the attempt's blacklist against SchedulerNode#getNodeName, then its rack).
+   */
+  Map<String, Object> placement(String name) throws Exception {
+    ApplicationAttemptId attempt = yarn.getApplicationReport(apps.get(name)).getCurrentApplicationAttemptId();
+    SchedulerApplicationAttempt sa = schedulerAttempt(attempt);
+    AbstractYarnScheduler<?, ?> s = (AbstractYarnScheduler<?, ?>) cluster.getResourceManager().getResourceScheduler();
+    List<Object> nodes = new ArrayList<>();
+    for (SchedulerNode n : s.getNodeTracker().getAllNodes()) {
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("nodeId", n.getNodeID().toString());
+      m.put("nodeName", n.getNodeName());
+      m.put("skipped", SchedulerAppUtils.isPlaceBlacklisted(sa, n, org.slf4j.LoggerFactory.getLogger(YarnLauncher.class)));
+      nodes.add(m);
+    }
+    nodes.sort(java.util.Comparator.comparing(o -> String.valueOf(((Map<?, ?>) o).get("nodeId"))));
+    return Map.of("appAttemptId", attempt.toString(), "nodes", nodes);
   }
 
   /** Registered through the proxy, the hand-off written, and the wanted number of workers live. */
@@ -542,11 +582,15 @@ public final class YarnLauncher {
     String path = ex.getRequestURI().getPath();
     String method = ex.getRequestMethod();
     String[] p = path.split("/");
-    // /apps/<name>, /apps/<name>/fail-attempt, /apps/<name>/wait-workers?n=, /probe/star-blacklist
+    // /apps/<name>, /apps/<name>/fail-attempt, /apps/<name>/placement, /probe/star-blacklist
     if (p.length >= 3 && p[1].equals("apps") && apps.containsKey(p[2])) {
       String name = p[2];
       if (p.length == 3 && method.equals("GET")) {
         reply(ex, 200, appState(name));
+        return;
+      }
+      if (p.length == 4 && p[3].equals("placement") && method.equals("GET")) {
+        reply(ex, 200, placement(name));
         return;
       }
       if (p.length == 4 && p[3].equals("allocate-latency") && method.equals("GET")) {
