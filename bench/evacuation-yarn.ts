@@ -42,7 +42,13 @@ async function evacuateTrial(rig: FlinkYarnRig, sidecar: string): Promise<{ ms: 
   const t0 = Date.now();
   const put = await http(sidecar, 'PUT', `/blocklist/nodes/${y}`, { action: EVACUATE, cause: 'bench evacuation-yarn' });
   if (put.status !== 201) throw new Error(`PUT EVACUATE ${y}: ${put.status} ${put.text}`);
-  await waitForFlinkJob(rig, rig.streamJobId, `RUNNING again off ${y}`, (j) => allRunning(j) && j.subtasks.every((s) => s.host !== y), 120_000);
+  try {
+    await waitForFlinkJob(rig, rig.streamJobId, `RUNNING again off ${y}`, (j) => allRunning(j) && j.subtasks.every((s) => s.host !== y), 120_000);
+  } catch (e) {
+    // What the sidecar says of the evacuation, for whoever reads the failure.
+    const item = await http(sidecar, 'GET', `/blocklist/nodes/${y}`);
+    throw new Error(`${(e as Error).message}; the sidecar's item: ${item.text.slice(0, 2000)}`);
+  }
   const ms = Date.now() - t0;
   const del = await http(sidecar, 'DELETE', `/blocklist/nodes/${y}`);
   if (del.status !== 200) throw new Error(`DELETE ${y}: ${del.status} ${del.text}`);
