@@ -47,7 +47,9 @@ async function evacuateTrial(rig: FlinkYarnRig, sidecar: string): Promise<{ ms: 
   } catch (e) {
     // What the sidecar says of the evacuation, for whoever reads the failure.
     const item = await http(sidecar, 'GET', `/blocklist/nodes/${y}`);
-    throw new Error(`${(e as Error).message}; the sidecar's item: ${item.text.slice(0, 2000)}`);
+    const status = await http(sidecar, 'GET', '/status');
+    const flink = JSON.stringify((status.body as { flink?: unknown } | undefined)?.flink ?? status.text.slice(0, 2000));
+    throw new Error(`${(e as Error).message}; the sidecar's item: ${item.text.slice(0, 2000)}; its Flink: ${flink}`);
   }
   const ms = Date.now() - t0;
   const del = await http(sidecar, 'DELETE', `/blocklist/nodes/${y}`);

@@ -10,6 +10,7 @@ import { EvacuationStatus, isTaskManager, markBlockedStatus, withCountdown } fro
 import { SyncView } from '../sync/view';
 import { SyncFacade, SyncProgress } from '../sync/sync-port';
 import { AppContainer, NodeState } from '../yarn/types';
+import { TaskCounts } from '../flink/types';
 import { nearestHosts } from '../model/nearest';
 import type { ClockSkew } from '../store/store';
 
@@ -132,7 +133,18 @@ export function syncStall(progress: SyncProgress | undefined, view: SyncView, no
 export type FlinkStatus =
   | { state: 'off'; detail: string }
   | { state: 'unreadable'; error: string }
-  | { state: 'read'; address: string; version?: string; checkpointTrigger: boolean; jobs: { id: string; name: string; state: string; type?: string; checkpointIntervalMs?: number }[] };
+  | { state: 'read'; address: string; version?: string; checkpointTrigger: boolean; readAt?: string; readSecondsAgo?: number; jobs: FlinkJobStatus[] };
+
+/** What a release step judges a job on: running every task (none moving), and its failovers counted. */
+export interface FlinkJobStatus {
+  id: string;
+  name: string;
+  state: string;
+  type?: string;
+  checkpointIntervalMs?: number;
+  tasks: { running: number; total: number; moving?: Record<string, number> };
+  restarts?: number;
+}
 
 export const DISABLED_STATUS: Readonly<ItemSyncStatus> = { state: 'disabled', detail: 'cluster.resource-blocklist.enabled is false' };
 
@@ -341,7 +353,7 @@ export function sidecarStatus(view: SyncView, now: number, opts: StatusOptions =
   if (p?.failingSince !== undefined) s.failingSince = p.failingSince;
   const stalled = syncStall(p, view, now, opts.stallLimitMs ?? 0);
   if (stalled !== undefined) s.stalled = stalled;
-  if (view.flink) s.flink = flinkStatus(view.flink);
+  if (view.flink) s.flink = flinkStatus(view.flink, view.flinkReadAt, now);
   if (opts.nodes && view.nodes) s.nodes = { readAt: view.nodes.readAt, list: view.nodes.list.map((n) => (n.rack !== undefined ? { host: n.host, rack: n.rack, state: n.state } : { host: n.host, state: n.state })) };
   return s;
 }
@@ -371,10 +383,19 @@ export function clockSkewStatus(shared: boolean, skew: ClockSkew | undefined): C
   return { state: 'behind', ...figures, detail: "behind the store's time beyond the limit: blocks made through this sidecar are stamped on its clock, so the other jobs see them end early; fix this machine's clock (NTP)" };
 }
 
-function flinkStatus(k: NonNullable<SyncView['flink']>): FlinkStatus {
+function flinkStatus(k: NonNullable<SyncView['flink']>, readAt: number | undefined, now: number): FlinkStatus {
   if (k.kind === 'off') return { state: 'off', detail: k.why };
   if (k.kind === 'unknown') return { state: 'unreadable', error: k.error };
   const v = k.view;
-  const jobs = v.jobs.map((j) => ({ id: j.jid, name: j.name, state: j.state, ...(j.type ? { type: j.type } : {}), ...(j.checkpointIntervalMs !== undefined ? { checkpointIntervalMs: j.checkpointIntervalMs } : {}) }));
-  return { state: 'read', address: v.baseUrl, ...(v.version ? { version: v.version } : {}), checkpointTrigger: v.canTrigger, jobs };
+  const jobs = v.jobs.map((j): FlinkJobStatus => ({ id: j.jid, name: j.name, state: j.state, ...(j.type ? { type: j.type } : {}), ...(j.checkpointIntervalMs !== undefined ? { checkpointIntervalMs: j.checkpointIntervalMs } : {}), tasks: taskSummary(j.tasks), ...(j.restarts !== undefined ? { restarts: j.restarts } : {}) }));
+  const age = readAt !== undefined ? { readAt: new Date(readAt).toISOString(), readSecondsAgo: Math.max(0, Math.round((now - readAt) / 100) / 10) } : {};
+  return { state: 'read', address: v.baseUrl, ...(v.version ? { version: v.version } : {}), checkpointTrigger: v.canTrigger, ...age, jobs };
+}
+
+const MOVING = ['created', 'scheduled', 'deploying', 'initializing', 'canceling', 'reconciling', 'failed'] as const;
+
+function taskSummary(t: TaskCounts): FlinkJobStatus['tasks'] {
+  const moving: Record<string, number> = {};
+  for (const k of MOVING) if (t[k] > 0) moving[k] = t[k];
+  return { running: t.running, total: t.total, ...(Object.keys(moving).length > 0 ? { moving } : {}) };
 }

@@ -516,7 +516,9 @@ export class Controller {
     if (nodes.value && nodes.readAt !== undefined) v.nodes = { readAt: nodes.readAt, list: nodes.value, ...(known ? { known } : {}) };
     const containers = this.watch.containers.cache.value;
     if (containers) v.containers = containers;
-    Object.assign(v, this.amContainer(), { flink: this.flink.knowledge, taskManagerWaits: this.shown.waits, released: this.memory.released, releaseKinds: this.memory.steps.kinds });
+    const k = this.flink.knowledge;
+    if (k.kind === 'known') v.flinkReadAt = this.deps.clock.now() - Math.max(0, monotonicNow(this.deps.clock) - k.view.readAt);
+    Object.assign(v, this.amContainer(), { flink: k, taskManagerWaits: this.shown.waits, released: this.memory.released, releaseKinds: this.memory.steps.kinds });
     return v;
   }
 

@@ -50,6 +50,8 @@ export interface SyncView {
   amContainerId?: string;
   /** Flink as the evacuations last read it. */
   flink?: FlinkKnowledge;
+  /** When Flink was last read (wall ms): a view the evacuations still decide on while nothing asks for a read ages. */
+  flinkReadAt?: number;
   /** Why each covered task manager not released yet waits, as the last pass decided. */
   taskManagerWaits?: ReadonlyMap<string, Wait>;
   /** Containers this sidecar asked to release (id → host), and how each went. */
