@@ -233,9 +233,8 @@ export class Controller {
   private async run(): Promise<PassOutcome> {
     const seen = await this.observe(this.deps.clock.now());
     if (!seen.ok) return seen.failed;
-    const appId = this.watch.attempt.applicationId;
-    const readsFlink = this.flink.mayRead(monotonicNow(this.deps.clock), this.needs.get(seen.desired.items, appId, this.deps.clock.now()).any);
     const first = reconcile({ ...seen.observed, flink: this.flink.knowledge }, seen.desired, this.memory, this.deps.clock.now(), monotonicNow(this.deps.clock));
+    const readsFlink = this.flink.mayRead(monotonicNow(this.deps.clock), first.flinkWanted);
     const now = this.deps.clock.now();
     // The blacklist does not depend on Flink, so it goes out before any read of Flink (or of the
     // RM's report that locates it): a slow JobManager never holds a block back. What the
@@ -262,7 +261,7 @@ export class Controller {
     const appId = this.watch.attempt.applicationId;
     const need = this.needs.get(seen.desired.items, appId, this.deps.clock.now());
     const inProgress = [...this.shown.statuses.values()].some((st) => st.phase !== 'READY' && st.action === EVACUATE);
-    const read = await this.flink.observe(monotonicNow(this.deps.clock), appId, need.any, this.memory.steps, inProgress || need.evacuating);
+    const read = await this.flink.observe(monotonicNow(this.deps.clock), appId, this.memory.steps, inProgress || need.evacuating);
     const observed = { ...seen.observed, actual: blacklistSet(pushedPlan.view.plan) };
     const decide = () => reconcile({ ...observed, flink: this.flink.knowledge }, seen.desired, this.memory, this.deps.clock.now(), monotonicNow(this.deps.clock));
     let d = decide();

@@ -11,9 +11,6 @@ import { FlinkKnowledge, isIdle } from './flink-view';
 import { FlinkNeed, FlinkWatcher } from './watch-flink';
 
 export class FlinkSide {
-  /** Whether the last decision had something waiting on a task manager (undefined: none made yet). */
-  private wanted: boolean | undefined;
-
   constructor(
     readonly watcher: FlinkWatcher,
     private readonly deps: { logger: Logger; metrics: Metrics; audit?: AuditSink },
@@ -23,14 +20,17 @@ export class FlinkSide {
     return this.watcher.knowledge;
   }
 
-  /** Whether this pass may read Flink (observe or needsFresh): something is blocked and the last decision did not say it needs nothing. */
-  mayRead(mono: number, blocked: boolean): boolean {
-    return blocked && this.wanted !== false && this.watcher.enabled && (this.watcher.due(mono) || !this.watcher.fresh(mono));
+  /**
+   * Whether this pass reads Flink: its own first decision has something waiting on a task manager
+   * (not the last pass's: one that wanted nothing must not keep every later one on an old read),
+   * and the last read is due or no longer fresh.
+   */
+  mayRead(mono: number, wanted: boolean): boolean {
+    return wanted && this.watcher.enabled && (this.watcher.due(mono) || !this.watcher.fresh(mono));
   }
 
-  /** Read for this pass when the last decision wanted it (or none was made yet) and something is blocked. */
-  async observe(mono: number, applicationId: string | undefined, blocked: boolean, memory: StepMemory, evacuating: boolean): Promise<boolean> {
-    if (!blocked || this.wanted === false) return false;
+  /** Reads for this pass (at most once per interval). */
+  observe(mono: number, applicationId: string | undefined, memory: StepMemory, evacuating: boolean): Promise<boolean> {
     return this.watcher.refresh(mono, applicationId, needOf(memory, evacuating));
   }
 
@@ -39,7 +39,6 @@ export class FlinkSide {
    * Not when this pass has read already (a read that failed is not tried twice in one pass).
    */
   async needsFresh(wanted: boolean, mono: number, applicationId: string | undefined, memory: StepMemory, evacuating: boolean, readThisPass = false): Promise<boolean> {
-    this.wanted = wanted;
     if (!wanted || readThisPass || this.watcher.fresh(mono)) return false;
     await this.watcher.refresh(mono, applicationId, needOf(memory, evacuating), true);
     return true;

@@ -243,6 +243,37 @@ describe('evacuation with Flink: WAIT_CONTAINER, checkpoint, budget', () => {
     assert.deepEqual(released(r), busy, 'released once the job runs again');
   });
 
+  for (const between of ['nothing', 'a kill -9 of another task manager'] as const) {
+    it(`evacuations one after another, the first one's block lifted as soon as the job runs again and ${between} between: each is judged on a fresh read of Flink (a step that wanted nothing kept every later pass on an old one)`, async () => {
+      const { r, busy } = await scene({ busy: 0, idle: 0 });
+      const hosts = [1, 2, 3, 4].map((i) => r.host(i));
+      const tms = hosts.map((h) => r.cluster.placeOn(h, 1)[0]);
+      r.flink!.runtime.parallelism = 8; // every task manager busy
+      r.flink!.runtime.sync();
+      assert.deepEqual(busy, []);
+      for (const [i, h] of hosts.slice(0, 3).entries()) {
+        await r.block(nodeItem(h, { action: EVACUATE, evacuationTimeout: 0 }));
+        await seconds(r, 2);
+        assert.deepEqual(released(r).filter((c) => c === tms[i]), [tms[i]], `evacuation ${i + 1}: released after its checkpoint`);
+        assert.equal(r.item(h)?.evacuation?.checkpoint?.status ?? 'COMPLETED', 'COMPLETED');
+        r.cluster.allocate();
+        await r.step(1000);
+        await r.unblock(h); // the job runs again: the block goes before the sidecar counted the failover
+        if (between !== 'nothing' && i === 0) {
+          r.cluster.killContainer(tms[3]);
+          r.flink!.runtime.sync();
+          await r.step(1000);
+          r.cluster.allocate();
+        }
+        await seconds(r, 5);
+        const read = r.status().flink;
+        assert.ok(read?.state === 'read' && (read.readSecondsAgo ?? 99) <= 5, `Flink read while the step was open (${JSON.stringify(read)})`);
+      }
+      assert.deepEqual(released(r).filter((c) => tms.includes(c)), tms.slice(0, 3).sort(), 'the fourth (killed or not) was never evacuated');
+      assert.match(await r.metrics.text(), /blocklist_evacuation_taskmanagers_released_total\{reason="checkpointed"\} [3-9]/, 'each after its checkpoint');
+    });
+  }
+
   it("Flink's REST API unreachable: the deadline releases at once, as YARN does (TIMEOUT), and the status says why", async () => {
     const { r, h1, busy } = await scene();
     r.flink!.down = true;
