@@ -316,14 +316,8 @@ export function evacuating(plan: DesiredPlan): BlockedItem[] {
  * this pass — the one that has its node on this job's blacklist — which is then a start to record.
  * Another job's task manager item needs no start of ours.
  */
-export function evacuationStarts(
-  items: readonly BlockedItem[],
-  jobStarts: JobStarts,
-  onBlacklist: ReadonlySet<string>,
-  applicationId: string | undefined,
-  now: number,
-): { starts: Map<string, JobStart>; since: Map<string, number> } {
-  return finish(evacuationStartsInSteps(items, jobStarts, onBlacklist, applicationId, now));
+export function evacuationStarts(...args: Parameters<typeof evacuationStartsInSteps>): { starts: Map<string, JobStart>; since: Map<string, number> } {
+  return finish(evacuationStartsInSteps(...args));
 }
 
 function* evacuationStartsInSteps(
@@ -345,22 +339,15 @@ function* evacuationStartsInSteps(
   return { starts, since };
 }
 
+/** planEvacuationsInSteps at once. */
+export function planEvacuations(...args: Parameters<typeof planEvacuationsInSteps>): Map<string, EvacuationPlan> {
+  return finish(planEvacuationsInSteps(...args));
+}
+
 /**
  * One plan per evacuating item, over the containers as last read; `clocks`: when each started
  * for this job and its monotonic zero (absent: it starts now).
  */
-export function planEvacuations(
-  items: readonly BlockedItem[],
-  clocks: ReadonlyMap<string, EvacuationClock>,
-  containers: ContainerIndex,
-  released: ReadonlyMap<string, string>,
-  defaultTimeoutMs: number,
-  at: { now: number; mono: number; amContainerId?: string | undefined },
-  nodes: readonly NodeView[] = [],
-): Map<string, EvacuationPlan> {
-  return finish(planEvacuationsInSteps(items, clocks, containers, released, defaultTimeoutMs, at, nodes));
-}
-
 function* planEvacuationsInSteps(
   items: readonly BlockedItem[],
   clocks: ReadonlyMap<string, EvacuationClock>,
@@ -368,7 +355,7 @@ function* planEvacuationsInSteps(
   released: ReadonlyMap<string, string>,
   defaultTimeoutMs: number,
   at: { now: number; mono: number; amContainerId?: string | undefined },
-  nodes: readonly NodeView[],
+  nodes: readonly NodeView[] = [],
 ): Steps<Map<string, EvacuationPlan>> {
   const out = new Map<string, EvacuationPlan>();
   const { now } = at;
