@@ -15,7 +15,8 @@ import { Metrics } from '../metrics/metrics';
 import { BlacklistDiff, DesiredPlan, blacklistSet } from './desired';
 import { EVACUATION_PHASES, EvacuationStatus, isTaskManager, withCountdown } from './evacuation';
 import { DEFAULT_CAP_NODE_COUNT_MEMORY_MS, Memory, afterNewAttempt, afterPush, afterRelease, emptyMemory, pruneReleased } from './memory';
-import { Decision, Desired, EvacuationsView, Observed, Rules, SyncEvent, evacuationStatuses, reconcile } from './reconcile';
+import { BlacklistDecision, Decision, Desired, EvacuationsView, Observed, Rules, SyncEvent, anyInProgress, decideBlacklist, evacuationStatusesInSteps, reconcileInSteps } from './reconcile';
+import { STEP_ITEMS, inTurns, nextTurn } from './steps';
 import { AuditSink } from '../model/audit';
 import { FlinkJobManager } from '../flink/types';
 import { FlinkLocation } from '../flink/locate';
@@ -24,6 +25,7 @@ import { FlinkSide } from './flink-side';
 import { ReleaseKind, Wait } from './evacuation-steps';
 import { Executor, PushOutcome } from './executor';
 import { StartsRecord } from './starts-record';
+import { eventLines } from './event-lines';
 import { GoneSweep } from './gone-job-sweeps';
 import { message } from './cache';
 import { StoreWatcher } from './watch-store';
@@ -235,17 +237,29 @@ export class Controller {
     if (!seen.ok) return seen.failed;
     const appId = this.watch.attempt.applicationId;
     const readsFlink = this.flink.mayRead(monotonicNow(this.deps.clock), this.needs.get(seen.desired.items, appId, this.deps.clock.now()).any);
-    const first = reconcile({ ...seen.observed, flink: this.flink.knowledge }, seen.desired, this.memory, this.deps.clock.now(), monotonicNow(this.deps.clock));
-    const now = this.deps.clock.now();
     // The blacklist does not depend on Flink, so it goes out before any read of Flink (or of the
     // RM's report that locates it): a slow JobManager never holds a block back. What the
-    // evacuations decide waits for that read, so the first decision is only shown meanwhile.
-    if (readsFlink) this.show(first);
-    else this.adopt(first);
+    // evacuations decide waits for that read, so they are decided once, after it.
+    let first: BlacklistDecision;
+    let decided: Decision | undefined;
+    if (readsFlink) {
+      first = decideBlacklist(seen.observed, seen.desired, this.memory, this.deps.clock.now());
+      this.show(first);
+      // The plan's memo only saves work: the decision after the read finds this plan in it.
+      this.memory = { ...this.memory, decision: first.memory.decision };
+    } else {
+      decided = await inTurns(reconcileInSteps({ ...seen.observed, flink: this.flink.knowledge }, seen.desired, this.memory, this.deps.clock.now(), monotonicNow(this.deps.clock)));
+      first = { plan: decided.view.plan, pending: decided.view.pending, memory: decided.memory, events: decided.events, deadlines: decided.deadlines, ...(decided.push ? { push: decided.push } : {}), ...(decided.pushOrigin ? { pushOrigin: decided.pushOrigin } : {}) };
+      this.adopt(decided);
+    }
+    const now = this.deps.clock.now();
     const pushed = await this.executor.push(first.push);
     const pushFailure = this.takePush(pushed, first, now);
     if (pushFailure) return pushFailure;
-    const decision = readsFlink ? await this.decideWithFlink(seen, first) : first;
+    const decision = decided ?? (await this.decideWithFlink(seen, first.plan));
+    // A turn of the event loop between the CPU-heavy steps of a pass over many evacuations: the
+    // API's answers (and /healthz) go out in between.
+    if (decision.clocks.size >= STEP_ITEMS) await nextTurn();
     await this.recordStarts(seen.desired.items, decision);
     // The blacklist is applied; evacuations must wait for a container list read by this pass.
     if (seen.containersError !== undefined) return { result: 'failed', stage: 'containers', error: seen.containersError };
@@ -258,16 +272,17 @@ export class Controller {
    * The decision again with this pass's read of Flink (twice when the first read is not fresh
    * enough for what it wants), on YARN's blacklist as just pushed: nothing more to push.
    */
-  private async decideWithFlink(seen: Extract<Observation, { ok: true }>, pushedPlan: Decision): Promise<Decision> {
+  private async decideWithFlink(seen: Extract<Observation, { ok: true }>, pushedPlan: DesiredPlan): Promise<Decision> {
     const appId = this.watch.attempt.applicationId;
     const need = this.needs.get(seen.desired.items, appId, this.deps.clock.now());
-    const inProgress = [...this.shown.statuses.values()].some((st) => st.phase !== 'READY' && st.action === EVACUATE);
+    let inProgress = false;
+    for (const st of this.shown.statuses.values()) if (st.phase !== 'READY' && st.action === EVACUATE) inProgress = true;
     const read = await this.flink.observe(monotonicNow(this.deps.clock), appId, need.any, this.memory.steps, inProgress || need.evacuating);
-    const observed = { ...seen.observed, actual: blacklistSet(pushedPlan.view.plan) };
-    const decide = () => reconcile({ ...observed, flink: this.flink.knowledge }, seen.desired, this.memory, this.deps.clock.now(), monotonicNow(this.deps.clock));
-    let d = decide();
-    const evacuating = [...(d.view.evacuations?.statuses.values() ?? [])].some((st) => st.phase !== 'READY');
-    if (await this.flink.needsFresh(d.flinkWanted, monotonicNow(this.deps.clock), appId, this.memory.steps, evacuating, read)) d = decide();
+    const observed = { ...seen.observed, actual: blacklistSet(pushedPlan) };
+    const decide = () => inTurns(reconcileInSteps({ ...observed, flink: this.flink.knowledge }, seen.desired, this.memory, this.deps.clock.now(), monotonicNow(this.deps.clock)));
+    let d = await decide();
+    const evacuating = d.view.evacuations !== undefined && anyInProgress(d.view.evacuations.statuses);
+    if (await this.flink.needsFresh(d.flinkWanted, monotonicNow(this.deps.clock), appId, this.memory.steps, evacuating, read)) d = await decide();
     this.adopt(d);
     return d;
   }
@@ -317,10 +332,10 @@ export class Controller {
   }
 
   /** Shows a decision's plan (while what else it decides waits on Flink). */
-  private show(d: Decision): void {
-    this.shown.plan = d.view.plan;
-    this.shown.pending = d.view.pending;
-    this.deps.metrics.deferredItems.set(d.view.plan.deferred.length);
+  private show(d: BlacklistDecision): void {
+    this.shown.plan = d.plan;
+    this.shown.pending = d.pending;
+    this.deps.metrics.deferredItems.set(d.plan.deferred.length);
   }
 
   /** Takes in the decision before acting on it: memory, view, deadlines, log lines, gauges. */
@@ -333,12 +348,12 @@ export class Controller {
     this.shown.deadlines = d.deadlines;
     this.marked = d.markedTaskManagers;
     this.deps.metrics.deferredItems.set(d.view.plan.deferred.length);
-    for (const e of d.events) this.log(e);
+    this.logEvents(d.events);
   }
 
   /** After the push: YARN now has the plan, or we no longer know what it has (re-read next pass). */
-  private takePush(pushed: PushOutcome, d: Decision, now: number): PassOutcome | undefined {
-    const plan = d.view.plan;
+  private takePush(pushed: PushOutcome, d: BlacklistDecision, now: number): PassOutcome | undefined {
+    const plan = d.plan;
     if (pushed.result === 'failed') {
       this.memory = afterPush(this.memory, { ok: false, attempted: pushed.diff });
       return { result: 'failed', stage: 'push', error: pushed.error };
@@ -377,7 +392,8 @@ export class Controller {
     }
     // The evacuations are shown as their releases came out, so a reader never sees a release that
     // failed as done, nor one merely in flight.
-    if (evac) this.setEvacuations(evac, evacuationStatuses(evac.plans, { steps: evac.steps, flink: this.flink.knowledge, released: this.memory.released, kinds: this.memory.steps.kinds, now: this.deps.clock.now() }));
+    // Nothing released: the statuses are the decision's own (decided with this very memory).
+    if (evac) this.setEvacuations(evac, out.result === 'nothing-to-release' ? evac.statuses : await inTurns(evacuationStatusesInSteps(evac.plans, { steps: evac.steps, flink: this.flink.knowledge, released: this.memory.released, kinds: this.memory.steps.kinds, now: this.deps.clock.now() })));
     if (out.result === 'failed') return { result: 'failed', stage: 'release', error: out.error };
     const reported = new Set<string>();
     for (const e of this.shown.statuses.values()) for (const c of e.released) reported.add(c);
@@ -532,16 +548,9 @@ export class Controller {
     for (const [phase, n] of counts) this.deps.metrics.evacuatingNodes.set({ phase }, n);
   }
 
-  private log(e: SyncEvent): void {
-    const { logger } = this.deps;
-    if (e.kind === 'deferred') {
-      logger.warn(`safety cap: ${e.id} is deferred (not blacklisted): ${e.capacity} of ${e.runningNodes} RUNNING nodes are already blocked (max-blocked-fraction ${this.rules.maxBlockedFraction})`);
-    } else if (e.kind === 'undeferred') {
-      if (e.enforced) logger.info(`safety cap: ${e.id} is no longer deferred and goes on the blacklist`);
-    } else {
-      const s = e.status;
-      const timeout = s.timeoutSeconds < 0 ? 'none (waits forever)' : `${s.timeoutSeconds}s`;
-      logger.info(`evacuation ${e.id}: ${e.from ?? 'start'} -> ${s.phase}, ${s.containers.length} container(s) left, timeout ${timeout}, since ${new Date(s.since).toISOString()}`);
-    }
+  /** A pass's events as log lines: one each for a few, one summary for many of a kind (event-lines.ts). */
+  private logEvents(events: readonly SyncEvent[]): void {
+    if (events.length === 0) return;
+    for (const line of eventLines(events, this.rules.maxBlockedFraction)) this.deps.logger.log(line.level, line.message);
   }
 }
