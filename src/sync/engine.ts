@@ -25,9 +25,11 @@ import { Metrics, createMetrics } from '../metrics/metrics';
 import { ConfigValues } from '../config/keys';
 import { Backoff } from './backoff';
 import { DeadlineTimer } from './deadline-timer';
-import { Controller, ControllerSettings, PassOutcome } from './controller';
+import { Controller } from './controller';
+import { ControllerSettings, PassOutcome } from './controller-parts';
 import { ContainersKnown, SyncFacade } from './sync-port';
 import { SyncProgress, SyncView } from './view';
+import { statusLines } from './event-lines';
 import { AuditSink } from '../model/audit';
 import { FlinkJobManager } from '../flink/types';
 import { FlinkLocation } from '../flink/locate';
@@ -380,14 +382,9 @@ export class SyncEngine implements SyncFacade {
     if (reason && !this.cancelRetry) this.kick(reason);
   }
 
-  /** One line per evacuating item, like YARN's DecommissioningNodesWatcher. */
+  /** One line per evacuating item, like YARN's DecommissioningNodesWatcher (event-lines.ts statusLines bounds them). */
   private logEvacuations(): void {
-    const now = this.deps.clock.now();
-    for (const e of this.controller.activeEvacuations()) {
-      // By the grace period's own (monotonic) measure where it has one: a wall-clock step moves `since` only.
-      const elapsed = e.timeoutSeconds >= 0 ? Math.max(0, e.timeoutSeconds - e.remainingSeconds) : Math.floor((now - e.since) / 1000);
-      const timeout = e.remainingSeconds < 0 ? 'none' : `${e.remainingSeconds}s left`;
-      this.deps.logger.info(`evacuating ${e.itemId.padEnd(34)} ${String(elapsed).padStart(4)}s containers:${String(e.containers.length).padStart(2)} ${e.phase.padStart(14)} timeout:${timeout} released:${e.released.length}`);
-    }
+    if (this.deps.logger.isLevelEnabled?.('info') === false) return;
+    for (const line of statusLines(this.controller.activeEvacuations(), this.deps.clock.now())) this.deps.logger.info(line);
   }
 }

@@ -19,6 +19,7 @@
  * job's grace period starts now.
  */
 import { BlockedItem } from '../model/item';
+import { Steps, finish, stepEnds } from './steps';
 import { applicationOfContainer } from '../model/ids';
 
 /** One evacuation start of this job: `created` is the item's creation instant (which block it was). */
@@ -73,9 +74,19 @@ export function mayEvacuate(item: BlockedItem, applicationId: string | undefined
  * (an older start of the same block wins: the earliest moment is the start).
  */
 export function nextStarts(current: JobStarts, items: readonly BlockedItem[], fresh: JobStarts): Map<string, JobStart> {
-  const live = liveBlocks(items);
+  return finish(nextStartsInSteps(current, items, fresh));
+}
+
+/** nextStarts, handing control back every STEP_ITEMS entries (steps.ts). */
+export function* nextStartsInSteps(current: JobStarts, items: readonly BlockedItem[], fresh: JobStarts): Steps<Map<string, JobStart>> {
+  const live = new Map<string, number>();
+  for (const i of items) if (stepEnds(live.set(i.id, i.created.at).size)) yield;
   const out = new Map<string, JobStart>();
-  for (const [id, s] of unionStarts(current, fresh)) if (live.get(id) === s.created) out.set(id, s);
+  let n = 0;
+  for (const [id, s] of yield* unionStartsInSteps(current, fresh)) {
+    if (live.get(id) === s.created) out.set(id, s);
+    if (stepEnds(++n)) yield;
+  }
   return out;
 }
 
@@ -91,10 +102,16 @@ export function liveBlocks(items: readonly BlockedItem[]): Map<string, number> {
  * meanwhile): the union; of one block the earliest start, of two blocks under one id the newer block.
  */
 export function unionStarts(a: JobStarts, b: JobStarts): Map<string, JobStart> {
+  return finish(unionStartsInSteps(a, b));
+}
+
+function* unionStartsInSteps(a: JobStarts, b: JobStarts): Steps<Map<string, JobStart>> {
   const out = new Map<string, JobStart>(a);
+  let n = 0;
   for (const [id, s] of b) {
     const had = out.get(id);
     if (had === undefined || (had.created === s.created ? s.since < had.since : s.created > had.created)) out.set(id, s);
+    if (stepEnds(++n)) yield;
   }
   return out;
 }
@@ -136,12 +153,21 @@ const RECORD_VERSION = 1;
  * text.
  */
 export function encodeStarts(starts: JobStarts): string {
-  const o: Record<string, [string, string]> = {};
-  for (const id of [...starts.keys()].sort()) {
-    const s = starts.get(id)!;
-    o[id] = [String(Math.trunc(s.since)), String(Math.trunc(s.created))];
+  return finish(encodeStartsInSteps(starts));
+}
+
+/** encodeStarts, handing control back every STEP_ITEMS entries (steps.ts). */
+export function* encodeStartsInSteps(starts: JobStarts): Steps<string> {
+  // Written entry by entry rather than through an object for JSON.stringify: at 10,000 starts that
+  // object cost a dictionary-mode build, and an id of digits only would have been put first.
+  const ids = [...starts.keys()].sort();
+  const entries: string[] = new Array<string>(ids.length);
+  for (let i = 0; i < ids.length; i++) {
+    const s = starts.get(ids[i])!;
+    entries[i] = `${JSON.stringify(ids[i])}:["${Math.trunc(s.since)}","${Math.trunc(s.created)}"]`;
+    if (stepEnds(i + 1)) yield;
   }
-  return JSON.stringify({ v: RECORD_VERSION, starts: o });
+  return `{"v":${RECORD_VERSION},"starts":{${entries.join(',')}}}`;
 }
 
 /**

@@ -136,12 +136,14 @@ export interface EvacuationInput {
   containersOnNode: readonly AppContainer[];
   /** Containers this sidecar already asked YARN to release (never asked twice): id → host. */
   released: ReadonlyMap<string, string>;
+  /** `released` grouped by host (releasedByHost): a pass planning many items walks `released` once, not once per item. */
+  releasedOn?: ReadonlyMap<string, readonly string[]> | undefined;
   defaultTimeoutMs: number;
   now: number;
   /** A rack item's hosts (its evacuation covers each of them). */
   hosts?: ReadonlySet<string>;
   /** The attempt's AM container (isAmContainer). */
-  amContainerId?: string;
+  amContainerId?: string | undefined;
 }
 
 /** One item's evacuation before the job-wide rules (evacuation-steps.ts) say what goes when. */
@@ -170,13 +172,13 @@ export function planEvacuation(input: EvacuationInput): EvacuationPlan {
   const { item, now, since } = input;
   const timeoutMs = item.action === EVACUATE ? evacuationTimeoutMs(item, input.defaultTimeoutMs) : -1;
   const elapsedMs = Math.max(0, input.elapsedMs ?? now - since);
-  const containers = input.containersOnNode
-    .filter((c) => isTaskManager(c, input.amContainerId) && (item.kind !== 'taskmanager' || c.containerId === item.containerId))
-    .map((c) => c.containerId)
-    .sort();
+  const containers: string[] = [];
+  for (const c of input.containersOnNode) if (isTaskManager(c, input.amContainerId) && (item.kind !== 'taskmanager' || c.containerId === item.containerId)) containers.push(c.containerId);
+  containers.sort();
   const deadline = timeoutMs >= 0 ? now + timeoutMs - elapsedMs : undefined;
   const due = graceOver(elapsedMs, timeoutMs);
-  const plan: EvacuationPlan = { item, since, timeoutMs, due, containers, released: releasedFor(item, input.released, input.hosts) };
+  const released = input.released.size === 0 ? [] : input.releasedOn ? releasedFrom(item, input.releasedOn, input.released, input.hosts) : releasedFor(item, input.released, input.hosts);
+  const plan: EvacuationPlan = { item, since, timeoutMs, due, containers, released };
   if (deadline !== undefined) plan.deadline = deadline;
   if (!due && deadline !== undefined) plan.wakeAt = deadline;
   return plan;
@@ -205,8 +207,11 @@ export interface StatusContext {
 
 /** The status of one item: its phase and why it waits, from the job-wide decision. */
 export function evacuationStatus(plan: EvacuationPlan, ctx: StatusContext): EvacuationStatus {
-  const pending = plan.containers.filter((c) => !ctx.released.has(c));
-  const released = [...new Set([...plan.released, ...plan.containers.filter((c) => ctx.released.has(c))])].sort();
+  const pending: string[] = [];
+  const releasedNow: string[] = [];
+  for (const c of plan.containers) (ctx.released.has(c) ? releasedNow : pending).push(c);
+  // plan.released is sorted and without repeats already: most statuses release nothing new.
+  const released = releasedNow.length === 0 ? plan.released.slice() : [...new Set([...plan.released, ...releasedNow])].sort();
   const phase = phaseOf(plan, pending, ctx);
   const status: EvacuationStatus = {
     itemId: plan.item.id,
@@ -223,7 +228,8 @@ export function evacuationStatus(plan: EvacuationPlan, ctx: StatusContext): Evac
   if (plan.runsOn !== undefined) status.runsOn = plan.runsOn;
   const waiting = phase === 'READY' ? undefined : waitOf(pending, plan.containers.length - pending.length, ctx);
   if (waiting) status.waiting = waiting;
-  Object.assign(status, slotLists(pending, ctx.flink), stepOf(plan.containers, ctx));
+  if (ctx.flink.kind === 'known' && pending.length > 0) Object.assign(status, slotLists(pending, ctx.flink));
+  if (ctx.steps.memory.step && plan.containers.length > 0) Object.assign(status, stepOf(plan.containers, ctx));
   return status;
 }
 
@@ -261,6 +267,27 @@ function stepOf(containers: readonly string[], ctx: StatusContext): Pick<Evacuat
     out.checkpoint = { jobId: w.jid, status, ...(o?.status === 'COMPLETED' ? { id: o.id } : {}), ...(o?.status === 'FAILED' ? { detail: o.error } : step.why ? { detail: step.why } : w.note ? { detail: w.note } : {}) };
   }
   return out;
+}
+
+/** `released` (container id → host) grouped by host, each host's ids sorted. */
+export function releasedByHost(released: ReadonlyMap<string, string>): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const [id, host] of released) {
+    const ids = out.get(host);
+    if (ids) ids.push(id);
+    else out.set(host, [id]);
+  }
+  for (const ids of out.values()) ids.sort();
+  return out;
+}
+
+/** releasedFor, from `released` grouped by host. */
+function releasedFrom(item: BlockedItem, byHost: ReadonlyMap<string, readonly string[]>, released: ReadonlyMap<string, string>, hosts?: ReadonlySet<string>): string[] {
+  if (item.kind === 'taskmanager') return releasedFor(item, released);
+  if (item.kind !== 'rack') return [...(byHost.get(item.node) ?? [])];
+  const out: string[] = [];
+  for (const h of hosts ?? []) for (const id of byHost.get(h) ?? []) out.push(id);
+  return out.sort();
 }
 
 /** What this sidecar released for an item: all of a node item's host, or a task manager's one container. */

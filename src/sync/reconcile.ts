@@ -8,12 +8,14 @@
 import { BlockedItem, EVACUATE } from '../model/item';
 import { appliesTo, nextExpiry } from '../model/effective';
 import { BlacklistDiff, DesiredPlan, DiffOrigin, NodeView, blacklistSet, diffWith, hostsByRack, isEmptyDiff, planWith, runningByRack } from './desired';
-import { EvacuationPhase, EvacuationPlan, EvacuationStatus, StatusContext, evacuationStatus, isTaskManager, planEvacuation, stepTargets } from './evacuation';
+import { EvacuationPhase, EvacuationPlan, EvacuationStatus, StatusContext, evacuationStatus, isTaskManager, planEvacuation, releasedByHost, stepTargets } from './evacuation';
 import { ReleaseKind, StepDecision, StepRules, StepTarget, decideSteps } from './evacuation-steps';
 import { FlinkKnowledge, isIdle } from './flink-view';
 import { JobStart, JobStarts, freshStart, mayEvacuate, startOf } from './evacuation-starts';
 import { EvacuationClock, Memory, evacuationClock, rememberRunning, seedHighWater } from './memory';
 import { ContainerIndex } from './watch-containers';
+import { AppContainer } from '../yarn/types';
+import { Steps, finish, stepEnds } from './steps';
 
 /** The configured rules the decision depends on. */
 export interface Rules {
@@ -100,8 +102,51 @@ export interface EvacuationsView {
   statuses: Map<string, EvacuationStatus>;
 }
 
+/** No containers (shared: planEvacuation only reads it). */
+const NONE: readonly AppContainer[] = [];
+
 /** `now` is the wall clock (ends, starts); `mono` the monotonic clock grace periods are measured on (absent: `now`). */
 export function reconcile(observed: Observed, desired: Desired, memory: Memory, now: number, mono: number = now): Decision {
+  return finish(reconcileInSteps(observed, desired, memory, now, mono));
+}
+
+/** reconcile, handing control back after every STEP_ITEMS evacuations of each of its loops (steps.ts). */
+export function* reconcileInSteps(observed: Observed, desired: Desired, memory: Memory, now: number, mono: number = now): Steps<Decision> {
+  const { plan, pending, push, pushOrigin, memory: next, events, deadlines } = decideBlacklist(observed, desired, memory, now);
+  const { starts, since } = yield* evacuationStartsInSteps(evacuating(plan), desired.jobStarts ?? new Map(), observed.actual, desired.applicationId, now);
+  const clocks = new Map<string, EvacuationClock>();
+  for (const [id, at] of since) {
+    clocks.set(id, evacuationClock(memory.evacuationClocks.get(id), at, now, mono));
+    if (stepEnds(clocks.size)) yield;
+  }
+  const decision: Decision = { releases: { batch: [], waiting: [], kinds: new Map() }, triggers: [], flinkWanted: false, markedTaskManagers: new Set(), deadlines, view: { plan, pending }, memory: { ...next, evacuationClocks: clocks }, events, starts, clocks };
+  if (push) decision.push = push;
+  if (pushOrigin) decision.pushOrigin = pushOrigin;
+  if (observed.containers) yield* decideEvacuations(decision, observed, desired, { now, mono });
+  return decision;
+}
+
+/** The part of a decision that does not depend on the containers or Flink: what YARN's blacklist should hold. */
+export interface BlacklistDecision {
+  plan: DesiredPlan;
+  /** The change from what YARN has to the plan (empty: nothing to send). */
+  pending: BlacklistDiff;
+  /** `pending` when there is something to send. */
+  push?: BlacklistDiff;
+  pushOrigin?: DiffOrigin;
+  /** The memory after it (the cap's high water, deferrals, the plan's memo); evacuations untouched. */
+  memory: Memory;
+  /** The cap's deferrals and what it let go. */
+  events: SyncEvent[];
+  /** The next end of an item in scope. */
+  deadlines: Map<string, number>;
+}
+
+/**
+ * The blacklist alone: the plan under the safety cap and its difference from YARN's. A pass that
+ * reads Flink pushes this first and decides the evacuations once, after that read (reconcile).
+ */
+export function decideBlacklist(observed: Observed, desired: Desired, memory: Memory, now: number): BlacklistDecision {
   const { rules, applicationId } = desired;
   const running = observed.runningNodes ?? countRunning(observed.nodes);
   const seeded = memory.runningHighWater ?? seedHighWater(undefined, runningOnYarn(observed), rules.maxBlockedFraction, now);
@@ -114,31 +159,25 @@ export function reconcile(observed: Observed, desired: Desired, memory: Memory, 
   const maybe = [...memory.maybeOnYarn, ...observed.schedulerOnly].filter((h) => !theirs(h));
   const diffed = diffWith(blacklistSet(plan), observed.actual, memory.repushAll, maybe, planned.memo);
   const pending = diffed.diff;
-  const events = deferralEvents(memory.deferred, plan);
-  let next: Memory = { ...memory, decision: diffed.memo, runningHighWater: cap.highWater, deferred: new Set(plan.deferred.map((i) => i.id)), othersSeen: seen(memory.othersSeen, observed.othersHold) };
+  const next: Memory = { ...memory, decision: diffed.memo, runningHighWater: cap.highWater, deferred: new Set(plan.deferred.map((i) => i.id)), othersSeen: seen(memory.othersSeen, observed.othersHold) };
   const deadlines = new Map<string, number>();
   const end = nextExpiry(desired.items, now, (i) => appliesTo(i, applicationId));
   if (end !== undefined) deadlines.set('expiry', end);
-  const { starts, since } = evacuationStarts(evacuating(plan), desired.jobStarts ?? new Map(), observed.actual, applicationId, now);
-  const clocks = new Map<string, EvacuationClock>();
-  for (const [id, at] of since) clocks.set(id, evacuationClock(memory.evacuationClocks.get(id), at, now, mono));
-  next = { ...next, evacuationClocks: clocks };
-  const decision: Decision = { releases: { batch: [], waiting: [], kinds: new Map() }, triggers: [], flinkWanted: false, markedTaskManagers: new Set(), deadlines, view: { plan, pending }, memory: next, events, starts, clocks };
+  const out: BlacklistDecision = { plan, pending, memory: next, events: deferralEvents(memory.deferred, plan), deadlines };
   if (!isEmptyDiff(pending)) {
-    decision.push = pending;
-    if (diffed.origin) decision.pushOrigin = diffed.origin;
+    out.push = pending;
+    if (diffed.origin) out.pushOrigin = diffed.origin;
   }
-  if (observed.containers) decideEvacuations(decision, observed, desired, { now, mono });
-  return decision;
+  return out;
 }
 
 /** The evacuations of the pass: each item's plan, the job-wide steps, the releases, triggers and statuses. */
-function decideEvacuations(decision: Decision, observed: Observed, desired: Desired, at: { now: number; mono: number }): void {
+function* decideEvacuations(decision: Decision, observed: Observed, desired: Desired, at: { now: number; mono: number }): Steps<void> {
   const containers = observed.containers!;
   const { rules } = desired;
   let next = decision.memory;
   const flink: FlinkKnowledge = observed.flink ?? { kind: 'off', why: "Flink's REST API is not used" };
-  const plans = planEvacuations(evacuating(decision.view.plan), decision.clocks, containers, next.released, rules.evacuationTimeoutMs, { ...at, amContainerId: observed.amContainerId }, observed.nodes);
+  const plans = yield* planEvacuationsInSteps(evacuating(decision.view.plan), decision.clocks, containers, next.released, rules.evacuationTimeoutMs, { ...at, amContainerId: observed.amContainerId }, observed.nodes);
   const targets = [...stepTargets(plans.values(), next.released), ...idleOnMarkedNodes(decision.view.plan, flink, containers, next.released, observed)];
   const steps = decideSteps(targets, flink, next.steps, rules.steps, at.mono);
   next = { ...next, steps: steps.memory };
@@ -146,24 +185,41 @@ function decideEvacuations(decision: Decision, observed: Observed, desired: Desi
   const waiting = steps.release.map((r) => r.containerId);
   decision.releases = { batch: waiting.slice(0, rules.releaseBatchSize), waiting, kinds };
   decision.triggers = steps.trigger;
-  const statuses = evacuationStatuses(plans, { steps, flink, released: withReleases(next.released, decision.releases.batch, containers), kinds: steps.memory.kinds, now: at.now });
-  const phases = phaseEvents(next.phases, statuses);
+  const statuses = yield* evacuationStatusesInSteps(plans, { steps, flink, released: withReleases(next.released, decision.releases.batch, containers), kinds: steps.memory.kinds, now: at.now });
+  const phases = yield* phaseEventsInSteps(next.phases, statuses);
   decision.events.push(...phases.events);
   decision.memory = { ...next, phases: phases.phases };
-  for (const [id, p] of plans) if (p.wakeAt !== undefined) decision.deadlines.set(`evacuation:${id}`, p.wakeAt);
+  // One key per instant, named by its first evacuation: the timer needs the instants, and the
+  // evacuations of one batch all share one (10,000 keys were 10,000 heap entries a pass).
+  const wakes = new Map<number, string>();
+  for (const [id, p] of plans) if (p.wakeAt !== undefined && !wakes.has(p.wakeAt)) wakes.set(p.wakeAt, id);
+  for (const [wakeAt, id] of wakes) decision.deadlines.set(`evacuation:${id}`, wakeAt);
   if (flink.kind !== 'off') {
     decision.markedTaskManagers = markedTaskManagers(decision.view.plan, containers, next.released, observed);
     // A release step in progress is judged on Flink too (gone, settled, its failover counted).
-    decision.flinkWanted = decision.markedTaskManagers.size > 0 || steps.memory.step !== undefined || [...statuses.values()].some((st) => st.phase !== 'READY');
+    decision.flinkWanted = decision.markedTaskManagers.size > 0 || steps.memory.step !== undefined || anyInProgress(statuses);
   }
   if (steps.wakeAt !== undefined) decision.deadlines.set('evacuation-step', at.now + Math.max(0, steps.wakeAt - at.mono));
   decision.view.evacuations = { plans, steps, statuses };
 }
 
+/** Whether any evacuation is not READY (a walk, not a copy of 10,000 statuses). */
+export function anyInProgress(statuses: ReadonlyMap<string, EvacuationStatus>): boolean {
+  for (const st of statuses.values()) if (st.phase !== 'READY') return true;
+  return false;
+}
+
 /** The statuses of every plan under one decision (again after a release, with what was released). */
 export function evacuationStatuses(plans: ReadonlyMap<string, EvacuationPlan>, ctx: StatusContext): Map<string, EvacuationStatus> {
+  return finish(evacuationStatusesInSteps(plans, ctx));
+}
+
+export function* evacuationStatusesInSteps(plans: ReadonlyMap<string, EvacuationPlan>, ctx: StatusContext): Steps<Map<string, EvacuationStatus>> {
   const out = new Map<string, EvacuationStatus>();
-  for (const [id, p] of plans) out.set(id, evacuationStatus(p, ctx));
+  for (const [id, p] of plans) {
+    out.set(id, evacuationStatus(p, ctx));
+    if (stepEnds(out.size)) yield;
+  }
   return out;
 }
 
@@ -260,33 +316,39 @@ export function evacuating(plan: DesiredPlan): BlockedItem[] {
  * this pass — the one that has its node on this job's blacklist — which is then a start to record.
  * Another job's task manager item needs no start of ours.
  */
-export function evacuationStarts(
+export function evacuationStarts(...args: Parameters<typeof evacuationStartsInSteps>): { starts: Map<string, JobStart>; since: Map<string, number> } {
+  return finish(evacuationStartsInSteps(...args));
+}
+
+function* evacuationStartsInSteps(
   items: readonly BlockedItem[],
   jobStarts: JobStarts,
   onBlacklist: ReadonlySet<string>,
   applicationId: string | undefined,
   now: number,
-): { starts: Map<string, JobStart>; since: Map<string, number> } {
+): Steps<{ starts: Map<string, JobStart>; since: Map<string, number> }> {
   const starts = new Map<string, JobStart>();
   const since = new Map<string, number>();
   for (const item of items) {
     const stored = startOf(jobStarts, item);
-    if (stored !== undefined) {
-      since.set(item.id, stored);
-      continue;
-    }
-    const at = freshStart(item, onBlacklist, now);
+    const at = stored ?? freshStart(item, onBlacklist, now);
     since.set(item.id, at);
-    if (mayEvacuate(item, applicationId)) starts.set(item.id, { since: at, created: item.created.at });
+    if (stored === undefined && mayEvacuate(item, applicationId)) starts.set(item.id, { since: at, created: item.created.at });
+    if (stepEnds(since.size)) yield;
   }
   return { starts, since };
+}
+
+/** planEvacuationsInSteps at once. */
+export function planEvacuations(...args: Parameters<typeof planEvacuationsInSteps>): Map<string, EvacuationPlan> {
+  return finish(planEvacuationsInSteps(...args));
 }
 
 /**
  * One plan per evacuating item, over the containers as last read; `clocks`: when each started
  * for this job and its monotonic zero (absent: it starts now).
  */
-export function planEvacuations(
+function* planEvacuationsInSteps(
   items: readonly BlockedItem[],
   clocks: ReadonlyMap<string, EvacuationClock>,
   containers: ContainerIndex,
@@ -294,10 +356,12 @@ export function planEvacuations(
   defaultTimeoutMs: number,
   at: { now: number; mono: number; amContainerId?: string | undefined },
   nodes: readonly NodeView[] = [],
-): Map<string, EvacuationPlan> {
+): Steps<Map<string, EvacuationPlan>> {
   const out = new Map<string, EvacuationPlan>();
   const { now } = at;
-  const am = at.amContainerId !== undefined ? { amContainerId: at.amContainerId } : {};
+  const { amContainerId } = at;
+  // What was released, by host, once for every item (a walk of `released` per item was items × released).
+  const releasedOn = released.size > 0 ? releasedByHost(released) : undefined;
   // A rack evacuates every node of it (any state: a node of a failing switch may already be UNHEALTHY).
   const racks = items.some((i) => i.kind === 'rack') ? hostsByRack(nodes) : undefined;
   for (const item of items) {
@@ -307,17 +371,19 @@ export function planEvacuations(
     if (item.kind === 'rack') {
       const hosts = racks?.get(item.id) ?? [];
       const onRack = hosts.flatMap((h) => containers.byHost.get(h) ?? []);
-      out.set(item.id, planEvacuation({ item, since: started, elapsedMs, containersOnNode: onRack, released, defaultTimeoutMs, now, hosts: new Set(hosts), ...am }));
+      out.set(item.id, planEvacuation({ item, since: started, elapsedMs, containersOnNode: onRack, released, releasedOn, defaultTimeoutMs, now, amContainerId, hosts: new Set(hosts) }));
+      if (stepEnds(out.size)) yield;
       continue;
     }
     const c = item.kind === 'taskmanager' && item.containerId !== undefined ? containers.byId.get(item.containerId) : undefined;
     // A task manager item names a node and a container: release only if the container runs there
     // (a misnamed node must not release a healthy task manager somewhere else).
     const elsewhere = c && c.host !== item.node ? c.host : undefined;
-    const onNode = item.kind === 'node' ? (containers.byHost.get(item.node) ?? []) : c && !elsewhere ? [c] : [];
-    const p = planEvacuation({ item, since: started, elapsedMs, containersOnNode: onNode, released, defaultTimeoutMs, now, ...am });
+    const onNode = item.kind === 'node' ? (containers.byHost.get(item.node) ?? NONE) : c && !elsewhere ? [c] : NONE;
+    const p = planEvacuation({ item, since: started, elapsedMs, containersOnNode: onNode, released, releasedOn, defaultTimeoutMs, now, amContainerId });
     if (elsewhere) p.runsOn = elsewhere;
     out.set(item.id, p);
+    if (stepEnds(out.size)) yield;
   }
   return out;
 }
@@ -327,12 +393,17 @@ export function phaseEvents(
   before: ReadonlyMap<string, EvacuationPhase>,
   statuses: ReadonlyMap<string, EvacuationStatus>,
 ): { phases: Map<string, EvacuationPhase>; events: SyncEvent[] } {
+  return finish(phaseEventsInSteps(before, statuses));
+}
+
+function* phaseEventsInSteps(before: ReadonlyMap<string, EvacuationPhase>, statuses: ReadonlyMap<string, EvacuationStatus>): Steps<{ phases: Map<string, EvacuationPhase>; events: SyncEvent[] }> {
   const phases = new Map<string, EvacuationPhase>();
   const events: SyncEvent[] = [];
   for (const [id, status] of statuses) {
     phases.set(id, status.phase);
     const from = before.get(id);
     if (from !== status.phase) events.push({ kind: 'phase', id, from, status });
+    if (stepEnds(phases.size)) yield;
   }
   return { phases, events };
 }

@@ -11,7 +11,8 @@ import { Logger } from '../core/logger';
 import { SweepSchedule } from '../core/sweep-schedule';
 import { BlockedItem } from '../model/item';
 import { BlocklistStore } from '../store/store';
-import { JobStart, JobStarts, STARTS_RECORD_PREFIX, decodeStarts, encodeStarts, helpsNobody, liveBlocks, nextStarts, sameStarts, startsRecordKey, unionStarts } from './evacuation-starts';
+import { JobStart, JobStarts, STARTS_RECORD_PREFIX, decodeStarts, encodeStarts, encodeStartsInSteps, helpsNobody, liveBlocks, nextStarts, nextStartsInSteps, sameStarts, startsRecordKey, unionStarts } from './evacuation-starts';
+import { inTurns } from './steps';
 import { message } from './cache';
 
 export type StartsWrite = { result: 'unchanged' } | { result: 'recorded'; count: number } | { result: 'failed'; error: string };
@@ -74,15 +75,16 @@ export class StartsRecord {
    */
   async record(items: readonly BlockedItem[], fresh: JobStarts): Promise<StartsWrite> {
     // Most passes of most jobs: nothing started, and nothing kept that a new snapshot could drop.
-    if (fresh.size === 0 && (items === this.keptAgainst || this.starts.size === 0) && this.savedText === this.encoded()) return { result: 'unchanged' };
-    const next = nextStarts(this.starts, items, fresh);
+    if (fresh.size === 0 && (items === this.keptAgainst || this.starts.size === 0) && this.savedText === (await this.encoded())) return { result: 'unchanged' };
+    // 10,000 starts are milliseconds of work each way: done with turns of the event loop between (steps.ts).
+    const next = await inTurns(nextStartsInSteps(this.starts, items, fresh));
     this.keptAgainst = items;
-    if (sameStarts(next, this.starts) && this.savedText === this.encoded()) return { result: 'unchanged' };
+    if (sameStarts(next, this.starts) && this.savedText === (await this.encoded())) return { result: 'unchanged' };
     this.starts = next;
     const key = this.loadedFor !== undefined ? startsRecordKey(this.loadedFor) : undefined;
     const { readRecord, writeRecord, replaceRecord } = this.deps.store;
     if (key === undefined || !readRecord || !writeRecord) {
-      this.savedText = this.encoded();
+      this.savedText = await this.encoded();
       return { result: 'recorded', count: next.size };
     }
     try {
@@ -91,7 +93,7 @@ export class StartsRecord {
       for (let round = 0; round < 5; round++) {
         const text = await readRecord.call(this.deps.store, key);
         if (text !== undefined && text !== this.savedText) this.starts = nextStarts(unionStarts(this.starts, decodeStarts(text).starts), items, new Map());
-        const out = this.encoded();
+        const out = await this.encoded();
         const { removeRecord } = this.deps.store;
         if (out === EMPTY_TEXT && removeRecord) {
           // No start left: no record is the same as an empty one, and leaves nothing behind.
@@ -142,10 +144,13 @@ export class StartsRecord {
     return removed;
   }
 
-  private encoded(): string {
-    if (this.cachedFor !== this.starts) {
-      this.cachedFor = this.starts;
-      this.cachedText = encodeStarts(this.starts);
+  private async encoded(): Promise<string> {
+    const starts = this.starts;
+    if (this.cachedFor !== starts) {
+      const text = await inTurns(encodeStartsInSteps(starts));
+      // Kept for the starts it encodes (record() may have moved on meanwhile).
+      this.cachedFor = starts;
+      this.cachedText = text;
     }
     return this.cachedText;
   }
