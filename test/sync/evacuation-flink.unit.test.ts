@@ -268,6 +268,8 @@ describe('evacuation with Flink: WAIT_CONTAINER, checkpoint, budget', () => {
         await seconds(r, 5);
         const read = r.status().flink;
         assert.ok(read?.state === 'read' && (read.readSecondsAgo ?? 99) <= 5, `Flink read while the step was open (${JSON.stringify(read)})`);
+        const job = read.jobs[0];
+        assert.deepEqual([job.state, job.tasks, (job.restarts ?? 0) > i], ['RUNNING', { running: 8, total: 8 }, true], 'the job as the step was judged: running every task, the failover counted');
       }
       assert.deepEqual(released(r).filter((c) => tms.includes(c)), tms.slice(0, 3).sort(), 'the fourth (killed or not) was never evacuated');
       assert.match(await r.metrics.text(), /blocklist_evacuation_taskmanagers_released_total\{reason="checkpointed"\} [3-9]/, 'each after its checkpoint');
