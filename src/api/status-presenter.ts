@@ -7,7 +7,7 @@ import { BlockedItem, EVACUATE } from '../model/item';
 import { appliesTo, isExpired } from '../model/effective';
 import { DesiredPlan, fractionShare, newSlots } from '../sync/desired';
 import { EvacuationStatus, isTaskManager, markBlockedStatus, withCountdown } from '../sync/evacuation';
-import { SyncView } from '../sync/view';
+import { NodeNaming, SyncView } from '../sync/view';
 import { SyncFacade, SyncProgress } from '../sync/sync-port';
 import { AppContainer, NodeState } from '../yarn/types';
 import { TaskCounts } from '../flink/types';
@@ -94,6 +94,9 @@ export interface SidecarStatus {
     actual: string[];
     /** Each owner's hosts on the AM's blacklist as last read from the proxy (this sidecar writes as its configured owner). */
     owners?: Record<string, string[]>;
+    /** How the entries pushed to YARN name nodes (host, or each NodeManager's host:port), and why (yarn.include-port-in-node-name). */
+    entries?: NodeNaming['entries'];
+    entriesWhy?: string;
   };
   pending: { additions: string[]; removals: string[]; releases: string[] };
   deferred: string[];
@@ -345,6 +348,7 @@ export function sidecarStatus(view: SyncView, now: number, opts: StatusOptions =
   if (view.lastSuccessfulSync !== undefined) s.lastSuccessfulSync = view.lastSuccessfulSync;
   const err = view.storeError !== undefined ? `store unreachable, enforcing the last good snapshot: ${view.storeError}` : lastError(view);
   if (err !== undefined) s.lastError = err;
+  if (view.nodeNaming) Object.assign(s.blacklist, { entries: view.nodeNaming.entries, entriesWhy: view.nodeNaming.why });
   if (view.owners && Object.keys(view.owners).length) s.blacklist.owners = Object.fromEntries(Object.entries(view.owners).map(([o, h]) => [o, [...h]]));
   const plan = view.plan;
   if (plan) s.safetyCap = { blockedRunningNodes: plan.capUsed, runningNodes: plan.capNodes, limit: plan.capacity, maxBlockedFraction: view.maxBlockedFraction };

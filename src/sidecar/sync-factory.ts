@@ -14,7 +14,7 @@ import { Clock } from '../core/clock';
 import { Logger } from '../core/logger';
 import { AuditSink } from '../model/audit';
 import { EngineReading, Metrics, createMetrics } from '../metrics/metrics';
-import { SyncView } from '../sync/view';
+import { NodeNaming, SyncView } from '../sync/view';
 import { ExpiryJob, ExpiryOutcome } from '../sync/expiry';
 import { SyncEngine, syncSettingsFromConfig } from '../sync/engine';
 import { Withdrawal } from '../sync/withdraw-when-disabled';
@@ -139,7 +139,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncHandle> {
     proxy: yarn.proxy,
     clock: deps.clock,
     logger: deps.logger,
-    settings: syncSettingsFromConfig(v),
+    settings: { ...syncSettingsFromConfig(v), nodeNaming: yarn.naming },
     metrics,
     ...(applicationId !== undefined ? { applicationId } : {}),
     ...(share ? { sweepsRecords: () => share.isLeader() } : {}),
@@ -379,13 +379,13 @@ async function configuredApplicationId(deps: SyncDeps): Promise<string | undefin
  * The proxy as the engine pushes through it: as it is when the RM names nodes by host (YARN's
  * default), wrapped to push NodeIds when it names them host:port (yarn/node-names.ts).
  */
-async function withNodeNaming(yarn: { rm: ResourceManagerReader; proxy: AmrmProxy; detectWith: ResourceManagerReader }, setting: NodeNamingSetting, deps: SyncDeps): Promise<{ rm: ResourceManagerReader; proxy: AmrmProxy }> {
+async function withNodeNaming(yarn: { rm: ResourceManagerReader; proxy: AmrmProxy; detectWith: ResourceManagerReader }, setting: NodeNamingSetting, deps: SyncDeps): Promise<{ rm: ResourceManagerReader; proxy: AmrmProxy; naming: NodeNaming }> {
   const d = await detectNodeNaming(yarn.detectWith, setting);
   if (d.warning) deps.logger.warn(d.warning);
   if (d.naming === 'host') {
     deps.logger.debug(`blacklist entries are host names: ${d.why}`);
-    return { rm: yarn.rm, proxy: yarn.proxy };
+    return { rm: yarn.rm, proxy: yarn.proxy, naming: { entries: 'host', why: d.warning ?? d.why } };
   }
   deps.logger.info(`blacklist entries are pushed as each NodeManager's host:port (what the scheduler matches): ${d.why}`);
-  return { rm: hostNamedRm(yarn.rm), proxy: new PortNamedProxy(yarn.proxy, yarn.rm, deps.clock, deps.logger) };
+  return { rm: hostNamedRm(yarn.rm), proxy: new PortNamedProxy(yarn.proxy, yarn.rm, deps.clock, deps.logger), naming: { entries: 'host:port', why: d.why } };
 }

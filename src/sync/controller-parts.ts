@@ -25,7 +25,7 @@ import { BlacklistWatcher } from './watch-blacklist';
 import { NodesWatcher } from './watch-nodes';
 import { ContainersWatcher } from './watch-containers';
 import { NeedsMemo } from './read-policy';
-import { PassStage } from './view';
+import { NodeNaming, PassStage } from './view';
 
 /** yarn.nodes.refresh-interval's default: the node list is megabytes at 10,000 nodes. */
 export const DEFAULT_NODES_REFRESH_MS = 10 * 60_000;
@@ -55,7 +55,10 @@ export interface ControllerSettings {
   flinkAddress?: string;
   /** Flink is read at most this often while something waits on it (the poll interval). */
   flinkReadIntervalMs?: number;
+  /** How blacklist entries name nodes, decided at start (yarn.include-port-in-node-name), and why: shown in the status. */
+  nodeNaming?: NodeNaming;
 }
+
 
 /** The defaults of the evacuation keys (config/keys.ts holds the same). */
 export const EVACUATION_DEFAULTS = { maxParallel: 0, checkpointTimeoutMs: 30_000, stepTimeoutMs: 5 * 60_000 } as const;

@@ -84,6 +84,7 @@ export function buildView(parts: ControllerParts, shown: Shown, memory: Memory):
     pendingReleases: shown.pendingReleases,
     evacuations: shown.statuses,
   };
+  if (parts.deps.settings.nodeNaming) v.nodeNaming = parts.deps.settings.nodeNaming;
   if (watch.attempt.applicationId !== undefined) v.applicationId = watch.attempt.applicationId;
   if (watch.attempt.attemptId !== undefined) v.appAttemptId = watch.attempt.attemptId;
   if (shown.lastSuccessfulSync !== undefined) v.lastSuccessfulSync = shown.lastSuccessfulSync;

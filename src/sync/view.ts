@@ -9,6 +9,12 @@ import { EvacuationStatus } from './evacuation';
 import { ReleaseKind, Wait } from './evacuation-steps';
 import { FlinkKnowledge } from './flink-view';
 import { ContainerIndex } from './watch-containers';
+
+/** Host names (YARN's default) or each NodeManager's host:port (a scheduler that includes the port matches nothing else). */
+export interface NodeNaming {
+  entries: 'host' | 'host:port';
+  why: string;
+}
 import { NodeIndex } from './known-hosts';
 
 /** The stage at which a pass failed. */
@@ -50,6 +56,8 @@ export interface SyncView {
   amContainerId?: string;
   /** Flink as the evacuations last read it. */
   flink?: FlinkKnowledge;
+  /** How blacklist entries name nodes, and why (absent: host names, nothing decided). */
+  nodeNaming?: NodeNaming;
   /** When Flink was last read (wall ms): a view the evacuations still decide on while nothing asks for a read ages. */
   flinkReadAt?: number;
   /** Why each covered task manager not released yet waits, as the last pass decided. */

@@ -17,6 +17,7 @@ import { loadConfig } from '../../src/config/config';
 import { createSync } from '../../src/sidecar/sync-factory';
 import { SimCluster } from '../../src/sim/cluster';
 import { inProcessYarn } from '../../src/sim/in-process';
+import { sidecarStatus } from '../../src/api/status-presenter';
 import { FlakyStore, nodeItem } from '../sync/fakes';
 
 const node = (id: string, state: ClusterNode['state'] = 'RUNNING'): ClusterNode => ({ id, host: id.split(':')[0], rack: '/r1', state, healthReport: '', numContainers: 0 });
@@ -118,6 +119,8 @@ describe('yarn/node-names: a scheduler that names nodes host:port', () => {
       const first = await start();
       assert.deepEqual(cluster.clientBlacklistView(), [cluster.nodes[0].nodeId]);
       assert.match(cluster.nodes[0].nodeId, /:\d+$/);
+      const shown = sidecarStatus(first.view(), Date.now()).blacklist;
+      assert.deepEqual([shown.entries, shown.entriesWhy], ['host:port', `the RM's ${INCLUDE_PORT_KEY} is true`], '/status says how entries name nodes, and why');
       await first.stop();
       cluster.allocate(); // the AM's next heartbeat: the scheduler takes the entries
       assert.deepEqual(cluster.schedulerBlacklistView(), [cluster.nodes[0].nodeId]);
