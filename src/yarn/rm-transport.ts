@@ -16,7 +16,7 @@ import { Clock } from '../core/clock';
 import { Logger } from '../core/logger';
 import { RmAuthenticator, RmAuthorization, offersNegotiate } from './rm-auth';
 import { excerpt, httpError, tryParseJson } from './http-errors';
-import { PeerCallError, PeerFailure, PeerHttp, PeerLimits, triesElsewhere } from './peer-http';
+import { PeerCallError, PeerFailure, PeerHttp, PeerLimits, peerAddress, triesElsewhere } from './peer-http';
 import { fetchNodes } from './off-thread';
 import { Answer, fromWorker } from './rm-answer';
 import { YarnCallError } from './types';
@@ -47,15 +47,7 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /** Normalises `host:port` to `http://host:port` and drops a trailing slash. */
 export function normaliseBaseUrl(address: string): string {
-  const a = address.trim();
-  if (a === '') throw new YarnCallError('empty RM address', undefined, false);
-  const withScheme = /^https?:\/\//i.test(a) ? a : `http://${a}`;
-  let u: URL;
-  try {
-    u = new URL(withScheme);
-  } catch {
-    throw new YarnCallError(`'${address}' is not an RM web address (host:port or http(s)://host:port)`, undefined, false);
-  }
+  const u = peerAddress(address, 'empty RM address', `'${address}' is not an RM web address (host:port or http(s)://host:port)`);
   return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`;
 }
 
