@@ -11,16 +11,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.security.PrivilegedExceptionAction;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.stream.Stream;
-import org.apache.hadoop.security.UserGroupInformation;
-import org.apache.hadoop.security.token.Token;
 import org.apache.hadoop.yarn.api.ApplicationConstants;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
@@ -29,16 +25,10 @@ import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
 import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.YarnApplicationAttemptState;
-import org.apache.hadoop.yarn.client.ClientRMProxy;
-import org.apache.hadoop.yarn.client.api.AMRMClient;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.client.api.YarnClientApplication;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
-import org.apache.hadoop.yarn.security.AMRMTokenIdentifier;
-import org.apache.hadoop.yarn.server.nodemanager.NodeManager;
-import org.apache.hadoop.yarn.server.nodemanager.amrmproxy.AMRMProxyService;
 import org.apache.hadoop.yarn.server.nodemanager.amrmproxy.DefaultRequestInterceptor;
-import org.apache.hadoop.yarn.server.nodemanager.containermanager.ContainerManagerImpl;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.AbstractYarnScheduler;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerAppUtils;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicationAttempt;
@@ -76,6 +66,7 @@ public final class YarnLauncher {
   /** Set once the JSON line is out: a launcher that never got there ends with status 1. */
   private volatile boolean ready;
   private final ControlEndpoint endpoint = new ControlEndpoint(Json::write);
+  private NodeManagerRestarts nodeManagers;
 
   /** Keys set on the cluster's configuration after the launcher's own (the RM's, copied to each NodeManager). */
   private final Map<String, String> extraConf;
@@ -124,13 +115,14 @@ public final class YarnLauncher {
         BlocklistRequestInterceptor.class.getName() + "," + DefaultRequestInterceptor.class.getName(),
         interceptor, true, extraConf));
     cluster.start();
+    nodeManagers = new NodeManagerRestarts(cluster);
     conf = cluster.conf();
     yarn = YarnClient.createYarnClient();
     yarn.init(conf);
     yarn.start();
     // "bare" first, while no NodeManager has the blocklist interceptor in its pipeline: the
     // baseline of what an allocate costs a plain AM ("plain", not opted in, beside it).
-    withPipeline(DefaultRequestInterceptor.class.getName(), () -> {
+    nodeManagers.withPipeline(DefaultRequestInterceptor.class.getName(), () -> {
       apps.put("bare", submit("keeper-bare", 0, PLAIN_OWN_HOST, false));
       waitReady("bare", 0, 120_000);
     });
@@ -142,85 +134,6 @@ public final class YarnLauncher {
 
   /** A plain AM's own blacklist entry (not opted in: it must reach the RM as the AM sent it). */
   static final String PLAIN_OWN_HOST = "plain-own.blocklist.test";
-
-  interface Step {
-    void run() throws Exception;
-  }
-
-  /** Runs the step while every NodeManager builds new AMRMProxy pipelines of these classes only. */
-  private void withPipeline(String classes, Step step) throws Exception {
-    String normal = cluster.nodeManagerConf(0).get(YarnConfiguration.AMRM_PROXY_INTERCEPTOR_CLASS_PIPELINE);
-    try {
-      setPipelines(classes);
-      step.run();
-    } finally {
-      setPipelines(normal);
-    }
-  }
-
-  private void setPipelines(String classes) {
-    for (int i = 0; i < HOSTS.size(); i++) {
-      amrmProxy(cluster.nodeManager(i)).getConfig().set(YarnConfiguration.AMRM_PROXY_INTERCEPTOR_CLASS_PIPELINE, classes);
-    }
-  }
-
-  private static AMRMProxyService amrmProxy(NodeManager nm) {
-    return ((ContainerManagerImpl) nm.getNMContext().getContainerManager()).getAMRMProxyService();
-  }
-
-  /**
-   * Stops a NodeManager as a restart for an upgrade does (recovery on, supervised): its containers
-   * keep running and the RM keeps the node. A real NodeManager's process exits, which closes the
-   * interceptors' listener; here the JVM stays, and AMRMProxyService#serviceStop stops only its RPC
-   * server (it never shuts the pipelines down), so the launcher ends each interceptor's serving.
-   */
-  synchronized Map<String, Object> stopNodeManager(String host) throws Exception {
-    int i = LoopbackYarn.hostIndex(host);
-    if (i < 0 || cluster.nodeManager(i) == null) throw new IllegalArgumentException("no running NodeManager on " + host);
-    NodeManager nm = cluster.nodeManager(i);
-    List<String> ended = new ArrayList<>();
-    AMRMProxyService proxy = amrmProxy(nm);
-    java.lang.reflect.Method pipelines = AMRMProxyService.class.getDeclaredMethod("getPipelines");
-    pipelines.setAccessible(true);
-    for (Object wrapper : ((Map<?, ?>) pipelines.invoke(proxy)).values()) {
-      Object root = ((AMRMProxyService.RequestInterceptorChainWrapper) wrapper).getRootInterceptor();
-      if (root instanceof BlocklistRequestInterceptor b) {
-        b.stopServing();
-        ended.add(((AMRMProxyService.RequestInterceptorChainWrapper) wrapper).getApplicationAttemptId().toString());
-      }
-    }
-    cluster.stopNodeManager(i);
-    Map<String, Object> out = new LinkedHashMap<>();
-    out.put("stopped", host);
-    out.put("interceptorsEnded", ended);
-    return out;
-  }
-
-  /** What the running NodeManager's state store holds for the AMRMProxy: each attempt's entry keys, sorted. */
-  synchronized Map<String, Object> amrmProxyStore(String host) throws Exception {
-    int i = LoopbackYarn.hostIndex(host);
-    NodeManager nm = i < 0 ? null : cluster.nodeManager(i);
-    if (nm == null) throw new IllegalArgumentException("no running NodeManager on " + host);
-    Map<String, Object> attempts = new TreeMap<>();
-    nm.getNMContext().getNMStateStore().loadAMRMProxyState().getAppContexts()
-        .forEach((a, entries) -> attempts.put(a.toString(), new ArrayList<>(new TreeSet<>(entries.keySet()))));
-    // And the containers in the NodeManager's context (it drops a completed one once the RM has heard of its end).
-    Map<String, Object> containers = new TreeMap<>();
-    nm.getNMContext().getContainers().forEach((id, c) -> containers.put(id.toString(), String.valueOf(c.getContainerState())));
-    return Map.of("host", host, "attempts", attempts, "containers", containers);
-  }
-
-  /** Starts the host's NodeManager again with its state store: the AMRMProxy recovers its pipelines. */
-  synchronized Map<String, Object> startNodeManager(String host) throws Exception {
-    int i = LoopbackYarn.hostIndex(host);
-    if (i < 0 || cluster.nodeManager(i) != null) throw new IllegalArgumentException("no stopped NodeManager on " + host);
-    long t0 = System.currentTimeMillis();
-    cluster.startNodeManager(i);
-    Map<String, Object> out = new LinkedHashMap<>();
-    out.put("started", host);
-    out.put("ms", System.currentTimeMillis() - t0);
-    return out;
-  }
 
   int rmWebPort() {
     return cluster.rmWebPort();
@@ -376,53 +289,6 @@ public final class YarnLauncher {
     }
   }
 
-  /** The real RM's answer to a blacklist holding '*': an unmanaged AM of its own asks for it. */
-  Map<String, Object> probeStarBlacklist() throws Exception {
-    YarnClientApplication app = yarn.createApplication();
-    ApplicationSubmissionContext ctx = app.getApplicationSubmissionContext();
-    ctx.setApplicationName("star-probe");
-    ctx.setUnmanagedAM(true);
-    ctx.setResource(Resource.newInstance(64, 1));
-    ctx.setAMContainerSpec(ContainerLaunchContext.newInstance(Map.of(), Map.of(), List.of(), Map.of(), null, Map.of()));
-    ApplicationId id = yarn.submitApplication(ctx);
-    long deadline = System.currentTimeMillis() + 30_000;
-    ApplicationReport r = yarn.getApplicationReport(id);
-    while (r.getCurrentApplicationAttemptId() == null
-        || yarn.getApplicationAttemptReport(r.getCurrentApplicationAttemptId()).getYarnApplicationAttemptState() != YarnApplicationAttemptState.LAUNCHED) {
-      if (System.currentTimeMillis() > deadline) throw new IllegalStateException("probe AM not launched");
-      Thread.sleep(50);
-      r = yarn.getApplicationReport(id);
-    }
-    Token<AMRMTokenIdentifier> token = yarn.getAMRMToken(id);
-    token.setService(ClientRMProxy.getAMRMTokenService(conf));
-    UserGroupInformation ugi = UserGroupInformation.createRemoteUser(r.getCurrentApplicationAttemptId().toString());
-    ugi.addToken(token);
-    Map<String, Object> out = new LinkedHashMap<>();
-    ugi.doAs((PrivilegedExceptionAction<Void>) () -> {
-      AMRMClient<AMRMClient.ContainerRequest> c = AMRMClient.createAMRMClient();
-      c.init(conf);
-      c.start();
-      try {
-        c.registerApplicationMaster("", 0, "");
-        // AMRMClientImpl#updateBlacklist mutates the lists it is given: pass mutable ones.
-        c.updateBlacklist(new ArrayList<>(List.of("*")), new ArrayList<>());
-        try {
-          c.allocate(0.1f);
-          out.put("refused", false);
-        } catch (Exception e) {
-          out.put("refused", true);
-          out.put("exception", e.getClass().getName());
-          out.put("message", String.valueOf(e.getMessage()));
-        }
-      } finally {
-        c.stop();
-      }
-      return null;
-    });
-    yarn.killApplication(id);
-    return out;
-  }
-
   /**
    * Kills one worker container's process on the host with SIGKILL, as a failing machine would:
    * the NodeManager reports it completed with exit code 137, which YARN counts toward node
@@ -489,17 +355,17 @@ public final class YarnLauncher {
       return;
     }
     if (path.equals("/probe/star-blacklist") && method.equals("POST")) {
-      endpoint.reply(ex, 200, probeStarBlacklist());
+      endpoint.reply(ex, 200, StarBlacklistProbe.probe(yarn, conf));
       return;
     }
     // /nodes/<host>/stop, /nodes/<host>/start: a NodeManager restart with recovery.
     if (p.length == 4 && p[1].equals("nodes") && method.equals("POST") && (p[3].equals("stop") || p[3].equals("start"))) {
-      endpoint.reply(ex, 200, p[3].equals("stop") ? stopNodeManager(p[2]) : startNodeManager(p[2]));
+      endpoint.reply(ex, 200, p[3].equals("stop") ? nodeManagers.stop(p[2]) : nodeManagers.start(p[2]));
       return;
     }
     // /nodes/<host>/amrmproxy-store: the AMRMProxy entries in the NodeManager's state store, by attempt.
     if (p.length == 4 && p[1].equals("nodes") && p[3].equals("amrmproxy-store") && method.equals("GET")) {
-      endpoint.reply(ex, 200, amrmProxyStore(p[2]));
+      endpoint.reply(ex, 200, nodeManagers.amrmProxyStore(p[2]));
       return;
     }
     if (path.equals("/nodes") && method.equals("GET")) {
