@@ -131,6 +131,11 @@ describe('store/zookeeper/clock: the store\'s time against the local clock', () 
     assert.equal(spanInWords(-41_000), '41 s');
     assert.equal(spanInWords(5 * 60_000), '5 min');
     assert.equal(spanInWords(2 * HOUR + 60_000), '2 h 1 min');
+    // A measured skew a hair under a round figure reads as that figure, in the larger unit.
+    assert.equal(spanInWords(2 * HOUR - 400), '2 h 0 min');
+    assert.equal(spanInWords(4 * HOUR - 20_000), '4 h 0 min');
+    assert.equal(spanInWords(119_700), '2 min');
+    assert.equal(spanInWords(999.6), '1 s');
   });
 });
 

@@ -46,11 +46,14 @@ interface Measurement {
 
 /** How a skew reads in words: "2 h 0 min", "41 s", "350 ms". */
 export function spanInWords(ms: number): string {
+  // Rounded to the unit first, then split: 7,199.6 s is "2 h 0 min", never "120 min" or "1 h 60 min".
   const a = Math.abs(ms);
-  if (a < 1000) return `${Math.round(a)} ms`;
-  if (a < 120_000) return `${Math.round(a / 1000)} s`;
-  if (a < 7_200_000) return `${Math.round(a / 60_000)} min`;
-  return `${Math.floor(a / 3_600_000)} h ${Math.round((a % 3_600_000) / 60_000)} min`;
+  if (Math.round(a) < 1000) return `${Math.round(a)} ms`;
+  const s = Math.round(a / 1000);
+  if (s < 120) return `${s} s`;
+  const min = Math.round(a / 60_000);
+  if (min < 120) return `${min} min`;
+  return `${Math.floor(min / 60)} h ${min % 60} min`;
 }
 
 export class StoreClock {
