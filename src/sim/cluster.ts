@@ -3,7 +3,7 @@
  * scheduler that honours the application's blacklist. No HTTP here (server.ts and the *-routes.ts
  * files serve it). The blacklist itself (both sides of the AMRM protocol, several owners) is
  * am-blacklist.ts; what the AM sees complete is completed-ring.ts; where a round places is
- * placement.ts.
+ * placement.ts; the live containers and their ids are container-registry.ts.
  *
  * What it copies from YARN, and from where:
  *  - On allocate the scheduler takes the pending blacklist delta, then places containers. Only
@@ -20,7 +20,7 @@
  * O(nodes + containers placed).
  */
 import { Clock, every, systemClock } from '../core/clock';
-import { formatApplicationId, formatAttemptId, formatContainerId } from '../model/ids';
+import { formatApplicationId, formatAttemptId } from '../model/ids';
 import { NodeState, NODE_STATES, ReleaseResult } from '../yarn/types';
 import { Random, seededRandom, shuffle } from './random';
 import { NewAttemptBlacklist } from './options';
@@ -30,6 +30,7 @@ import { ClusterOptions, SimAttempt, SimContainer, SimNode } from './cluster-typ
 import { SimCounters, emptyCounters } from './counters';
 import { spreadOver } from './placement';
 import { buildNodes } from './topology';
+import { ContainerRegistry } from './container-registry';
 
 // The blacklist modes of a new attempt (am-blacklist.ts, AmBlacklist#newAttempt), for the routes.
 export { NEW_ATTEMPT_BLACKLIST_MODES } from './options';
@@ -53,14 +54,10 @@ export class SimCluster {
 
   private readonly byHost = new Map<string, SimNode>();
   private readonly byNodeId = new Map<string, SimNode>();
-  private readonly containerMap = new Map<string, SimContainer>();
+  private readonly containers: ContainerRegistry;
   private readonly attemptList: SimAttempt[] = [];
   private readonly rng: Random;
   private readonly appNumber: number;
-  /** The RM's epoch in new container ids (container_e<epoch>_…); a work-preserving RM restart moves it on. */
-  private epoch: number | undefined;
-  private nextContainerSeq = 2;
-  private tmCount = 0;
   private readonly blacklist = new AmBlacklist();
   private readonly completed: CompletedRing;
   private stopTicking: (() => void) | undefined;
@@ -72,7 +69,6 @@ export class SimCluster {
     this.rng = seededRandom(opts.seed ?? 1);
     this.clusterTimestamp = opts.clusterTimestamp ?? 1_652_313_600_000;
     this.appNumber = opts.appNumber ?? 1;
-    this.epoch = opts.epoch;
     this.applicationId = formatApplicationId({ clusterTimestamp: String(this.clusterTimestamp), id: this.appNumber });
     this.keepContainersAcrossAttempts = opts.keepContainersAcrossAttempts ?? true;
     // As a real RM does (Hadoop 3.5.0, test/real/yarn-sidecar.test.ts): with keep-containers the
@@ -83,6 +79,7 @@ export class SimCluster {
     this.startedOn = this.clock.now();
     this.completed = new CompletedRing(opts.completedRingSize ?? 1024);
 
+    this.containers = new ContainerRegistry({ clusterTimestamp: String(this.clusterTimestamp), id: this.appNumber }, opts.epoch, this.clock, (h) => this.byHost.get(h));
     for (const node of buildNodes(opts.nodes, opts.racks, this.startedOn)) {
       this.nodes.push(node);
       this.byHost.set(node.host, node);
@@ -103,12 +100,12 @@ export class SimCluster {
   }
 
   container(id: string): SimContainer | undefined {
-    return this.containerMap.get(id);
+    return this.containers.get(id);
   }
 
   /** Live containers of the application (the AM's included). */
   liveContainers(): SimContainer[] {
-    return [...this.containerMap.values()];
+    return this.containers.all();
   }
 
   /** Live task-manager containers (what the AM's client knows as assigned containers). */
@@ -117,12 +114,12 @@ export class SimCluster {
   }
 
   get taskManagerCount(): number {
-    return this.tmCount;
+    return this.containers.taskManagerCount;
   }
 
   /** Containers wanted but not placed yet. */
   get pending(): number {
-    return Math.max(0, this.target - this.tmCount);
+    return Math.max(0, this.target - this.taskManagerCount);
   }
 
   attempts(): readonly SimAttempt[] {
@@ -201,7 +198,7 @@ export class SimCluster {
     const released: string[] = [];
     const unknown: string[] = [];
     for (const id of ids) {
-      const c = this.containerMap.get(id);
+      const c = this.containers.get(id);
       if (!c || c.isAm) {
         unknown.push(id);
         this.counters.releaseUnknownIds.push(id);
@@ -227,7 +224,7 @@ export class SimCluster {
     if (!KEEPS_CONTAINERS.has(state)) {
       let amLost = false;
       for (const id of [...node.containers]) {
-        const c = this.containerMap.get(id);
+        const c = this.containers.get(id);
         if (!c) continue;
         if (c.isAm) amLost = true;
         this.remove(c);
@@ -244,7 +241,7 @@ export class SimCluster {
    * it complete with `exitStatus` (default KILLED_EXCEEDED_PMEM, the NM's memory kill).
    */
   killContainer(id: string, exitStatus: number = EXIT_KILLED_EXCEEDED_PMEM, diagnostics?: string): boolean {
-    const c = this.containerMap.get(id);
+    const c = this.containers.get(id);
     if (!c) return false;
     this.remove(c);
     this.recordCompleted(c, exitStatus, diagnostics ?? defaultDiagnostics(c.id, exitStatus));
@@ -259,7 +256,7 @@ export class SimCluster {
     old.state = 'FAILED';
     old.finishedTime = this.clock.now();
     old.registered = false;
-    const oldAm = this.containerMap.get(old.amContainerId);
+    const oldAm = this.containers.get(old.amContainerId);
     if (oldAm) this.remove(oldAm);
     if (!this.keepContainersAcrossAttempts) {
       for (const c of this.taskManagers()) {
@@ -278,10 +275,9 @@ export class SimCluster {
    * attempt's amContainerId, never by its number).
    */
   rmRestart(): { epoch: number } {
-    this.epoch = (this.epoch ?? 0) + 1;
-    this.nextContainerSeq = 1;
+    const epoch = this.containers.rmRestart();
     this.counters.rmRestarts++;
-    return { epoch: this.epoch };
+    return { epoch };
   }
 
   /** Changes the number of task managers the application wants. */
@@ -289,7 +285,7 @@ export class SimCluster {
     if (!Number.isInteger(containers) || containers < 0) throw new Error('containers must be a non-negative integer');
     this.target = containers;
     // Flink returns surplus workers; the newest go first.
-    const surplus = this.tmCount - containers;
+    const surplus = this.taskManagerCount - containers;
     if (surplus > 0) {
       const tms = this.taskManagers();
       for (const c of tms.slice(tms.length - surplus)) {
@@ -318,7 +314,7 @@ export class SimCluster {
     this.counters.allocationRounds++;
     this.blacklist.applyPending();
 
-    const need = this.target - this.tmCount;
+    const need = this.target - this.taskManagerCount;
     if (need <= 0) return { placed: 0, pending: 0 };
     const free = new Map<SimNode, number>();
     const eligible: SimNode[] = [];
@@ -359,7 +355,7 @@ export class SimCluster {
 
   private startAttempt(): SimAttempt {
     const number = this.attemptList.length + 1;
-    this.nextContainerSeq = 1;
+    this.containers.startAttempt();
     const app = { clusterTimestamp: String(this.clusterTimestamp), id: this.appNumber };
     // The AM container goes to a RUNNING node; the app's blacklist does not apply to it (YARN places
     // AMs with its own system blacklist).
@@ -383,17 +379,7 @@ export class SimCluster {
   }
 
   private place(node: SimNode, isAm: boolean, attemptNumber = this.currentAttempt.number): SimContainer {
-    const id = formatContainerId({
-      ...(this.epoch !== undefined ? { epoch: this.epoch } : {}),
-      application: { clusterTimestamp: String(this.clusterTimestamp), id: this.appNumber },
-      attempt: attemptNumber,
-      container: this.nextContainerSeq++,
-    });
-    const c: SimContainer = { id, host: node.host, startedTime: this.clock.now(), isAm };
-    this.containerMap.set(id, c);
-    node.containers.add(id);
-    if (!isAm) this.tmCount++;
-    return c;
+    return this.containers.place(node, isAm, attemptNumber);
   }
 
   /** What the current AM sees in onContainersCompleted; its own container it never sees. */
@@ -404,8 +390,6 @@ export class SimCluster {
   }
 
   private remove(c: SimContainer): void {
-    if (!this.containerMap.delete(c.id)) return;
-    this.byHost.get(c.host)?.containers.delete(c.id);
-    if (!c.isAm) this.tmCount--;
+    this.containers.remove(c);
   }
 }

@@ -12,7 +12,7 @@ import * as https from 'node:https';
 import { Clock } from '../core/clock';
 import { parseApplicationId, parseAttemptId, parseContainerId } from '../model/ids';
 import { excerpt, retriableStatus, tryParseJson } from './http-errors';
-import { PeerAnswer, PeerFailure, PeerHttp, PeerLimits } from './peer-http';
+import { PeerAnswer, PeerFailure, PeerHttp, PeerLimits, peerAddress } from './peer-http';
 import { hostOfNodeId } from './rm-json';
 import {
   AmrmProxy,
@@ -70,15 +70,7 @@ export class AmrmProxyClient implements AmrmProxy {
   private readonly attemptLimits: PeerLimits;
 
   constructor(opts: AmrmClientOptions) {
-    const a = opts.address.trim();
-    if (a === '') throw new YarnCallError('no AMRM proxy address configured (cluster.resource-blocklist.amrm-proxy.address)', undefined, false);
-    const withScheme = /^https?:\/\//i.test(a) ? a : `http://${a}`;
-    let u: URL;
-    try {
-      u = new URL(withScheme);
-    } catch {
-      throw new YarnCallError(`'${opts.address}' is not an AMRM proxy address (host:port or URL)`, undefined, false);
-    }
+    const u = peerAddress(opts.address, 'no AMRM proxy address configured (cluster.resource-blocklist.amrm-proxy.address)', `'${opts.address}' is not an AMRM proxy address (host:port or URL)`);
     this.baseUrl = `${u.protocol}//${u.host}`;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.secretFile = opts.secretFile?.trim() ? opts.secretFile.trim() : undefined;

@@ -91,6 +91,20 @@ export class PeerCallError extends YarnCallError {
   }
 }
 
+/**
+ * A peer's address as configured, `host:port` or `http(s)://host:port`, as a URL; `empty` and
+ * `notAnAddress` are the errors (non-retriable) for a blank one and one that is no address.
+ */
+export function peerAddress(address: string, empty: string, notAnAddress: string): URL {
+  const a = address.trim();
+  if (a === '') throw new YarnCallError(empty, undefined, false);
+  try {
+    return new URL(/^https?:\/\//i.test(a) ? a : `http://${a}`);
+  } catch {
+    throw new YarnCallError(notAnAddress, undefined, false);
+  }
+}
+
 /** Whether another address (an HA peer) may answer where this one failed. */
 export function triesElsewhere(e: unknown): boolean {
   return e instanceof PeerCallError && (e.failure === 'connection' || e.failure === 'idle' || e.failure === 'deadline');

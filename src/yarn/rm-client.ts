@@ -1,34 +1,24 @@
 /**
  * Read-only client of the real Hadoop ResourceManager REST API (ResourceManagerRest.md):
  * /ws/v1/cluster/info, /nodes, /apps/{appid}, /apps/{appid}/appattempts and
- * /apps/{appid}/appattempts/{attemptid}/containers.
- *
- * Why it is more than a few GET calls:
- *  - RM HA: a list of RM web addresses. A connection failure (refused, reset, timeout, DNS) moves on
- *    to the next one; the RM that answered last is tried first next time.
- *  - A standby RM answers 307 with `Location:` of the active one (RMWebAppFilter). Redirects are
- *    followed here, not by the HTTP layer, so the hop count is bounded and the active RM is remembered.
- *  - Simple auth (hadoop.http.authentication.type=simple): `?user.name=<user>` on every call,
- *    kept across redirects.
- *  - Kerberos (type=kerberos): an `Authorization: Negotiate …` header per request from an
- *    RmAuthenticator, for the service principal of the host the request goes to (a 307 to the
- *    active RM gets a token for that RM's HTTP/<host>). A 401 is retried once after a fresh login,
- *    then reported with the principal, the RM and what the KDC or the RM said.
+ * /apps/{appid}/appattempts/{attemptid}/containers. How each GET reaches an RM (HA list, standby
+ * redirects, simple auth, Kerberos) is rm-transport.ts; here:
  *  - Errors come as {"RemoteException":{"exception","message","javaClassName"}}
  *    (WebServicesIntro.md, "Response Errors"); they become YarnCallError with that text.
  *  - Every body is validated (rm-json.ts) before use: a broken RM yields a YarnCallError, never a
  *    TypeError in the caller.
- */
+  */
 import * as https from 'node:https';
 import { parseApplicationId, parseAttemptId } from '../model/ids';
 import { Clock, systemClock } from '../core/clock';
 import { Logger, silentLogger } from '../core/logger';
-import { RmAuthenticator, RmAuthorization, offersNegotiate } from './rm-auth';
-import { excerpt, httpError, tryParseJson } from './http-errors';
-import { PeerCallError, PeerFailure, PeerHttp, PeerLimits, triesElsewhere } from './peer-http';
+import { RmAuthenticator } from './rm-auth';
+import { excerpt } from './http-errors';
+import { PeerFailure } from './peer-http';
 import { RmShapeError, parseApplication, parseAttempts, parseClusterInfo, parseClusterMetrics, parseContainers, parseNode } from './rm-json';
-import { OFF_THREAD_BYTES, fetchNodes, releaseIdleWorker } from './off-thread';
-import { Answer, caText, fromWorker, parseHere } from './rm-answer';
+import { OFF_THREAD_BYTES, releaseIdleWorker } from './off-thread';
+import { caText, parseHere } from './rm-answer';
+import { RmTransport, normaliseBaseUrl } from './rm-transport';
 import { parseConfAnswer } from './rm-conf';
 import {
   AppContainer,
@@ -73,8 +63,6 @@ export interface RmClientOptions {
   offThread?: boolean;
 }
 
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-
 /**
  * The RM's lists at 10,000 nodes: a real Hadoop 3.5 RM writes ~1.8 KB of JSON per node (resource
  * informations of three kinds, utilisation, attributes): ~18 MB, with room for longer host names
@@ -86,32 +74,11 @@ export const RM_MAX_SMALL_BYTES = 4 * 1024 * 1024;
 export const RM_MAX_LIST_KEY = 'cluster.resource-blocklist.yarn.max-answer-size';
 export const REQUEST_TIMEOUT_KEY = 'cluster.resource-blocklist.yarn.request-timeout';
 
-/** Normalises `host:port` to `http://host:port` and drops a trailing slash. */
-export function normaliseBaseUrl(address: string): string {
-  const a = address.trim();
-  if (a === '') throw new YarnCallError('empty RM address', undefined, false);
-  const withScheme = /^https?:\/\//i.test(a) ? a : `http://${a}`;
-  let u: URL;
-  try {
-    u = new URL(withScheme);
-  } catch {
-    throw new YarnCallError(`'${address}' is not an RM web address (host:port or http(s)://host:port)`, undefined, false);
-  }
-  return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`;
-}
+export { hostOf, normaliseBaseUrl } from './rm-transport';
 
 export class ResourceManagerClient implements ResourceManagerReader {
   readonly addresses: string[];
-  private readonly http: PeerHttp;
-  private readonly user: string | undefined;
-  private readonly timeoutMs: number;
-  private readonly clock: Clock;
-  private readonly listLimits: PeerLimits;
-  private readonly smallLimits: PeerLimits;
-  private readonly onFailure: ((failure: PeerFailure) => void) | undefined;
-  private readonly maxRedirects: number;
-  private readonly log: Logger;
-  private readonly auth: RmAuthenticator | undefined;
+  private readonly transport: RmTransport;
   private readonly offThread: boolean;
   /**
    * Whether the last node list was big enough for the worker (undefined: none read yet, so the
@@ -121,40 +88,39 @@ export class ResourceManagerClient implements ResourceManagerReader {
   private bigNodeList: boolean | undefined;
   /** Nodes the RM counted last (clusterMetrics): before any list is read, a small count keeps the first read here too. */
   private nodeCount: number | undefined;
-  /** The CA bundle of the https agent, for the worker's own requests. */
-  private readonly ca: string | undefined;
-  /** Index into addresses of the RM that answered last (the active one, as far as we know). */
-  private preferred = 0;
 
   constructor(opts: RmClientOptions) {
     const list = (Array.isArray(opts.addresses) ? opts.addresses : opts.addresses.split(',')).map((s) => s.trim()).filter((s) => s !== '');
     if (list.length === 0) throw new YarnCallError('no RM web address configured (yarn.resourcemanager.webapp.address)', undefined, false);
     this.addresses = list.map(normaliseBaseUrl);
-    this.user = opts.user ? opts.user : undefined;
-    this.timeoutMs = opts.timeoutMs ?? 10_000;
-    this.maxRedirects = opts.maxRedirects ?? 3;
-    this.log = opts.logger ?? silentLogger;
-    this.auth = opts.auth;
     this.offThread = opts.offThread ?? true;
-    this.ca = caText(opts.httpsAgent);
-    this.clock = opts.clock ?? systemClock;
-    this.listLimits = { deadlineMs: this.timeoutMs, deadlineKey: REQUEST_TIMEOUT_KEY, maxBytes: opts.maxListBytes ?? RM_MAX_LIST_BYTES, maxBytesKey: RM_MAX_LIST_KEY };
-    this.smallLimits = { deadlineMs: this.timeoutMs, deadlineKey: REQUEST_TIMEOUT_KEY, maxBytes: RM_MAX_SMALL_BYTES };
-    this.onFailure = opts.onFailure;
-    this.http = new PeerHttp({ clock: this.clock, limits: this.listLimits, ...(opts.onFailure ? { onFailure: opts.onFailure } : {}), ...(opts.httpsAgent ? { httpsAgent: opts.httpsAgent } : {}) });
+    const timeoutMs = opts.timeoutMs ?? 10_000;
+    this.transport = new RmTransport({
+      addresses: this.addresses,
+      user: opts.user ? opts.user : undefined,
+      clock: opts.clock ?? systemClock,
+      listLimits: { deadlineMs: timeoutMs, deadlineKey: REQUEST_TIMEOUT_KEY, maxBytes: opts.maxListBytes ?? RM_MAX_LIST_BYTES, maxBytesKey: RM_MAX_LIST_KEY },
+      smallLimits: { deadlineMs: timeoutMs, deadlineKey: REQUEST_TIMEOUT_KEY, maxBytes: RM_MAX_SMALL_BYTES },
+      onFailure: opts.onFailure,
+      maxRedirects: opts.maxRedirects ?? 3,
+      log: opts.logger ?? silentLogger,
+      auth: opts.auth,
+      httpsAgent: opts.httpsAgent,
+      ca: caText(opts.httpsAgent),
+    });
   }
 
   /** The RM base URL tried first on the next call. */
   get activeAddress(): string {
-    return this.addresses[this.preferred];
+    return this.transport.activeAddress;
   }
 
   async clusterInfo(): Promise<ClusterInfo> {
-    return this.shaped('cluster info', await this.get('/ws/v1/cluster/info', 'small'), parseClusterInfo);
+    return this.shaped('cluster info', await this.transport.get('/ws/v1/cluster/info', 'small'), parseClusterInfo);
   }
 
   async clusterMetrics(): Promise<ClusterMetrics> {
-    const m = this.shaped('cluster metrics', await this.get('/ws/v1/cluster/metrics', 'small'), parseClusterMetrics);
+    const m = this.shaped('cluster metrics', await this.transport.get('/ws/v1/cluster/metrics', 'small'), parseClusterMetrics);
     this.nodeCount = Math.max(m.totalNodes, m.activeNodes + m.decommissioningNodes + m.decommissionedNodes + m.lostNodes + m.unhealthyNodes + m.rebootedNodes + m.shutdownNodes);
     return m;
   }
@@ -179,7 +145,7 @@ export class ResourceManagerClient implements ResourceManagerReader {
   private async nodesAt(path: string): Promise<ClusterNode[]> {
     // About 350 bytes of JSON per node: below OFF_THREAD_BYTES the worker costs more than it saves.
     const expectBig = this.bigNodeList ?? (this.nodeCount === undefined || this.nodeCount * 350 >= OFF_THREAD_BYTES);
-    const a = await this.getAnswer(path, this.offThread && expectBig ? 'nodes' : 'list');
+    const a = await this.transport.getAnswer(path, this.offThread && expectBig ? 'nodes' : 'list');
     const got = a.nodes ?? parseHere(a.text);
     const big = (a.bytes ?? Buffer.byteLength(a.text)) >= OFF_THREAD_BYTES;
     if (this.offThread && big !== this.bigNodeList) {
@@ -198,7 +164,7 @@ export class ResourceManagerClient implements ResourceManagerReader {
     if (!/^(\[[0-9A-Fa-f:.]+\]|[^\s/?#:[\]%]+):\d{1,5}$/.test(nodeId)) throw new YarnCallError(`'${nodeId}' is not a NodeId (host:port)`, undefined, false);
     let body: unknown;
     try {
-      body = await this.get(`/ws/v1/cluster/nodes/${nodeId}`, 'small');
+      body = await this.transport.get(`/ws/v1/cluster/nodes/${nodeId}`, 'small');
     } catch (e) {
       if (e instanceof YarnCallError && e.status === 404) return undefined;
       throw e;
@@ -208,13 +174,13 @@ export class ResourceManagerClient implements ResourceManagerReader {
 
   async application(appId: string): Promise<ApplicationInfo> {
     this.checkApp(appId);
-    const body = await this.get(`/ws/v1/cluster/apps/${appId}`, 'small');
+    const body = await this.transport.get(`/ws/v1/cluster/apps/${appId}`, 'small');
     return this.shaped(`application ${appId}`, body, (b) => parseApplication(b, appId));
   }
 
   async attempts(appId: string): Promise<AttemptSummary[]> {
     this.checkApp(appId);
-    const body = await this.get(`/ws/v1/cluster/apps/${appId}/appattempts`, 'list');
+    const body = await this.transport.get(`/ws/v1/cluster/apps/${appId}/appattempts`, 'list');
     return this.shaped(`attempts of ${appId}`, body, (b) => parseAttempts(b, appId));
   }
 
@@ -226,7 +192,7 @@ export class ResourceManagerClient implements ResourceManagerReader {
     if (app.ok && (a.value.application.clusterTimestamp !== app.value.clusterTimestamp || a.value.application.id !== app.value.id)) {
       throw new YarnCallError(`attempt ${attemptId} does not belong to ${appId}`, undefined, false);
     }
-    const body = await this.get(`/ws/v1/cluster/apps/${appId}/appattempts/${attemptId}/containers`, 'list');
+    const body = await this.transport.get(`/ws/v1/cluster/apps/${appId}/appattempts/${attemptId}/containers`, 'list');
     return this.shaped(`containers of ${attemptId}`, body, parseContainers);
   }
 
@@ -238,7 +204,7 @@ export class ResourceManagerClient implements ResourceManagerReader {
   async confValue(key: string): Promise<string | undefined> {
     const path = `/conf?name=${encodeURIComponent(key)}`;
     try {
-      return parseConfAnswer((await this.getAnswer(path, 'small')).text, key);
+      return parseConfAnswer((await this.transport.getAnswer(path, 'small')).text, key);
     } catch (e) {
       if (e instanceof YarnCallError && e.status === 404) return undefined;
       throw e;
@@ -260,174 +226,4 @@ export class ResourceManagerClient implements ResourceManagerReader {
       throw e;
     }
   }
-
-  /** The SPNEGO header for a request to url's host, or undefined without Kerberos. */
-  private async authorization(url: string, path: string): Promise<RmAuthorization | undefined> {
-    if (!this.auth) return undefined;
-    const host = hostOf(url);
-    try {
-      return await this.auth.authorize(host);
-    } catch (e) {
-      throw new YarnCallError(
-        `RM GET ${path}: no Kerberos ticket for ${this.auth.servicePrincipal(host)} (RM ${url}) as ${this.auth.principal}: ${(e as Error).message}`,
-        undefined,
-        true,
-      );
-    }
-  }
-
-  private async reloginOrThrow(url: string, path: string): Promise<void> {
-    const auth = this.auth as RmAuthenticator;
-    try {
-      await auth.relogin(`401 from ${url}`);
-    } catch (e) {
-      throw new YarnCallError(`RM GET ${path}: 401 from ${url}, and a fresh Kerberos login as ${auth.principal} failed: ${(e as Error).message}`, 401, true);
-    }
-  }
-
-  /** The second 401 in a row for one request: the RM does not accept our tickets even fresh ones. */
-  private refused(url: string, path: string, res: Answer): YarnCallError {
-    const auth = this.auth as RmAuthenticator;
-    const service = auth.servicePrincipal(hostOf(url));
-    const body = excerpt(res.text, 160);
-    return new YarnCallError(
-      `RM GET ${path}: 401 from ${url}: the RM refused the SPNEGO ticket of ${auth.principal} for ${service} even after a fresh login ` +
-        `(check that the RM's keytab holds ${service} with the KDC's current key, and the clocks)${body ? `; RM said: ${body}` : ''}`,
-      401,
-      true,
-    );
-  }
-
-  /** Mutual authentication: an answer that carries a Negotiate token must verify against our context. */
-  private async verifyAnswer(authz: RmAuthorization, url: string, path: string, res: Answer): Promise<void> {
-    try {
-      await authz.verify(res.wwwAuthenticate);
-    } catch (e) {
-      throw new YarnCallError(`RM GET ${path}: the answer of ${url} failed Kerberos mutual authentication: ${(e as Error).message}`, res.status, true);
-    }
-  }
-
-  private withUser(url: string): string {
-    if (!this.user) return url;
-    const u = new URL(url);
-    if (!u.searchParams.has('user.name')) u.searchParams.set('user.name', this.user);
-    return u.toString();
-  }
-
-  /** GET path from the preferred RM (falling over to the others), parsed as JSON (a body that is not JSON is a YarnCallError). */
-  private async get(path: string, size: 'small' | 'list'): Promise<unknown> {
-    const text = (await this.getAnswer(path, size)).text;
-    const body = tryParseJson(text);
-    if (body === undefined) throw new YarnCallError(`RM GET ${path}: 200 but the body is not JSON: ${excerpt(text)}`, 200, true);
-    return body;
-  }
-
-  /** The 2xx answer to GET path, from the preferred RM or the next that can be reached. */
-  private async getAnswer(path: string, how: How): Promise<Answer> {
-    const n = this.addresses.length;
-    const failures: string[] = [];
-    let last: YarnCallError | undefined;
-    for (let k = 0; k < n; k++) {
-      const index = (this.preferred + k) % n;
-      const base = this.addresses[index];
-      const outcome = await this.getFrom(base, path, how);
-      if (outcome.kind === 'ok') {
-        if (this.preferred !== outcome.answeredBy) {
-          this.log.info('RM changed', { rm: this.addresses[outcome.answeredBy] });
-        }
-        this.preferred = outcome.answeredBy;
-        return outcome.answer;
-      }
-      last = outcome.error;
-      failures.push(`${base}: ${outcome.error.message}`);
-      this.log.warn('RM unreachable, trying the next one', { rm: base, error: outcome.error.message });
-    }
-    if (n === 1 && last) throw last;
-    throw new YarnCallError(`no ResourceManager reachable for GET ${path}: ${failures.join('; ')}`, last?.status, true);
-  }
-
-  private async getFrom(base: string, path: string, how: How): Promise<{ kind: 'ok'; answer: Answer; answeredBy: number } | { kind: 'next'; error: YarnCallError }> {
-    let url = this.withUser(base + path);
-    let answeredBy = this.addresses.indexOf(base);
-    let reloggedIn = false;
-    for (let hop = 0; ; ) {
-      const authz = await this.authorization(url, path);
-      const got = await this.exchange(url, path, authz ? { Authorization: authz.header } : {}, how);
-      if (got.kind === 'next') return got;
-      const res = got.answer;
-      if (this.auth && res.status === 401 && offersNegotiate(res.wwwAuthenticate)) {
-        if (!reloggedIn) {
-          // An expired or revoked ticket, or a key changed on the KDC: one fresh login, same request.
-          reloggedIn = true;
-          this.log.warn('RM refused the Kerberos ticket; logging in again', { rm: url, principal: this.auth.principal });
-          await this.reloginOrThrow(url, path);
-          continue;
-        }
-        throw this.refused(url, path, res);
-      }
-      if (authz) await this.verifyAnswer(authz, url, path, res);
-      if (REDIRECTS.has(res.status)) {
-        const location = res.location;
-        if (typeof location !== 'string' || location === '') {
-          throw new YarnCallError(`RM GET ${path}: ${res.status} redirect from ${url} without a Location header`, res.status, true);
-        }
-        if (hop >= this.maxRedirects) {
-          throw new YarnCallError(`RM GET ${path}: more than ${this.maxRedirects} redirects (last to ${location}); are all RMs standby?`, res.status, true);
-        }
-        const next = this.withUser(new URL(location, url).toString());
-        this.log.debug('RM redirected (standby → active)', { from: url, to: next });
-        url = next;
-        hop++;
-        const target = this.addresses.indexOf(normaliseBaseUrl(new URL(next).origin));
-        if (target >= 0) answeredBy = target;
-        continue;
-      }
-      if (res.status >= 200 && res.status < 300) {
-        return { kind: 'ok', answer: res, answeredBy: answeredBy >= 0 ? answeredBy : this.preferred };
-      }
-      // A standby that cannot redirect (no active known yet) answers 503: another RM may be active.
-      const error = httpError(`RM GET ${path}`, res.status, res.text);
-      if (res.status === 503) return { kind: 'next', error };
-      throw error;
-    }
-  }
-
-  /**
-   * One request, one answer: the node list through the worker when one runs (it fetches and
-   * parses), everything else — and the node list when no worker can start — on this thread. A
-   * connection failure, or no complete answer within the deadline, is 'next' (another RM of the
-   * HA list may answer); other failures throw.
-   */
-  private async exchange(url: string, path: string, headers: Record<string, string>, how: How): Promise<{ kind: 'answer'; answer: Answer } | { kind: 'next'; error: YarnCallError }> {
-    const what = `RM GET ${path}`;
-    if (how === 'nodes') {
-      const f = await fetchNodes(url, { headers, limits: this.listLimits, clock: this.clock, ...(this.ca !== undefined ? { ca: this.ca } : {}) });
-      if (f !== undefined) {
-        try {
-          const got = fromWorker(what, url, f, this.listLimits);
-          if (got.kind === 'next' && got.error instanceof PeerCallError) this.onFailure?.(got.error.failure);
-          return got;
-        } catch (e) {
-          if (e instanceof PeerCallError) this.onFailure?.(e.failure);
-          throw e;
-        }
-      }
-    }
-    try {
-      const res = await this.http.request({ what, url, headers, ...(how === 'small' ? { limits: this.smallLimits } : {}) });
-      const { location, 'www-authenticate': negotiate } = res.headers;
-      return { kind: 'answer', answer: { status: res.status, text: res.text, ...(location !== undefined ? { location } : {}), ...(negotiate !== undefined ? { wwwAuthenticate: negotiate } : {}) } };
-    } catch (e) {
-      if (triesElsewhere(e)) return { kind: 'next', error: e as YarnCallError };
-      throw e;
-    }
-  }
-}
-
-/** Which bound an answer has, and who reads it: `nodes` is the node list for the worker. */
-type How = 'small' | 'list' | 'nodes';
-
-/** The host name of a URL as a Kerberos service principal names it: lower case, no port, no brackets. */
-export function hostOf(url: string): string {
-  return new URL(url).hostname.replace(/^\[|\]$/g, '').toLowerCase();
 }

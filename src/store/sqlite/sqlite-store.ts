@@ -18,11 +18,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BlockedItem } from '../../model/item';
 import { AddOutcome, AddRequest, BlocklistStore, ItemChangedError, StoreUnavailableError, checkRecordKey } from '../store';
-import { CorruptItemError, compactItem, decodeStored } from '../codec';
+import { compactItem, decodeStored } from '../codec';
 import { Logger, silentLogger } from '../../core/logger';
-import { Quarantine, QuarantinedRow, quarantinedRow } from '../quarantine';
-import { ItemCache } from '../item-cache';
-import { AddsDone, OpOf, WriteOp, WriteResults, SQLITE_SCHEMA_VERSION, Versions, fromWire, openWritable } from './writes';
+import { Quarantine, QuarantinedRow } from '../quarantine';
+import { ItemListing } from './item-listing';
+import { AddsDone, OpOf, WriteOp, WriteResults, SQLITE_SCHEMA_VERSION, fromWire, openWritable } from './writes';
 import { openProblem, probeWriteAccess } from './open-problem';
 import { FileReserve, SpaceReserve, isDiskFull } from './space-reserve';
 import { ThreadWriter } from './writer';
@@ -59,23 +59,6 @@ export interface SqliteStoreOptions {
 }
 
 /**
- * How long list() waits for the write thread's answers before it reads the rows itself: a group
- * commit's fsync takes milliseconds, a lock held by another process up to busy_timeout.
- */
-const SETTLE_WAIT_MS = 100;
-
-/** Whether `p` (which never rejects) resolved within `ms`. */
-function within(p: Promise<void>, ms: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const t = setTimeout(() => resolve(false), ms);
-    void p.then(() => {
-      clearTimeout(t);
-      resolve(true);
-    });
-  });
-}
-
-/**
  * An outcome as this thread keeps it. A created item is the request's own item (model/decide
  * writes it as it is), so the copy that came back from the write thread is dropped; a merged one
  * gets the strings it shares with every other item (codec.ts compactItem). Without this a bulk
@@ -107,14 +90,12 @@ export class SqliteStore implements BlocklistStore {
   private readonly route: WriteRoute;
   private readonly stmts: {
     get: Database.Statement<[string], { data: string }>;
-    list: Database.Statement<[], { id: string; data: string }>;
-    version: Database.Statement<[], { value: number }>;
     readRecord: Database.Statement<[string], { value: string }>;
     recordKeys: Database.Statement<[], { key: string }>;
   };
 
-  /** The last list() and the store version it was read at. */
-  private listCache: ItemCache | undefined;
+  /** list() and its cache (item-listing.ts). */
+  private readonly listing: ItemListing;
   private readonly quarantine: Quarantine;
   private readonly log: Logger;
   /** Space for removals on a full disk; undefined for read-only and in-memory stores. */
@@ -143,11 +124,10 @@ export class SqliteStore implements BlocklistStore {
     this.route = new WriteRoute(this.db, this.thread, { always: opts.writeThread === 'always', slowCommitMs: opts.slowCommitMs ?? 20, busyTimeoutMs, ...(opts.walSync ? { walSync: opts.walSync } : {}), ...(opts.walSyncClock ? { walSyncClock: opts.walSyncClock } : {}) });
     this.stmts = {
       get: this.db.prepare('SELECT data FROM items WHERE id = ?'),
-      list: this.db.prepare('SELECT id, data FROM items ORDER BY id'),
-      version: this.db.prepare("SELECT value FROM meta WHERE key = 'version'"),
       readRecord: this.db.prepare('SELECT value FROM records WHERE key = ?'),
       recordKeys: this.db.prepare('SELECT key FROM records'),
     };
+    this.listing = new ItemListing(this.db, this.thread, this.quarantine);
     this.adds = new GroupCommit((groups, shape) => this.commitAdds(groups, shape), { walSync: this.route.wal !== undefined });
     this.log = opts.logger ?? silentLogger;
     this.reserve = opts.readonly || file === ':memory:' || opts.reserve === false ? undefined : (opts.reserve ?? new FileReserve(`${file}.reserve`));
@@ -193,7 +173,7 @@ export class SqliteStore implements BlocklistStore {
       const committed = (done: AddsDone): void => {
         const mine = done.results.map((r, i) => ('outcomes' in r ? { outcomes: r.outcomes.map((o, j) => own(o, groups[i][j])) } : r));
         results = mine;
-        this.afterWrite(done.versions, (cache) => {
+        this.listing.afterWrite(done.versions, (cache) => {
           const changed: BlockedItem[] = [];
           for (const r of mine) {
             if (!('outcomes' in r)) continue;
@@ -226,28 +206,6 @@ export class SqliteStore implements BlocklistStore {
     return this.route.run<K>(op, false, committed, this.adds.quiet);
   }
 
-  private currentVersion(): number {
-    return this.stmts.version.get()?.value ?? 0;
-  }
-
-  /**
-   * Keeps the list cache current after a committed write of ours. Applied when the cache reflects
-   * the version the write started from; skipped when the cache already includes it (a full read
-   * that ran after the commit, while its answer was on the way back from the write thread);
-   * otherwise another process wrote in between and the next list() reads everything again.
-   */
-  private afterWrite([before, after]: Versions, apply: (cache: ItemCache) => void): void {
-    const cache = this.listCache;
-    if (before === after || !cache) return;
-    if (after <= cache.version) return;
-    if (cache.version !== before) {
-      this.listCache = undefined;
-      return;
-    }
-    apply(cache);
-    cache.version = after;
-  }
-
   async get(id: string): Promise<BlockedItem | undefined> {
     try {
       const row = this.stmts.get.get(id);
@@ -259,43 +217,7 @@ export class SqliteStore implements BlocklistStore {
 
   async list(): Promise<readonly BlockedItem[]> {
     try {
-      if (this.listCache && this.thread?.inFlight) {
-        // The write thread may have committed a write whose answer (and so its change to the
-        // cache) is still on the way: wait for the writes posted so far instead of decoding every
-        // row again. Another process's write shows as a version the cache still lacks after that.
-        // Bounded: the write may be queued behind another process's lock (the CLI's transaction,
-        // up to busy_timeout), and a read need not wait for that (WAL); past the bound the rows
-        // are read below. Unbounded, GET /blocklist and the sync pass waited out the whole lock.
-        const version = this.currentVersion();
-        if (version !== this.listCache.version) {
-          const settled = await within(this.thread.settled(), SETTLE_WAIT_MS);
-          if (settled && this.listCache && this.listCache.version >= version) return this.listCache.snapshot();
-        }
-      }
-      // One read transaction, so the version and the rows are the same snapshot. An unchanged
-      // version means unchanged rows: hand out the items decoded last time instead of decoding
-      // every row again (for 10,000 items decoding cost as much as serialising GET /blocklist,
-      // docs/benchmarks.md). Callers share the item objects and never mutate them.
-      return this.db.transaction(() => {
-        const version = this.currentVersion();
-        if (this.listCache?.version !== version) {
-          // Row by row (iterate, not all()): 100,000 rows' raw JSON is never held at once beside
-          // the decoded items, which keeps the sidecar's peak, and so its RSS, lower.
-          const items: BlockedItem[] = [];
-          const bad: QuarantinedRow[] = [];
-          for (const r of this.stmts.list.iterate()) {
-            try {
-              items.push(decodeStored(r.id, r.data));
-            } catch (e) {
-              if (!(e instanceof CorruptItemError)) throw e;
-              bad.push(quarantinedRow(e, r.id));
-            }
-          }
-          this.quarantine.replace(bad);
-          this.listCache = new ItemCache(version, items);
-        }
-        return this.listCache.snapshot();
-      })();
+      return await this.listing.list();
     } catch (e) {
       unavailable(e, 'read');
     }
@@ -306,7 +228,7 @@ export class SqliteStore implements BlocklistStore {
     try {
       removed = await this.lifting(`lift ${id}`, () =>
         this.write({ op: 'remove', id, ...(ifMatch !== undefined ? { ifMatch } : {}) }, (r) => {
-          if (r && 'versions' in r) this.afterWrite(r.versions, (cache) => cache.delete(id));
+          if (r && 'versions' in r) this.listing.afterWrite(r.versions, (cache) => cache.delete(id));
         }),
       );
     } catch (e) {
@@ -324,7 +246,7 @@ export class SqliteStore implements BlocklistStore {
     try {
       const done = await this.lifting(`remove the quarantined row ${id}`, () =>
         this.write({ op: 'removeQuarantined', id }, (r) => {
-          if (r) this.afterWrite(r.versions, (cache) => cache.delete(id));
+          if (r) this.listing.afterWrite(r.versions, (cache) => cache.delete(id));
         }),
       );
       if (!done) return undefined;
@@ -338,7 +260,7 @@ export class SqliteStore implements BlocklistStore {
   /** Rows past their end; one that cannot be decoded is skipped (quarantined, never expired). */
   async removeExpired(now: number): Promise<BlockedItem[]> {
     try {
-      const done = await this.lifting('delete ended blocks', () => this.write({ op: 'removeExpired', now }, (r) => this.afterWrite(r.versions, (cache) => cache.deleteAll(r.gone.map((it) => it.id)))));
+      const done = await this.lifting('delete ended blocks', () => this.write({ op: 'removeExpired', now }, (r) => this.listing.afterWrite(r.versions, (cache) => cache.deleteAll(r.gone.map((it) => it.id)))));
       return done.gone;
     } catch (e) {
       unavailable(e, 'write');
@@ -347,7 +269,7 @@ export class SqliteStore implements BlocklistStore {
 
   async version(): Promise<string> {
     try {
-      return String(this.currentVersion());
+      return String(this.listing.currentVersion());
     } catch (e) {
       unavailable(e, 'read');
     }

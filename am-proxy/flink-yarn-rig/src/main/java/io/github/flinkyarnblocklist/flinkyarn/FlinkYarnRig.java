@@ -3,11 +3,10 @@ package io.github.flinkyarnblocklist.flinkyarn;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.github.flinkyarnblocklist.amrmproxy.Json;
+import io.github.flinkyarnblocklist.yarntest.ControlEndpoint;
+import io.github.flinkyarnblocklist.yarntest.LoopbackYarn;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -38,15 +37,16 @@ public final class FlinkYarnRig {
   private final Map<String, String> ipOf;
   private final Neighbour neighbour;
   private final String hostsFile;
+  private final ControlEndpoint endpoint = new ControlEndpoint(Json::write);
   private JobID streamJob;
   private volatile boolean ready;
 
-  private FlinkYarnRig(Path work, MiniYarn yarn, FlinkSession flink, String hostsFile) throws IOException {
+  private FlinkYarnRig(MiniYarn yarn, FlinkSession flink, String hostsFile) throws IOException {
     this.yarn = yarn;
     this.flink = flink;
     this.hostsFile = hostsFile;
     this.ipOf = hosts(hostsFile);
-    this.neighbour = new Neighbour(work, yarn, flink.yarn());
+    this.neighbour = new Neighbour(yarn, flink.yarn());
   }
 
   public static void main(String[] args) throws Exception {
@@ -54,19 +54,14 @@ public final class FlinkYarnRig {
     Path work = Paths.get(args[0]);
     String hostsFile = args[1];
     int amrmProxyPort = Integer.parseInt(args[2]);
-    Map<String, String> user = new LinkedHashMap<>();
-    for (int i = 3; i < args.length; i++) {
-      int eq = args[i].indexOf('=');
-      if (eq <= 0) throw new IllegalArgumentException("not key=value: " + args[i]);
-      user.put(args[i].substring(0, eq), args[i].substring(eq + 1));
-    }
+    Map<String, String> user = LoopbackYarn.keyValueArgs(args, 3);
     MiniYarn yarn = new MiniYarn(work, amrmProxyPort);
     Runtime.getRuntime().addShutdownHook(new Thread(FlinkYarnRig::stop));
     yarn.start(FlinkSession.START_NODE_MB);
     yarn.writeClientSite(work.resolve("hadoop-conf"));
     long yarnMs = System.currentTimeMillis() - t0;
     FlinkSession flink = new FlinkSession(work, yarn.conf());
-    FlinkYarnRig rig = new FlinkYarnRig(work, yarn, flink, hostsFile);
+    FlinkYarnRig rig = new FlinkYarnRig(yarn, flink, hostsFile);
     org.apache.flink.configuration.Configuration flinkConf = flink.configuration(hostsFile, user);
     flink.deploy(flinkConf);
     long deployMs = System.currentTimeMillis() - t0;
@@ -84,7 +79,7 @@ public final class FlinkYarnRig {
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("rmWebapp", "http://127.0.0.1:" + yarn.rmWebPort());
     out.put("control", "http://127.0.0.1:" + control.getAddress().getPort());
-    out.put("nodes", List.of(MiniYarn.HOSTS));
+    out.put("nodes", MiniYarn.HOSTS);
     out.put("applicationId", flink.applicationId().toString());
     out.put("streamJobId", rig.streamJob.toString());
     out.put("flinkVersion", org.apache.flink.runtime.util.EnvironmentInformation.getVersion());
@@ -123,7 +118,7 @@ public final class FlinkYarnRig {
         hosts.add(c.get("host"));
         if (Boolean.TRUE.equals(c.get("running"))) running++;
       }
-      if (running == MiniYarn.HOSTS.length && hosts.size() == MiniYarn.HOSTS.length) return;
+      if (running == MiniYarn.HOSTS.size() && hosts.size() == MiniYarn.HOSTS.size()) return;
       if (System.currentTimeMillis() > deadline) throw new IllegalStateException("no TaskManager on every node: " + Json.write(s));
       Thread.sleep(200);
     }
@@ -162,64 +157,34 @@ public final class FlinkYarnRig {
   }
 
   private HttpServer serveControl() throws IOException {
-    HttpServer s = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 16);
-    s.createContext("/", ex -> {
-      try {
-        control(ex);
-      } catch (Exception e) {
-        e.printStackTrace();
-        reply(ex, 500, Map.of("errors", List.of(e.toString())));
-      } finally {
-        ex.close();
-      }
-    });
-    s.start();
-    return s;
+    return endpoint.serve(this::control);
   }
 
   private void control(HttpExchange ex) throws Exception {
     String path = ex.getRequestURI().getPath();
     String method = ex.getRequestMethod();
-    Map<String, String> q = query(ex.getRequestURI().getRawQuery());
+    Map<String, String> q = ControlEndpoint.query(ex);
     if (path.equals("/flink") && method.equals("GET")) {
-      reply(ex, 200, state());
+      endpoint.reply(ex, 200, state());
       return;
     }
     // POST /flink/kill?container=<id>: SIGKILL one of the application's containers (a TaskManager, the JobManager).
     if (path.equals("/flink/kill") && method.equals("POST") && q.containsKey("container")) {
       ApplicationAttemptId attempt = flink.yarn().getApplicationReport(flink.applicationId()).getCurrentApplicationAttemptId();
-      reply(ex, 200, yarn.kill(flink.applicationId(), attempt, q.get("container")));
+      endpoint.reply(ex, 200, yarn.kill(flink.applicationId(), attempt, q.get("container")));
       return;
     }
     // POST /flink/jobs/slow-batch: the batch job whose slow attempt makes Flink block a node itself.
     if (path.equals("/flink/jobs/slow-batch") && method.equals("POST")) {
-      reply(ex, 200, Map.of("jobId", flink.submit(Jobs.slowBatch()).toString()));
+      endpoint.reply(ex, 200, Map.of("jobId", flink.submit(Jobs.slowBatch()).toString()));
       return;
     }
     // POST /neighbour?own=<host>: start the plain AM beside Flink; GET /neighbour: what YARN holds for it.
     if (path.equals("/neighbour")) {
-      reply(ex, 200, method.equals("POST") ? neighbour.start(hostsFile, q.getOrDefault("own", "")) : neighbour.state());
+      endpoint.reply(ex, 200, method.equals("POST") ? neighbour.start(hostsFile, q.getOrDefault("own", "")) : neighbour.state());
       return;
     }
-    reply(ex, 404, Map.of("errors", List.of("no such control endpoint: " + method + " " + path)));
-  }
-
-  private static Map<String, String> query(String raw) {
-    Map<String, String> q = new LinkedHashMap<>();
-    for (String kv : raw == null ? new String[0] : raw.split("&")) {
-      int eq = kv.indexOf('=');
-      if (eq > 0) q.put(kv.substring(0, eq), java.net.URLDecoder.decode(kv.substring(eq + 1), StandardCharsets.UTF_8));
-    }
-    return q;
-  }
-
-  private static void reply(HttpExchange ex, int status, Object body) throws IOException {
-    byte[] b = Json.write(body).getBytes(StandardCharsets.UTF_8);
-    ex.getResponseHeaders().set("Content-Type", "application/json");
-    ex.sendResponseHeaders(status, b.length);
-    try (OutputStream o = ex.getResponseBody()) {
-      o.write(b);
-    }
+    endpoint.reply(ex, 404, Map.of("errors", List.of("no such control endpoint: " + method + " " + path)));
   }
 
   /**
@@ -228,7 +193,6 @@ public final class FlinkYarnRig {
    * outlives the run; the cluster's files go with the harness's temp dir.
    */
   private static void stop() {
-    ProcessHandle.current().descendants().forEach(ProcessHandle::destroyForcibly);
-    Runtime.getRuntime().halt(0);
+    LoopbackYarn.haltWithContainers(0);
   }
 }

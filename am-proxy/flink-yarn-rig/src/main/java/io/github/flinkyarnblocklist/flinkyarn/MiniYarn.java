@@ -1,118 +1,57 @@
 package io.github.flinkyarnblocklist.flinkyarn;
 
 import io.github.flinkyarnblocklist.amrmproxy.BlocklistRequestInterceptor;
+import io.github.flinkyarnblocklist.yarntest.LoopbackYarn;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.NodeId;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceOption;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
-import org.apache.hadoop.yarn.server.MiniYARNCluster;
 import org.apache.hadoop.yarn.server.api.protocolrecords.UpdateNodeResourceRequest;
-import org.apache.hadoop.yarn.server.nodemanager.NodeManager;
 import org.apache.hadoop.yarn.server.nodemanager.amrmproxy.DefaultRequestInterceptor;
 import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.AbstractYarnScheduler;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicationAttempt;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler;
 
 /**
- * A real ResourceManager (MiniYARNCluster) and three real NodeManagers on distinct host names
- * (nm1/nm2/nm3.blocklist.test, 127.0.0.2-4 through the JVM's hosts file), each with the AMRMProxy
- * on the same port, as a real cluster runs it, and the blocklist interceptor in its pipeline.
- * Reads what the RM's scheduler holds; kills container processes as a failing machine would.
+ * The rig's YARN: {@link LoopbackYarn} (a real RM and three NodeManagers on their own host names,
+ * the AMRMProxy on one port) with the blocklist interceptor in each NodeManager's pipeline, and
+ * what the rig reads or does there besides: node memory, the containers of Flink's attempt, kills.
  */
 final class MiniYarn {
-  static final String[] HOSTS = {"nm1.blocklist.test", "nm2.blocklist.test", "nm3.blocklist.test"};
+  static final List<String> HOSTS = LoopbackYarn.HOSTS;
 
   private final Path work;
   private final int amrmProxyPort;
-  private MiniYARNCluster cluster;
-  private final NodeManager[] nms = new NodeManager[HOSTS.length];
+  private LoopbackYarn yarn;
 
   MiniYarn(Path work, int amrmProxyPort) {
     this.work = work;
     this.amrmProxyPort = amrmProxyPort;
   }
 
-  static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
-  }
-
   /** Starts the RM and the NodeManagers, each with `nodeMb` of memory; returns once all registered. */
   void start(int nodeMb) throws Exception {
-    DefaultMetricsSystem.setMiniClusterMode(true);
-    YarnConfiguration base = new YarnConfiguration();
-    base.setInt(YarnConfiguration.RM_SCHEDULER_MINIMUM_ALLOCATION_MB, 64);
-    base.set(YarnConfiguration.RM_SCHEDULER, CapacityScheduler.class.getName());
-    base.setInt(YarnConfiguration.RM_AM_MAX_ATTEMPTS, 10);
-    // AMs may take half the cluster (default 10 %): Flink's 1856 MB AM alone is over 10 % of three
-    // nodes, and the plain AM beside it or Flink's attempt 2 then waited in ACCEPTED for good.
-    base.setFloat("yarn.scheduler.capacity.maximum-am-resource-percent", 0.5f);
-    base.setLong(YarnConfiguration.RM_NM_HEARTBEAT_INTERVAL_MS, 200);
-    base.setBoolean(YarnConfiguration.NM_PMEM_CHECK_ENABLED, false);
-    base.setBoolean(YarnConfiguration.NM_VMEM_CHECK_ENABLED, false);
-    base.set("hadoop.security.authentication", "simple");
-    cluster = new MiniYARNCluster("blocklist-flink", 1, 0, 1, 1);
-    cluster.init(base);
-    cluster.start();
-    ResourceManager rm = cluster.getResourceManager();
-    Configuration rmConf = new Configuration(rm.getConfig());
-
-    int blocklistPort = freePort();
-    Path key = work.resolve("amrm-proxy.key");
-    byte[] k = new byte[32];
-    new SecureRandom().nextBytes(k);
-    Files.write(key, k);
-    for (int i = 0; i < HOSTS.length; i++) {
-      YarnConfiguration nc = new YarnConfiguration(rmConf);
-      String h = HOSTS[i];
-      Path dir = work.resolve("nm" + (i + 1));
-      Files.createDirectories(dir.resolve("local"));
-      Files.createDirectories(dir.resolve("log"));
-      nc.set(YarnConfiguration.NM_LOCAL_DIRS, dir.resolve("local").toString());
-      nc.set(YarnConfiguration.NM_LOG_DIRS, dir.resolve("log").toString());
-      // Each NodeManager binds its own loopback address, so the RM names it by that address's host name.
-      nc.set(YarnConfiguration.NM_ADDRESS, h + ":0");
-      nc.set(YarnConfiguration.NM_LOCALIZER_ADDRESS, h + ":" + freePort());
-      nc.set(YarnConfiguration.NM_WEBAPP_ADDRESS, h + ":0");
-      nc.set(YarnConfiguration.NM_COLLECTOR_SERVICE_ADDRESS, h + ":" + freePort());
-      nc.setInt(YarnConfiguration.NM_PMEM_MB, nodeMb);
-      nc.setInt(YarnConfiguration.NM_VCORES, 8);
-      nc.setBoolean(YarnConfiguration.NM_CONTAINER_MONITOR_ENABLED, false);
-      nc.setBoolean(YarnConfiguration.NM_ENABLE_HARDWARE_CAPABILITY_DETECTION, false);
-      nc.setBoolean(YarnConfiguration.AMRM_PROXY_ENABLED, true);
-      nc.set(YarnConfiguration.AMRM_PROXY_ADDRESS, h + ":" + amrmProxyPort);
-      nc.set(YarnConfiguration.AMRM_PROXY_INTERCEPTOR_CLASS_PIPELINE,
-          BlocklistRequestInterceptor.class.getName() + "," + DefaultRequestInterceptor.class.getName());
-      nc.set(BlocklistRequestInterceptor.ADDRESS, "127.0.0.1:" + blocklistPort);
-      nc.set(BlocklistRequestInterceptor.SECRET_KEY_FILE, key.toString());
-      NodeManager nm = new NodeManager();
-      nm.init(nc);
-      nm.start();
-      nms[i] = nm;
-    }
-    long deadline = System.currentTimeMillis() + 60_000;
-    while (rm.getRMContext().getRMNodes().size() < HOSTS.length) {
-      if (System.currentTimeMillis() > deadline) throw new IllegalStateException("NodeManagers did not register");
-      Thread.sleep(50);
-    }
+    Path key = LoopbackYarn.writeSecretKey(work.resolve("amrm-proxy.key"));
+    Map<String, String> interceptor = Map.of(
+        BlocklistRequestInterceptor.ADDRESS, "127.0.0.1:" + LoopbackYarn.freePort(),
+        BlocklistRequestInterceptor.SECRET_KEY_FILE, key.toString());
+    yarn = new LoopbackYarn(work, new LoopbackYarn.Options("blocklist-flink", nodeMb, amrmProxyPort,
+        BlocklistRequestInterceptor.class.getName() + "," + DefaultRequestInterceptor.class.getName(),
+        interceptor, false, Map.of()));
+    yarn.start();
   }
 
   int amrmProxyPort() {
@@ -121,12 +60,16 @@ final class MiniYarn {
 
   /** The RM's live configuration (its addresses as bound). */
   YarnConfiguration conf() {
-    return new YarnConfiguration(cluster.getResourceManager().getConfig());
+    return yarn.conf();
   }
 
   int rmWebPort() {
-    String a = cluster.getResourceManager().getConfig().get(YarnConfiguration.RM_WEBAPP_ADDRESS);
-    return Integer.parseInt(a.substring(a.lastIndexOf(':') + 1));
+    return yarn.rmWebPort();
+  }
+
+  /** The application's files of this name in its containers' local dirs, on any node. */
+  List<LoopbackYarn.AppFile> appFiles(ApplicationId app, String name) throws IOException {
+    return yarn.appFiles(app, name);
   }
 
   /**
@@ -136,7 +79,7 @@ final class MiniYarn {
   void writeClientSite(Path confDir) throws IOException {
     Files.createDirectories(confDir);
     Configuration site = new Configuration(false);
-    Configuration rm = cluster.getResourceManager().getConfig();
+    Configuration rm = yarn.resourceManager().getConfig();
     for (String key : List.of(YarnConfiguration.RM_ADDRESS, YarnConfiguration.RM_SCHEDULER_ADDRESS,
         YarnConfiguration.RM_WEBAPP_ADDRESS, YarnConfiguration.RM_RESOURCE_TRACKER_ADDRESS)) {
       site.set(key, rm.get(key));
@@ -151,13 +94,13 @@ final class MiniYarn {
    * host) and waits until the scheduler holds the new sizes.
    */
   void setNodeMemory(java.util.function.ToIntFunction<String> mbOf) throws Exception {
-    ResourceManager rm = cluster.getResourceManager();
+    ResourceManager rm = yarn.resourceManager();
     Map<NodeId, ResourceOption> m = new LinkedHashMap<>();
     for (RMNode n : rm.getRMContext().getRMNodes().values()) {
       m.put(n.getNodeID(), ResourceOption.newInstance(Resource.newInstance(mbOf.applyAsInt(n.getHostName()), 8), -1));
     }
     rm.getRMContext().getRMAdminService().updateNodeResource(UpdateNodeResourceRequest.newInstance(m));
-    AbstractYarnScheduler<?, ?> s = (AbstractYarnScheduler<?, ?>) rm.getResourceScheduler();
+    AbstractYarnScheduler<?, ?> s = yarn.scheduler();
     long deadline = System.currentTimeMillis() + 10_000;
     for (Map.Entry<NodeId, ResourceOption> e : m.entrySet()) {
       while (!hasMemory(s.getSchedulerNode(e.getKey()), e.getValue().getResource().getMemorySize())) {
@@ -179,8 +122,7 @@ final class MiniYarn {
   }
 
   SchedulerApplicationAttempt schedulerAttempt(ApplicationAttemptId id) {
-    AbstractYarnScheduler<?, ?> s = (AbstractYarnScheduler<?, ?>) cluster.getResourceManager().getResourceScheduler();
-    return s.getApplicationAttempt(id);
+    return yarn.schedulerAttempt(id);
   }
 
   /** The live containers the scheduler holds for the attempt: id, host, AM or not, and whether its process runs. */
@@ -195,23 +137,10 @@ final class MiniYarn {
       m.put("containerId", id);
       m.put("host", host);
       m.put("am", c.isAMContainer());
-      m.put("running", pid(app, host, id).flatMap(ProcessHandle::of).map(ProcessHandle::isAlive).orElse(false));
+      m.put("running", yarn.containerRuns(app, host, id));
       out.add(m);
     });
     return out;
-  }
-
-  /** The pid the host's NodeManager wrote for the container, once it launched it. */
-  Optional<Long> pid(ApplicationId app, String host, String containerId) {
-    int nm = List.of(HOSTS).indexOf(host);
-    if (nm < 0) return Optional.empty();
-    Path pidFile = work.resolve("nm" + (nm + 1)).resolve("local").resolve("nmPrivate").resolve(app.toString())
-        .resolve(containerId).resolve(containerId + ".pid");
-    try {
-      return Optional.of(Long.parseLong(Files.readString(pidFile).trim()));
-    } catch (IOException | NumberFormatException e) {
-      return Optional.empty();
-    }
   }
 
   /**
@@ -226,7 +155,7 @@ final class MiniYarn {
     out.put("containerId", containerId);
     for (Map<String, Object> c : containers(app, attempt)) {
       if (!c.get("containerId").equals(containerId)) continue;
-      Optional<ProcessHandle> shell = pid(app, (String) c.get("host"), containerId).flatMap(ProcessHandle::of);
+      Optional<ProcessHandle> shell = yarn.containerPid(app, (String) c.get("host"), containerId).flatMap(ProcessHandle::of);
       List<ProcessHandle> jvms = shell.map(s -> s.descendants().filter(MiniYarn::isJava).toList()).orElse(List.of());
       out.put("pid", jvms.isEmpty() ? shell.map(ProcessHandle::pid).orElse(null) : jvms.get(0).pid());
       boolean killed = jvms.isEmpty() ? shell.map(ProcessHandle::destroyForcibly).orElse(false)

@@ -2,15 +2,12 @@ package io.github.flinkyarnblocklist.flinkyarn;
 
 import io.github.flinkyarnblocklist.amrmproxy.BlocklistRequestInterceptor;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
-import java.util.stream.Stream;
 import org.apache.hadoop.yarn.api.ApplicationConstants;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
@@ -24,13 +21,11 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicat
 
 /** The plain AM (PlainAm) beside Flink: started on request, read inside the RM like Flink's. */
 final class Neighbour {
-  private final Path work;
   private final MiniYarn yarn;
   private final YarnClient client;
   private ApplicationId app;
 
-  Neighbour(Path work, MiniYarn yarn, YarnClient client) {
-    this.work = work;
+  Neighbour(MiniYarn yarn, YarnClient client) {
     this.yarn = yarn;
     this.client = client;
   }
@@ -74,17 +69,6 @@ final class Neighbour {
 
   /** Hand-off files the interceptor wrote into this application's local dirs, on any node. */
   private List<String> handoffs() throws IOException {
-    List<String> out = new ArrayList<>();
-    for (int i = 1; i <= MiniYarn.HOSTS.length; i++) {
-      Path users = work.resolve("nm" + i).resolve("local").resolve("usercache");
-      if (!Files.isDirectory(users)) continue;
-      try (Stream<Path> us = Files.list(users)) {
-        for (Path u : (Iterable<Path>) us::iterator) {
-          Path f = u.resolve("appcache").resolve(app.toString()).resolve(BlocklistRequestInterceptor.HANDOFF_JSON);
-          if (Files.exists(f)) out.add(f.toString());
-        }
-      }
-    }
-    return out;
+    return yarn.appFiles(app, BlocklistRequestInterceptor.HANDOFF_JSON).stream().map(f -> f.path().toString()).toList();
   }
 }

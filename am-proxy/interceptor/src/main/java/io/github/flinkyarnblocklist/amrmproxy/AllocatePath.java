@@ -26,7 +26,7 @@ final class AllocatePath {
   static AllocateResponse allocate(ProxyState state, AttemptStore store, RequestInterceptor next, AllocateRequest request)
       throws YarnException, IOException {
     List<ContainerId> amReleases = request.getReleaseList() == null ? Collections.<ContainerId>emptyList() : request.getReleaseList();
-    Outgoing out = state.beforeAllocate(ownAdditions(request), ownRemovals(request), ids(amReleases));
+    Outgoing out = state.beforeAllocate(ownAdditions(request), ownRemovals(request), ids(amReleases), request.getResponseId());
     request.setResourceBlacklistRequest(ResourceBlacklistRequest.newInstance(out.blacklistAdditions, out.blacklistRemovals));
     if (!out.releases.isEmpty()) {
       LinkedHashSet<ContainerId> release = new LinkedHashSet<>(amReleases);

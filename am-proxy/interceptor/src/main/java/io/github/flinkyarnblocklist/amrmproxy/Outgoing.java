@@ -12,12 +12,18 @@ public final class Outgoing {
   final Set<String> union;
   /** Removals of hosts no owner holds, passed on once: sent again if the allocate fails. */
   final List<String> passed;
+  /** The request's responseId (null: not known). */
+  final Integer responseId;
+  /** The RM may have answered this request already, and then applies nothing of it (ProxyState). */
+  final boolean maybeRepeat;
 
-  Outgoing(List<String> add, List<String> rem, List<String> rel, Set<String> union, List<String> passed) {
+  Outgoing(List<String> add, List<String> rem, List<String> rel, Set<String> union, List<String> passed, Integer responseId, boolean maybeRepeat) {
     this.blacklistAdditions = add;
     this.blacklistRemovals = rem;
     this.releases = rel;
     this.union = union;
     this.passed = passed;
+    this.responseId = responseId;
+    this.maybeRepeat = maybeRepeat;
   }
 }

@@ -40,6 +40,14 @@ public final class ProxyState {
   private final CompletedRing ring;
   private boolean registered;
   /**
+   * The responseId of the last allocate the RM answered through this state (null: none yet), and
+   * whether this state was restored and has not seen an answer since: the RM answers an allocate
+   * sent again with the same responseId (its first answer lost, as in a NodeManager restart) with
+   * that first answer, applying nothing of it, so its blacklist change and releases go again.
+   */
+  private Integer answeredResponseId;
+  private boolean restoredUnanswered;
+  /**
    * A random epoch drawn when this state is made (a new attempt, a restarted NodeManager): with
    * the version counter it makes the blacklist's strong entity tag, and it names the ring's
    * numbering, so a reader's tag or cursor from an earlier proxy never names this one's state.
@@ -134,6 +142,11 @@ public final class ProxyState {
    * the change of the union since the last successful allocate, and the pending releases.
    */
   public synchronized Outgoing beforeAllocate(List<String> amAdditions, List<String> amRemovals, List<String> amReleases) {
+    return beforeAllocate(amAdditions, amRemovals, amReleases, null);
+  }
+
+  /** The same, for an allocate request with its responseId (null: not known). */
+  public synchronized Outgoing beforeAllocate(List<String> amAdditions, List<String> amRemovals, List<String> amReleases, Integer responseId) {
     boolean changed = owners.updateAm(amAdditions, amRemovals);
     if (changed) version++;
     if (changed || !amRemovals.isEmpty() || !amReleases.isEmpty() || !pendingReleases.isEmpty()) durableChanges++;
@@ -157,13 +170,19 @@ public final class ProxyState {
     // The AM's own '*' is passed on as it is: the RM answers it exactly as it would without the proxy.
     List<String> rel = new ArrayList<>(pendingReleases);
     pendingReleases.clear();
-    return new Outgoing(add, new ArrayList<>(rem), rel, union, passed);
+    boolean maybeRepeat = restoredUnanswered || (responseId != null && responseId.equals(answeredResponseId));
+    return new Outgoing(add, new ArrayList<>(rem), rel, union, passed, responseId, maybeRepeat);
   }
 
   /** The allocate succeeded: the RM holds the union; new containers are live, completed ones go into the ring. */
   public synchronized RingChange afterAllocate(Outgoing o, List<Live> allocated, List<Finished> finished, long now) {
     if (!sent.equals(o.union) || !allocated.isEmpty() || !finished.isEmpty()) durableChanges++;
-    sent = o.union;
+    answeredResponseId = o.responseId;
+    restoredUnanswered = false;
+    // A repeat's answer is the RM's earlier one: what this allocate carried goes with the next
+    // (again when it was applied after all: the RM takes a host or a release twice alike).
+    if (o.maybeRepeat) requeue(o);
+    else sent = o.union;
     for (Live c : allocated) live.put(c.containerId(), c);
     List<Completed> added = new ArrayList<>();
     List<Completed> dropped = new ArrayList<>();
@@ -194,12 +213,17 @@ public final class ProxyState {
    * starts empty, so the whole union is sent again.
    */
   public synchronized void allocateFailed(Outgoing o, boolean rmForgotAttempt) {
+    requeue(o);
+    if (rmForgotAttempt) sent = new TreeSet<>();
+  }
+
+  /** An allocate's releases and passed removals go with the next one. */
+  private void requeue(Outgoing o) {
     LinkedHashSet<String> again = new LinkedHashSet<>(o.releases);
     again.addAll(pendingReleases);
     pendingReleases.clear();
     pendingReleases.addAll(again);
     passRemovals.addAll(o.passed);
-    if (rmForgotAttempt) sent = new TreeSet<>();
     durableChanges++;
   }
 
@@ -248,6 +272,7 @@ public final class ProxyState {
     live.putAll(r.live);
     releasedNodes.clear();
     releasedNodes.putAll(r.releasedNodes);
+    restoredUnanswered = true;
     version++;
     return null;
   }

@@ -91,6 +91,47 @@ class ProxyStateTest {
     assertEquals(List.of("n1"), allocate(s, List.of(), List.of()).blacklistAdditions);
   }
 
+  /** One allocate the RM answers, with the request's responseId. */
+  private static Outgoing allocate(ProxyState s, int responseId) {
+    Outgoing o = s.beforeAllocate(List.of(), List.of(), List.of(), responseId);
+    s.afterAllocate(o, List.of(), List.of(), 1L);
+    return o;
+  }
+
+  @Test
+  void anAllocateSentAgainWithAnAnsweredResponseIdIsAppliedByNoRmSoItsChangeGoesWithTheNext() {
+    ProxyState s = new ProxyState(8);
+    s.updateBlacklist(null, List.of("n1"), List.of());
+    assertEquals(List.of("n1"), allocate(s, 7).blacklistAdditions);
+    // The AM's client lost the answer to request 7 and sends it again: the RM answers it with its
+    // earlier answer and applies nothing, so what this copy carries must go again.
+    s.updateBlacklist(null, List.of(), List.of("n1"));
+    s.onRegistered(List.of(new Live(C1, "n1:8041", "n1:8042", "RUNNING")));
+    s.release(List.of(C1));
+    Outgoing repeat = allocate(s, 7);
+    assertEquals(List.of("n1"), repeat.blacklistRemovals);
+    assertEquals(List.of(C1), repeat.releases);
+    Outgoing next = allocate(s, 8);
+    assertEquals(List.of("n1"), next.blacklistRemovals, "the removal again: the RM never applied it");
+    assertEquals(List.of(C1), next.releases, "the release again");
+    Outgoing after = allocate(s, 9);
+    assertEquals(List.of(), after.blacklistRemovals, "once applied, not again");
+    assertEquals(List.of(), after.releases);
+  }
+
+  @Test
+  void theFirstAllocateAfterARestoreMayRepeatOneTheOldInstanceSentSoItsChangeGoesAgain() throws Exception {
+    ProxyState s = new ProxyState(8);
+    s.updateBlacklist(null, List.of("n1"), List.of());
+    allocate(s, 3);
+    // The NodeManager stops while request 4 is at the RM; the restored instance gets it again.
+    ProxyState next = restarted(s);
+    next.updateBlacklist(null, List.of(), List.of("n1"));
+    assertEquals(List.of("n1"), allocate(next, 4).blacklistRemovals);
+    assertEquals(List.of("n1"), allocate(next, 5).blacklistRemovals, "the RM may have answered 4 with its earlier answer");
+    assertEquals(List.of(), allocate(next, 6).blacklistRemovals);
+  }
+
   @Test
   void releaseGoesIntoTheNextAllocateOnceAndTheContainerStopsBeingLive() {
     ProxyState s = new ProxyState(8);

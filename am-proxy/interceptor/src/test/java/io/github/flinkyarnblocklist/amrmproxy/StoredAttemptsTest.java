@@ -22,6 +22,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import org.apache.hadoop.yarn.api.protocolrecords.AllocateRequest;
 import org.apache.hadoop.yarn.api.protocolrecords.RegisterApplicationMasterRequest;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
@@ -215,6 +216,33 @@ class StoredAttemptsTest {
     assertEquals(Map.of("blocklist", List.of("nm9")), after.proxyState().blacklistView().get("owners"));
     assertTrue(call("GET", "/amrm/v1/attempt", null).body().contains(live.toString()));
     assertEquals(Set.of("amrmtoken", BlocklistRequestInterceptor.NMSS_KEY, "user"), stored().get(live.toString()));
+    after.stopServing();
+  }
+
+  /** An allocate of the AM with this responseId, and the request the RM side got for it. */
+  private static AllocateRequest allocate(BlocklistRequestInterceptor i, int responseId) throws Exception {
+    i.allocate(AllocateRequest.newInstance(responseId, 0.5f, List.of(), List.of(), null));
+    List<AllocateRequest> got = ((Interceptors.FakeRm) i.getNextInterceptor()).allocates;
+    return got.get(got.size() - 1);
+  }
+
+  @Test
+  void anUnblockWrittenBeforeTheAmSendsItsInterruptedAllocateAgainGoesWithTheNextOne() throws Exception {
+    ApplicationAttemptId live = attempt(APP, 2);
+    amContainerRuns(live, 1);
+    storeAsAmrmProxyService(live);
+    BlocklistRequestInterceptor before = pipeline(live);
+    assertEquals(200, call("POST", "/amrm/v1/blacklist", "{\"blacklistAdditions\":[\"nm9\"]}").statusCode());
+    assertEquals(List.of("nm9"), allocate(before, 4).getResourceBlacklistRequest().getBlacklistAdditions());
+    // Request 5 reaches the RM; the NodeManager stops before its answer reaches the AM.
+    allocate(before, 5);
+    before.stopServing();
+    BlocklistRequestInterceptor after = recovered(live);
+    assertEquals(200, call("POST", "/amrm/v1/blacklist", "{\"blacklistRemovals\":[\"nm9\"]}").statusCode());
+    // The AM sends 5 again: the RM answers it with its first answer and applies none of it.
+    assertEquals(List.of("nm9"), allocate(after, 5).getResourceBlacklistRequest().getBlacklistRemovals());
+    assertEquals(List.of("nm9"), allocate(after, 6).getResourceBlacklistRequest().getBlacklistRemovals(), "the unblock goes again");
+    assertEquals(List.of(), allocate(after, 7).getResourceBlacklistRequest().getBlacklistRemovals(), "and then no more");
     after.stopServing();
   }
 

@@ -4,26 +4,19 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.github.flinkyarnblocklist.amrmproxy.BlocklistRequestInterceptor;
 import io.github.flinkyarnblocklist.amrmproxy.Json;
+import io.github.flinkyarnblocklist.yarntest.ControlEndpoint;
+import io.github.flinkyarnblocklist.yarntest.LoopbackYarn;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.security.PrivilegedExceptionAction;
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.stream.Stream;
-import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
-import org.apache.hadoop.security.UserGroupInformation;
-import org.apache.hadoop.security.token.Token;
 import org.apache.hadoop.yarn.api.ApplicationConstants;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
@@ -32,23 +25,14 @@ import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
 import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.YarnApplicationAttemptState;
-import org.apache.hadoop.yarn.client.ClientRMProxy;
-import org.apache.hadoop.yarn.client.api.AMRMClient;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.client.api.YarnClientApplication;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
-import org.apache.hadoop.yarn.security.AMRMTokenIdentifier;
-import org.apache.hadoop.yarn.server.MiniYARNCluster;
-import org.apache.hadoop.yarn.server.nodemanager.NodeManager;
-import org.apache.hadoop.yarn.server.nodemanager.amrmproxy.AMRMProxyService;
 import org.apache.hadoop.yarn.server.nodemanager.amrmproxy.DefaultRequestInterceptor;
-import org.apache.hadoop.yarn.server.nodemanager.containermanager.ContainerManagerImpl;
-import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.AbstractYarnScheduler;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerAppUtils;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicationAttempt;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerNode;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler;
 
 /**
  * Test launcher: a real ResourceManager (MiniYARNCluster, real REST API) and three real
@@ -63,7 +47,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.Capacity
  * set on the cluster's configuration (the RM's and, through it, the NodeManagers').
  */
 public final class YarnLauncher {
-  static final String[] HOSTS = {"nm1.blocklist.test", "nm2.blocklist.test", "nm3.blocklist.test"};
+  static final List<String> HOSTS = LoopbackYarn.HOSTS;
   /** The AM's own blacklist entry: a host the scheduler knows nothing of, so the AM loses no capacity. */
   static final String AM_OWN_HOST = "am-own.blocklist.test";
   /** What opts an AM in (AmContainer.OPT_IN_ENV, package-private there). */
@@ -74,16 +58,15 @@ public final class YarnLauncher {
   private final Path work;
   private final String hostsFile;
   private final int workers;
-  private MiniYARNCluster cluster;
+  private LoopbackYarn cluster;
   private YarnConfiguration conf;
   private YarnClient yarn;
   private int amrmProxyPort;
   private final Map<String, ApplicationId> apps = new LinkedHashMap<>();
-  /** The running NodeManager of each host (null while stopped) and the configuration it restarts with. */
-  private final NodeManager[] nms = new NodeManager[HOSTS.length];
-  private final YarnConfiguration[] nmConfs = new YarnConfiguration[HOSTS.length];
   /** Set once the JSON line is out: a launcher that never got there ends with status 1. */
   private volatile boolean ready;
+  private final ControlEndpoint endpoint = new ControlEndpoint(Json::write);
+  private NodeManagerRestarts nodeManagers;
 
   /** Keys set on the cluster's configuration after the launcher's own (the RM's, copied to each NodeManager). */
   private final Map<String, String> extraConf;
@@ -95,27 +78,16 @@ public final class YarnLauncher {
     this.extraConf = extraConf;
   }
 
-  /** {@code key=value} arguments as a map; anything else is refused. */
-  static Map<String, String> confArgs(String[] args, int from) {
-    Map<String, String> m = new LinkedHashMap<>();
-    for (int i = from; i < args.length; i++) {
-      int eq = args[i].indexOf('=');
-      if (eq <= 0) throw new IllegalArgumentException("not key=value: " + args[i]);
-      m.put(args[i].substring(0, eq), args[i].substring(eq + 1));
-    }
-    return m;
-  }
-
   public static void main(String[] args) throws Exception {
     long t0 = System.currentTimeMillis();
-    YarnLauncher l = new YarnLauncher(Paths.get(args[0]), args[1], args.length > 2 ? Integer.parseInt(args[2]) : 3, confArgs(args, 3));
+    YarnLauncher l = new YarnLauncher(Paths.get(args[0]), args[1], args.length > 2 ? Integer.parseInt(args[2]) : 3, LoopbackYarn.keyValueArgs(args, 3));
     Runtime.getRuntime().addShutdownHook(new Thread(l::stop));
     l.start();
     HttpServer control = l.serveControl();
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("rmWebapp", "http://127.0.0.1:" + l.rmWebPort());
     out.put("control", "http://127.0.0.1:" + control.getAddress().getPort());
-    out.put("nodes", List.of(HOSTS));
+    out.put("nodes", HOSTS);
     out.put("applications", l.appIds());
     out.put("amOwnHost", AM_OWN_HOST);
     out.put("startupMs", System.currentTimeMillis() - t0);
@@ -132,88 +104,25 @@ public final class YarnLauncher {
     System.exit(0);
   }
 
-  static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
-  }
-
   void start() throws Exception {
-    DefaultMetricsSystem.setMiniClusterMode(true);
-    YarnConfiguration base = new YarnConfiguration();
-    base.setInt(YarnConfiguration.RM_SCHEDULER_MINIMUM_ALLOCATION_MB, 64);
-    base.set(YarnConfiguration.RM_SCHEDULER, CapacityScheduler.class.getName());
-    base.setInt(YarnConfiguration.RM_AM_MAX_ATTEMPTS, 10);
-    // Four AMs of 256 MB on 6 GB: the CapacityScheduler's default (10 % for AMs) would start two.
-    base.setFloat("yarn.scheduler.capacity.maximum-am-resource-percent", 0.5f);
-    base.setLong(YarnConfiguration.RM_NM_HEARTBEAT_INTERVAL_MS, 200);
-    base.setBoolean(YarnConfiguration.NM_PMEM_CHECK_ENABLED, false);
-    base.setBoolean(YarnConfiguration.NM_VMEM_CHECK_ENABLED, false);
-    // The AM's AMRM token comes from the NodeManager's AMRMProxy; no Kerberos here.
-    base.set("hadoop.security.authentication", "simple");
-    extraConf.forEach(base::set);
-    cluster = new MiniYARNCluster("blocklist", 1, 0, 1, 1);
-    cluster.init(base);
+    amrmProxyPort = LoopbackYarn.freePort();
+    Path key = LoopbackYarn.writeSecretKey(work.resolve("amrm-proxy.key"));
+    Map<String, String> interceptor = Map.of(
+        BlocklistRequestInterceptor.ADDRESS, "127.0.0.1:" + LoopbackYarn.freePort(),
+        BlocklistRequestInterceptor.SECRET_KEY_FILE, key.toString());
+    // 2 GB nodes: four AMs of 256 MB and main's workers. Recovery on: /nodes/<host>/stop and start.
+    cluster = new LoopbackYarn(work, new LoopbackYarn.Options("blocklist", 2048, amrmProxyPort,
+        BlocklistRequestInterceptor.class.getName() + "," + DefaultRequestInterceptor.class.getName(),
+        interceptor, true, extraConf));
     cluster.start();
-    ResourceManager rm = cluster.getResourceManager();
-    Configuration0 rmConf = new Configuration0(rm.getConfig());
-
-    amrmProxyPort = freePort();
-    int blocklistPort = freePort();
-    Path key = work.resolve("amrm-proxy.key");
-    byte[] k = new byte[32];
-    new SecureRandom().nextBytes(k);
-    Files.write(key, k);
-
-    for (int i = 0; i < HOSTS.length; i++) {
-      YarnConfiguration nc = new YarnConfiguration(rmConf.conf);
-      String h = HOSTS[i];
-      Path dir = work.resolve("nm" + (i + 1));
-      Files.createDirectories(dir.resolve("local"));
-      Files.createDirectories(dir.resolve("log"));
-      nc.set(YarnConfiguration.NM_LOCAL_DIRS, dir.resolve("local").toString());
-      nc.set(YarnConfiguration.NM_LOG_DIRS, dir.resolve("log").toString());
-      // Each NodeManager binds its own loopback address, so the RM names it by that address's host name.
-      // A fixed port: a NodeManager with recovery refuses an ephemeral one (ContainerManagerImpl),
-      // and a restarted one must come back as the same NodeId for the RM to keep its containers.
-      nc.set(YarnConfiguration.NM_ADDRESS, h + ":" + freePort());
-      // Work-preserving NodeManager restart, as production clusters run it: the state store keeps
-      // the containers and the AMRMProxy's pipelines (AMRMProxyService#recover rebuilds them), and
-      // a supervised NodeManager leaves its containers running when it stops.
-      Files.createDirectories(dir.resolve("recovery"));
-      nc.setBoolean(YarnConfiguration.NM_RECOVERY_ENABLED, true);
-      nc.set(YarnConfiguration.NM_RECOVERY_DIR, dir.resolve("recovery").toString());
-      nc.setBoolean(YarnConfiguration.NM_RECOVERY_SUPERVISED, true);
-      nc.set(YarnConfiguration.NM_LOCALIZER_ADDRESS, h + ":" + freePort());
-      nc.set(YarnConfiguration.NM_WEBAPP_ADDRESS, h + ":0");
-      nc.set(YarnConfiguration.NM_COLLECTOR_SERVICE_ADDRESS, h + ":" + freePort());
-      nc.setInt(YarnConfiguration.NM_PMEM_MB, 2048);
-      nc.setInt(YarnConfiguration.NM_VCORES, 8);
-      nc.setBoolean(YarnConfiguration.NM_CONTAINER_MONITOR_ENABLED, false);
-      nc.setBoolean(YarnConfiguration.NM_ENABLE_HARDWARE_CAPABILITY_DETECTION, false);
-      nc.setBoolean(YarnConfiguration.AMRM_PROXY_ENABLED, true);
-      // The same port on every host, as in a real cluster: an AM finds the proxy at $NM_HOST:port.
-      nc.set(YarnConfiguration.AMRM_PROXY_ADDRESS, h + ":" + amrmProxyPort);
-      nc.set(YarnConfiguration.AMRM_PROXY_INTERCEPTOR_CLASS_PIPELINE,
-          BlocklistRequestInterceptor.class.getName() + "," + DefaultRequestInterceptor.class.getName());
-      nc.set(BlocklistRequestInterceptor.ADDRESS, "127.0.0.1:" + blocklistPort);
-      nc.set(BlocklistRequestInterceptor.SECRET_KEY_FILE, key.toString());
-      nmConfs[i] = nc;
-      startNodeManager(i);
-    }
-    long deadline = System.currentTimeMillis() + 60_000;
-    while (rm.getRMContext().getRMNodes().size() < HOSTS.length) {
-      if (System.currentTimeMillis() > deadline) throw new IllegalStateException("NodeManagers did not register");
-      Thread.sleep(50);
-    }
-
-    conf = new YarnConfiguration(rmConf.conf);
+    nodeManagers = new NodeManagerRestarts(cluster);
+    conf = cluster.conf();
     yarn = YarnClient.createYarnClient();
     yarn.init(conf);
     yarn.start();
     // "bare" first, while no NodeManager has the blocklist interceptor in its pipeline: the
     // baseline of what an allocate costs a plain AM ("plain", not opted in, beside it).
-    withPipeline(DefaultRequestInterceptor.class.getName(), () -> {
+    nodeManagers.withPipeline(DefaultRequestInterceptor.class.getName(), () -> {
       apps.put("bare", submit("keeper-bare", 0, PLAIN_OWN_HOST, false));
       waitReady("bare", 0, 120_000);
     });
@@ -226,92 +135,8 @@ public final class YarnLauncher {
   /** A plain AM's own blacklist entry (not opted in: it must reach the RM as the AM sent it). */
   static final String PLAIN_OWN_HOST = "plain-own.blocklist.test";
 
-  interface Step {
-    void run() throws Exception;
-  }
-
-  /** Runs the step while every NodeManager builds new AMRMProxy pipelines of these classes only. */
-  private void withPipeline(String classes, Step step) throws Exception {
-    String normal = nmConfs[0].get(YarnConfiguration.AMRM_PROXY_INTERCEPTOR_CLASS_PIPELINE);
-    try {
-      for (NodeManager nm : nms) amrmProxy(nm).getConfig().set(YarnConfiguration.AMRM_PROXY_INTERCEPTOR_CLASS_PIPELINE, classes);
-      step.run();
-    } finally {
-      for (NodeManager nm : nms) amrmProxy(nm).getConfig().set(YarnConfiguration.AMRM_PROXY_INTERCEPTOR_CLASS_PIPELINE, normal);
-    }
-  }
-
-  private static AMRMProxyService amrmProxy(NodeManager nm) {
-    return ((ContainerManagerImpl) nm.getNMContext().getContainerManager()).getAMRMProxyService();
-  }
-
-  private void startNodeManager(int i) {
-    NodeManager nm = new NodeManager();
-    nm.init(new YarnConfiguration(nmConfs[i]));
-    nm.start();
-    nms[i] = nm;
-  }
-
-  /**
-   * Stops a NodeManager as a restart for an upgrade does (recovery on, supervised): its containers
-   * keep running and the RM keeps the node. A real NodeManager's process exits, which closes the
-   * interceptors' listener; here the JVM stays, and AMRMProxyService#serviceStop stops only its RPC
-   * server (it never shuts the pipelines down), so the launcher ends each interceptor's serving.
-   */
-  synchronized Map<String, Object> stopNodeManager(String host) throws Exception {
-    int i = java.util.Arrays.asList(HOSTS).indexOf(host);
-    if (i < 0 || nms[i] == null) throw new IllegalArgumentException("no running NodeManager on " + host);
-    NodeManager nm = nms[i];
-    List<String> ended = new ArrayList<>();
-    AMRMProxyService proxy = amrmProxy(nm);
-    java.lang.reflect.Method pipelines = AMRMProxyService.class.getDeclaredMethod("getPipelines");
-    pipelines.setAccessible(true);
-    for (Object wrapper : ((Map<?, ?>) pipelines.invoke(proxy)).values()) {
-      Object root = ((AMRMProxyService.RequestInterceptorChainWrapper) wrapper).getRootInterceptor();
-      if (root instanceof BlocklistRequestInterceptor b) {
-        b.stopServing();
-        ended.add(((AMRMProxyService.RequestInterceptorChainWrapper) wrapper).getApplicationAttemptId().toString());
-      }
-    }
-    nm.stop();
-    nms[i] = null;
-    Map<String, Object> out = new LinkedHashMap<>();
-    out.put("stopped", host);
-    out.put("interceptorsEnded", ended);
-    return out;
-  }
-
-  /** What the running NodeManager's state store holds for the AMRMProxy: each attempt's entry keys, sorted. */
-  synchronized Map<String, Object> amrmProxyStore(String host) throws Exception {
-    int i = java.util.Arrays.asList(HOSTS).indexOf(host);
-    if (i < 0 || nms[i] == null) throw new IllegalArgumentException("no running NodeManager on " + host);
-    Map<String, Object> attempts = new TreeMap<>();
-    nms[i].getNMContext().getNMStateStore().loadAMRMProxyState().getAppContexts()
-        .forEach((a, entries) -> attempts.put(a.toString(), new ArrayList<>(new TreeSet<>(entries.keySet()))));
-    // And the containers in the NodeManager's context (it drops a completed one once the RM has heard of its end).
-    Map<String, Object> containers = new TreeMap<>();
-    nms[i].getNMContext().getContainers().forEach((id, c) -> containers.put(id.toString(), String.valueOf(c.getContainerState())));
-    return Map.of("host", host, "attempts", attempts, "containers", containers);
-  }
-
-  /** Starts the host's NodeManager again with its state store: the AMRMProxy recovers its pipelines. */
-  synchronized Map<String, Object> startNodeManager(String host) throws Exception {
-    int i = java.util.Arrays.asList(HOSTS).indexOf(host);
-    if (i < 0 || nms[i] != null) throw new IllegalArgumentException("no stopped NodeManager on " + host);
-    long t0 = System.currentTimeMillis();
-    startNodeManager(i);
-    Map<String, Object> out = new LinkedHashMap<>();
-    out.put("started", host);
-    out.put("ms", System.currentTimeMillis() - t0);
-    return out;
-  }
-
-  /** Wrapper so the RM's live configuration is copied once. */
-  private record Configuration0(org.apache.hadoop.conf.Configuration conf) {}
-
   int rmWebPort() {
-    String a = cluster.getResourceManager().getConfig().get(YarnConfiguration.RM_WEBAPP_ADDRESS);
-    return Integer.parseInt(a.substring(a.lastIndexOf(':') + 1));
+    return cluster.rmWebPort();
   }
 
   Map<String, Object> appIds() {
@@ -349,8 +174,7 @@ public final class YarnLauncher {
   }
 
   SchedulerApplicationAttempt schedulerAttempt(ApplicationAttemptId id) {
-    AbstractYarnScheduler<?, ?> s = (AbstractYarnScheduler<?, ?>) cluster.getResourceManager().getResourceScheduler();
-    return s.getApplicationAttempt(id);
+    return cluster.schedulerAttempt(id);
   }
 
   /**
@@ -361,7 +185,7 @@ public final class YarnLauncher {
   Map<String, Object> placement(String name) throws Exception {
     ApplicationAttemptId attempt = yarn.getApplicationReport(apps.get(name)).getCurrentApplicationAttemptId();
     SchedulerApplicationAttempt sa = schedulerAttempt(attempt);
-    AbstractYarnScheduler<?, ?> s = (AbstractYarnScheduler<?, ?>) cluster.getResourceManager().getResourceScheduler();
+    AbstractYarnScheduler<?, ?> s = cluster.scheduler();
     List<Object> nodes = new ArrayList<>();
     for (SchedulerNode n : s.getNodeTracker().getAllNodes()) {
       Map<String, Object> m = new LinkedHashMap<>();
@@ -409,8 +233,7 @@ public final class YarnLauncher {
           w.put("host", c.getAllocatedNode().getHost());
           // Its process runs (the NodeManager wrote its pid and the process is alive): allocated
           // is not yet launched, and a kill needs the process.
-          w.put("running", workerPid(id, c.getAllocatedNode().getHost(), c.getContainerId().toString())
-              .flatMap(ProcessHandle::of).map(ProcessHandle::isAlive).orElse(false));
+          w.put("running", cluster.containerRuns(id, c.getAllocatedNode().getHost(), c.getContainerId().toString()));
           workersAt.add(w);
         }
       });
@@ -424,26 +247,18 @@ public final class YarnLauncher {
 
   /** The hand-off the interceptor wrote for this attempt into the app's local dirs, as the AM container sees it. */
   private Map<String, Object> handoff(ApplicationId app, ApplicationAttemptId attempt) throws IOException {
-    for (int i = 0; i < HOSTS.length; i++) {
-      Path appcache = work.resolve("nm" + (i + 1)).resolve("local").resolve("usercache");
-      if (!Files.isDirectory(appcache)) continue;
-      try (Stream<Path> users = Files.list(appcache)) {
-        for (Path u : (Iterable<Path>) users::iterator) {
-          Path f = u.resolve("appcache").resolve(app.toString()).resolve(BlocklistRequestInterceptor.HANDOFF_JSON);
-          if (!Files.isRegularFile(f)) continue;
-          String text = Files.readString(f, StandardCharsets.UTF_8);
-          try {
-            @SuppressWarnings("unchecked")
-            Map<String, Object> j = (Map<String, Object>) Json.parse(text.trim());
-            if (attempt.toString().equals(j.get("appAttemptId"))) {
-              j.put("handoffFile", f.toString());
-              j.put("nodeHost", HOSTS[i]);
-              return j;
-            }
-          } catch (Json.BadJson e) {
-            // being rewritten: the next poll sees it whole
-          }
+    for (LoopbackYarn.AppFile f : cluster.appFiles(app, BlocklistRequestInterceptor.HANDOFF_JSON)) {
+      String text = Files.readString(f.path(), StandardCharsets.UTF_8);
+      try {
+        @SuppressWarnings("unchecked")
+        Map<String, Object> j = (Map<String, Object>) Json.parse(text.trim());
+        if (attempt.toString().equals(j.get("appAttemptId"))) {
+          j.put("handoffFile", f.path().toString());
+          j.put("nodeHost", f.host());
+          return j;
         }
+      } catch (Json.BadJson e) {
+        // being rewritten: the next poll sees it whole
       }
     }
     return null;
@@ -452,8 +267,8 @@ public final class YarnLauncher {
   /** What the application's AM measured of its allocate calls (KeeperAm.TimedClient), from its container's directory. */
   private Map<String, Object> allocateLatency(ApplicationId app) throws IOException {
     List<Path> found = new ArrayList<>();
-    for (int i = 0; i < HOSTS.length; i++) {
-      Path usercache = work.resolve("nm" + (i + 1)).resolve("local").resolve("usercache");
+    for (int i = 0; i < HOSTS.size(); i++) {
+      Path usercache = cluster.nodeDir(i).resolve("local").resolve("usercache");
       if (!Files.isDirectory(usercache)) continue;
       try (Stream<Path> files = Files.find(usercache, 5, (f, a) -> f.getFileName().toString().equals(KeeperAm.LATENCY_FILE)
           && f.toString().contains("/" + app + "/"))) {
@@ -474,65 +289,6 @@ public final class YarnLauncher {
     }
   }
 
-  /** The real RM's answer to a blacklist holding '*': an unmanaged AM of its own asks for it. */
-  Map<String, Object> probeStarBlacklist() throws Exception {
-    YarnClientApplication app = yarn.createApplication();
-    ApplicationSubmissionContext ctx = app.getApplicationSubmissionContext();
-    ctx.setApplicationName("star-probe");
-    ctx.setUnmanagedAM(true);
-    ctx.setResource(Resource.newInstance(64, 1));
-    ctx.setAMContainerSpec(ContainerLaunchContext.newInstance(Map.of(), Map.of(), List.of(), Map.of(), null, Map.of()));
-    ApplicationId id = yarn.submitApplication(ctx);
-    long deadline = System.currentTimeMillis() + 30_000;
-    ApplicationReport r = yarn.getApplicationReport(id);
-    while (r.getCurrentApplicationAttemptId() == null
-        || yarn.getApplicationAttemptReport(r.getCurrentApplicationAttemptId()).getYarnApplicationAttemptState() != YarnApplicationAttemptState.LAUNCHED) {
-      if (System.currentTimeMillis() > deadline) throw new IllegalStateException("probe AM not launched");
-      Thread.sleep(50);
-      r = yarn.getApplicationReport(id);
-    }
-    Token<AMRMTokenIdentifier> token = yarn.getAMRMToken(id);
-    token.setService(ClientRMProxy.getAMRMTokenService(conf));
-    UserGroupInformation ugi = UserGroupInformation.createRemoteUser(r.getCurrentApplicationAttemptId().toString());
-    ugi.addToken(token);
-    Map<String, Object> out = new LinkedHashMap<>();
-    ugi.doAs((PrivilegedExceptionAction<Void>) () -> {
-      AMRMClient<AMRMClient.ContainerRequest> c = AMRMClient.createAMRMClient();
-      c.init(conf);
-      c.start();
-      try {
-        c.registerApplicationMaster("", 0, "");
-        // AMRMClientImpl#updateBlacklist mutates the lists it is given: pass mutable ones.
-        c.updateBlacklist(new ArrayList<>(List.of("*")), new ArrayList<>());
-        try {
-          c.allocate(0.1f);
-          out.put("refused", false);
-        } catch (Exception e) {
-          out.put("refused", true);
-          out.put("exception", e.getClass().getName());
-          out.put("message", String.valueOf(e.getMessage()));
-        }
-      } finally {
-        c.stop();
-      }
-      return null;
-    });
-    yarn.killApplication(id);
-    return out;
-  }
-
-  /** The pid the host's NodeManager wrote for the container, if it has launched it. */
-  private java.util.Optional<Long> workerPid(ApplicationId app, String host, String containerId) {
-    int nm = java.util.Arrays.asList(HOSTS).indexOf(host);
-    Path pidFile = work.resolve("nm" + (nm + 1)).resolve("local").resolve("nmPrivate").resolve(app.toString())
-        .resolve(containerId).resolve(containerId + ".pid");
-    try {
-      return java.util.Optional.of(Long.parseLong(Files.readString(pidFile).trim()));
-    } catch (IOException | NumberFormatException e) {
-      return java.util.Optional.empty();
-    }
-  }
-
   /**
    * Kills one worker container's process on the host with SIGKILL, as a failing machine would:
    * the NodeManager reports it completed with exit code 137, which YARN counts toward node
@@ -546,7 +302,7 @@ public final class YarnLauncher {
       if (c.isAMContainer() || !c.getAllocatedNode().getHost().equals(host)) continue;
       String id = c.getContainerId().toString();
       if (only != null && !only.equals(id)) continue;
-      java.util.Optional<Long> found = workerPid(app, host, id);
+      java.util.Optional<Long> found = cluster.containerPid(app, host, id);
       if (found.isEmpty()) continue;
       long pid = found.get();
       boolean killed = ProcessHandle.of(pid).map(ProcessHandle::destroyForcibly).orElse(false);
@@ -563,19 +319,7 @@ public final class YarnLauncher {
   }
 
   HttpServer serveControl() throws IOException {
-    HttpServer s = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 16);
-    s.createContext("/", ex -> {
-      try {
-        control(ex);
-      } catch (Exception e) {
-        e.printStackTrace();
-        reply(ex, 500, Map.of("errors", List.of(e.toString())));
-      } finally {
-        ex.close();
-      }
-    });
-    s.start();
-    return s;
+    return endpoint.serve(this::control);
   }
 
   private void control(HttpExchange ex) throws Exception {
@@ -586,75 +330,56 @@ public final class YarnLauncher {
     if (p.length >= 3 && p[1].equals("apps") && apps.containsKey(p[2])) {
       String name = p[2];
       if (p.length == 3 && method.equals("GET")) {
-        reply(ex, 200, appState(name));
+        endpoint.reply(ex, 200, appState(name));
         return;
       }
       if (p.length == 4 && p[3].equals("placement") && method.equals("GET")) {
-        reply(ex, 200, placement(name));
+        endpoint.reply(ex, 200, placement(name));
         return;
       }
       if (p.length == 4 && p[3].equals("allocate-latency") && method.equals("GET")) {
-        reply(ex, 200, allocateLatency(apps.get(name)));
+        endpoint.reply(ex, 200, allocateLatency(apps.get(name)));
         return;
       }
       if (p.length == 4 && p[3].equals("fail-attempt") && method.equals("POST")) {
         ApplicationAttemptId before = yarn.getApplicationReport(apps.get(name)).getCurrentApplicationAttemptId();
         yarn.failApplicationAttempt(before);
-        reply(ex, 200, Map.of("failed", before.toString()));
+        endpoint.reply(ex, 200, Map.of("failed", before.toString()));
         return;
       }
     }
     if (p.length == 4 && p[1].equals("apps") && apps.containsKey(p[2]) && p[3].equals("kill-worker") && method.equals("POST")) {
       // ?host=<host>[&container=<id>]: the first worker on the host, or that one.
-      Map<String, String> q = new LinkedHashMap<>();
-      String query = ex.getRequestURI().getQuery();
-      for (String kv : query == null ? new String[0] : query.split("&")) {
-        int eq = kv.indexOf('=');
-        if (eq > 0) q.put(kv.substring(0, eq), kv.substring(eq + 1));
-      }
-      reply(ex, 200, killWorker(p[2], q.getOrDefault("host", ""), q.get("container")));
+      Map<String, String> q = ControlEndpoint.query(ex);
+      endpoint.reply(ex, 200, killWorker(p[2], q.getOrDefault("host", ""), q.get("container")));
       return;
     }
     if (path.equals("/probe/star-blacklist") && method.equals("POST")) {
-      reply(ex, 200, probeStarBlacklist());
+      endpoint.reply(ex, 200, StarBlacklistProbe.probe(yarn, conf));
       return;
     }
     // /nodes/<host>/stop, /nodes/<host>/start: a NodeManager restart with recovery.
     if (p.length == 4 && p[1].equals("nodes") && method.equals("POST") && (p[3].equals("stop") || p[3].equals("start"))) {
-      reply(ex, 200, p[3].equals("stop") ? stopNodeManager(p[2]) : startNodeManager(p[2]));
+      endpoint.reply(ex, 200, p[3].equals("stop") ? nodeManagers.stop(p[2]) : nodeManagers.start(p[2]));
       return;
     }
     // /nodes/<host>/amrmproxy-store: the AMRMProxy entries in the NodeManager's state store, by attempt.
     if (p.length == 4 && p[1].equals("nodes") && p[3].equals("amrmproxy-store") && method.equals("GET")) {
-      reply(ex, 200, amrmProxyStore(p[2]));
+      endpoint.reply(ex, 200, nodeManagers.amrmProxyStore(p[2]));
       return;
     }
     if (path.equals("/nodes") && method.equals("GET")) {
-      reply(ex, 200, Map.of("nodes", List.of(HOSTS)));
+      endpoint.reply(ex, 200, Map.of("nodes", HOSTS));
       return;
     }
-    reply(ex, 404, Map.of("errors", List.of("no such control endpoint: " + path)));
-  }
-
-  private static void reply(HttpExchange ex, int status, Object body) throws IOException {
-    byte[] b = Json.write(body).getBytes(StandardCharsets.UTF_8);
-    ex.getResponseHeaders().set("Content-Type", "application/json");
-    ex.sendResponseHeaders(status, b.length);
-    try (OutputStream o = ex.getResponseBody()) {
-      o.write(b);
-    }
+    endpoint.reply(ex, 404, Map.of("errors", List.of("no such control endpoint: " + path)));
   }
 
   /**
-   * Ends everything this launcher started, at once. The containers' processes (the AMs, their
-   * workers) are this JVM's descendants: they are killed first, so none outlives the run (a
-   * NodeManager's own stop waits 10 s on its log handler's delayed deletions, and a halted one
-   * leaves its containers behind: up to an hour of workers per run, before). Nothing of this
-   * throwaway cluster needs an orderly stop; its files go with the harness's temp dir.
-   * (Whatever a kill misses, a launch racing it, follows the launcher's pid: KeeperAm.)
+   * Ends everything this launcher started, at once (LoopbackYarn#haltWithContainers). Whatever a
+   * kill misses, a launch racing it, follows the launcher's pid: KeeperAm.
    */
   void stop() {
-    ProcessHandle.current().descendants().forEach(ProcessHandle::destroyForcibly);
-    Runtime.getRuntime().halt(ready ? 0 : 1);
+    LoopbackYarn.haltWithContainers(ready ? 0 : 1);
   }
 }
