@@ -10,8 +10,8 @@ import { EvacuationStatus, isTaskManager, markBlockedStatus, withCountdown } fro
 import { NodeNaming, SyncView } from '../sync/view';
 import { SyncFacade, SyncProgress } from '../sync/sync-port';
 import { AppContainer, NodeState } from '../yarn/types';
-import { TaskCounts } from '../flink/types';
 import { nearestHosts } from '../model/nearest';
+import { FlinkStatus, flinkStatus } from './flink-status';
 import type { ClockSkew } from '../store/store';
 
 /** Per-item enforcement state, as `blocklist list` shows it. */
@@ -133,22 +133,6 @@ export function syncStall(progress: SyncProgress | undefined, view: SyncView, no
 }
 
 /** Flink's REST API for evacuations: not used, not readable now, or read (where, which version, can it take a triggered checkpoint). */
-export type FlinkStatus =
-  | { state: 'off'; detail: string }
-  | { state: 'unreadable'; error: string }
-  | { state: 'read'; address: string; version?: string; checkpointTrigger: boolean; readAt?: string; readSecondsAgo?: number; jobs: FlinkJobStatus[] };
-
-/** What a release step judges a job on: running every task (none moving), and its failovers counted. */
-export interface FlinkJobStatus {
-  id: string;
-  name: string;
-  state: string;
-  type?: string;
-  checkpointIntervalMs?: number;
-  tasks: { running: number; total: number; moving?: Record<string, number> };
-  restarts?: number;
-}
-
 export const DISABLED_STATUS: Readonly<ItemSyncStatus> = { state: 'disabled', detail: 'cluster.resource-blocklist.enabled is false' };
 
 const PLAN_LISTS = ['enforced', 'deferred', 'taskManagers'] as const;
@@ -385,21 +369,4 @@ export function clockSkewStatus(shared: boolean, skew: ClockSkew | undefined): C
     return { state: 'ahead', ...figures, detail: "ahead of the store's time beyond the limit: expiry of shared items is refused, and items count until their end on the store's time; fix this machine's clock (NTP)" };
   }
   return { state: 'behind', ...figures, detail: "behind the store's time beyond the limit: blocks made through this sidecar are stamped on its clock, so the other jobs see them end early; fix this machine's clock (NTP)" };
-}
-
-function flinkStatus(k: NonNullable<SyncView['flink']>, readAt: number | undefined, now: number): FlinkStatus {
-  if (k.kind === 'off') return { state: 'off', detail: k.why };
-  if (k.kind === 'unknown') return { state: 'unreadable', error: k.error };
-  const v = k.view;
-  const jobs = v.jobs.map((j): FlinkJobStatus => ({ id: j.jid, name: j.name, state: j.state, ...(j.type ? { type: j.type } : {}), ...(j.checkpointIntervalMs !== undefined ? { checkpointIntervalMs: j.checkpointIntervalMs } : {}), tasks: taskSummary(j.tasks), ...(j.restarts !== undefined ? { restarts: j.restarts } : {}) }));
-  const age = readAt !== undefined ? { readAt: new Date(readAt).toISOString(), readSecondsAgo: Math.max(0, Math.round((now - readAt) / 100) / 10) } : {};
-  return { state: 'read', address: v.baseUrl, ...(v.version ? { version: v.version } : {}), checkpointTrigger: v.canTrigger, ...age, jobs };
-}
-
-const MOVING = ['created', 'scheduled', 'deploying', 'initializing', 'canceling', 'reconciling', 'failed'] as const;
-
-function taskSummary(t: TaskCounts): FlinkJobStatus['tasks'] {
-  const moving: Record<string, number> = {};
-  for (const k of MOVING) if (t[k] > 0) moving[k] = t[k];
-  return { running: t.running, total: t.total, ...(Object.keys(moving).length > 0 ? { moving } : {}) };
 }
