@@ -74,7 +74,7 @@ function timingTables() {
  * it ends) instead of this terminal, for a phase that runs beside another one printing there.
  */
 function start(cmd, args, { env, log, quietStdout } = {}) {
-  const out = log ? fs.openSync(log, 'w') : 'inherit';
+  const out = log ? fs.openSync(log, 'a') : 'inherit';
   const c = spawn(cmd, args, { cwd: root, env: env ?? process.env, stdio: ['ignore', quietStdout ? 'ignore' : out, out] });
   children.add(c);
   return new Promise((resolve) => {
@@ -106,7 +106,11 @@ const showLog = (log) => {
   process.stdout.write(fs.readFileSync(log, 'utf8'));
   fs.rmSync(log, { force: true });
 };
-const tmpLog = (what) => path.join(os.tmpdir(), `blocklist-test-${process.pid}-${what}.log`);
+const tmpLog = (what) => {
+  const f = path.join(os.tmpdir(), `blocklist-test-${process.pid}-${what}.log`);
+  fs.rmSync(f, { force: true });
+  return f;
+};
 
 /**
  * One mocha run; its counts and per-file times come from the reporter through a stats file, not
@@ -150,10 +154,8 @@ async function realParts(log) {
     const file = path.join(root, 'scripts', script);
     if (!fs.existsSync(file)) continue;
     // Outside CI a missing part only skips its suites.
-    if ((await start('bash', [file], { log: log && `${log}.part` })) !== 0 && ci) return `${what} could not be installed`;
-    if (log) fs.appendFileSync(log, fs.existsSync(`${log}.part`) ? fs.readFileSync(`${log}.part`) : '');
+    if ((await start('bash', [file], { log })) !== 0 && ci) return `${what} could not be installed`;
   }
-  if (log) fs.rmSync(`${log}.part`, { force: true });
   return undefined;
 }
 
@@ -166,14 +168,7 @@ async function javaModule(log) {
   const ensureJava = path.join(root, 'scripts', 'ensure-java.sh');
   if (!fs.existsSync(ensureJava)) return undefined;
   let ok = (await start('bash', [ensureJava], { log })) === 0;
-  if (ok) {
-    const build = log && `${log}.build`;
-    ok = (await start('bash', [path.join(root, 'scripts', 'build-am-proxy.sh')], { log: build })) === 0;
-    if (build) {
-      fs.appendFileSync(log, fs.readFileSync(build));
-      fs.rmSync(build, { force: true });
-    }
-  }
+  if (ok) ok = (await start('bash', [path.join(root, 'scripts', 'build-am-proxy.sh')], { log })) === 0;
   return !ok && ci ? 'the Java module could not be built: JDK, Maven or a Java unit test' : undefined;
 }
 
@@ -185,7 +180,9 @@ async function javaModule(log) {
 async function tarball(log) {
   const t0 = Date.now();
   const status = await start(process.execPath, [path.join(root, 'scripts', 'dist.js'), '--print-path'], { log, quietStdout: true });
-  fs.appendFileSync(log, `release tarball: ${status === 0 ? 'ok' : 'FAILED'} (${seconds(Date.now() - t0)} s)\n`);
+  const line = `release tarball: ${status === 0 ? 'ok' : 'FAILED'} (${seconds(Date.now() - t0)} s)\n`;
+  if (log) fs.appendFileSync(log, line);
+  else process.stdout.write(line);
   return status !== 0 && ci ? 'npm run dist failed' : undefined;
 }
 
