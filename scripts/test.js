@@ -116,7 +116,7 @@ const tmpLog = (what) => {
  * One mocha run; its counts and per-file times come from the reporter through a stats file, not
  * from its output. `log`: run beside another lane, its output shown when it ends.
  */
-async function lane(name, specs, extra, { nodeBin, log, env: laneEnv, mayBeEmpty } = {}) {
+async function lane(name, specs, extra, { nodeBin, log, env: laneEnv, mayBeEmpty, deferOutput } = {}) {
   const stats = path.join(os.tmpdir(), `blocklist-test-stats-${process.pid}-${name.replace(/\W+/g, '_')}.json`);
   const mocha = ['--config', '.mocharc.json', ...(log && process.stdout.isTTY ? ['--color'] : []), ...extra, ...specs];
   const env = { ...process.env, ...laneEnv, BLOCKLIST_TEST_STATS: stats, BLOCKLIST_TEST_LANE: name };
@@ -133,12 +133,16 @@ async function lane(name, specs, extra, { nodeBin, log, env: laneEnv, mayBeEmpty
   if (status !== 0 && f === 0) f = 1; // mocha itself failed (a load error, a crash)
   if (ci && !mayBeEmpty && s.passes + s.failures + s.pending === 0) f += 1; // a lane that ran nothing is not green in CI
   for (const x of s.files ?? []) files.push({ ...x, file: path.relative(root, x.file).replace(/^dist\//, '').replace(/\.js$/, '.ts'), lane: name });
-  if (log) showLog(log);
   const line = `${name} lane: ${s.passes} passing, ${f} failing${s.pending ? `, ${s.pending} pending` : ''} in ${seconds(ms)} s${s.crashed ? ' (mocha did not finish)' : ''}`;
-  console.log(line);
   passed += s.passes;
   failed += f;
-  return line;
+  // Beside another lane: its output and its line when that one has ended (the caller's call).
+  const show = () => {
+    if (log) showLog(log);
+    console.log(line);
+  };
+  if (!deferOutput) show();
+  return show;
 }
 
 /** Real parts the suites need, installed from Debian's packages when CI=true (scripts/ensure-*.sh). */
@@ -222,34 +226,35 @@ async function main() {
     finish();
   }
 
-  // Beside the unit lane (one core): the real parts, the tarball and the Java build (the other),
-  // their output shown once the unit lane has printed its own.
-  const prepLog = tmpLog('prepare');
-  const prepared = mode === 'unit' ? Promise.resolve({}) : (async () => {
-    const why = (await timed('real parts (ensure-*.sh)', () => realParts(prepLog))) ?? (await timed('release tarball (npm run dist)', () => tarball(prepLog)));
-    const built = why ? undefined : timed('Java module (build-am-proxy.sh)', () => javaModule(prepLog));
-    return { why, built };
-  })();
+  // Beside the unit lane: the tarball's build, and the real parts then the Java build (each of
+  // these two may install with apt-get: one after the other). Seconds on a warm machine, minutes
+  // each on a fresh one. Their output is shown once the lanes before the integration lane printed theirs.
+  const tarballLog = tmpLog('tarball');
+  const javaLog = tmpLog('java');
+  const tarballDone = mode === 'unit' ? Promise.resolve(undefined) : timed('release tarball (npm run dist)', () => tarball(tarballLog));
+  const javaDone = mode === 'unit' ? Promise.resolve(undefined) : (async () => (await timed('real parts (ensure-*.sh)', () => realParts(javaLog))) ?? timed('Java module (build-am-proxy.sh)', () => javaModule(javaLog)))();
   if (mode === 'unit' || mode === 'all') await lane('unit', [UNIT], named);
-  const prep = await prepared;
+  const tarballWhy = await tarballDone;
   // Node.js 24: the unit lane again on the tarball's bundled runtime (it keeps the code from using
   // what only the older runtime has), once the tarball's build fetched it; beside the Java build.
-  const node24 = mode === 'all' && !prep.why ? node24Binary() : undefined;
+  const node24 = mode === 'all' && !tarballWhy ? node24Binary() : undefined;
   const node24Lane = node24?.node ? lane(`unit (node ${node24.version})`, [UNIT], named, { nodeBin: node24.node }) : Promise.resolve();
   if (node24 && !node24.node && ci) failed++;
-  const buildWhy = prep.why ?? (await prep.built);
+  const buildWhy = tarballWhy ?? (await javaDone);
   await node24Lane;
-  showLog(prepLog);
+  showLog(tarballLog);
+  showLog(javaLog);
   if (buildWhy) finish(buildWhy);
   if (mode === 'unit') finish();
 
   // The integration lane's two halves side by side; the cluster half prints here as it runs.
   const restLog = tmpLog('rest');
   console.log(`\nintegration: the cluster half runs here; the rest runs beside it (its output follows when it ends: tail -f ${restLog})`);
-  await Promise.all([
+  const [, showRest] = await Promise.all([
     lane('integration (cluster)', CLUSTER_FILES, named, { mayBeEmpty: named.length > 0 }),
-    lane('integration (rest)', [ALL], ['--ignore', UNIT, ...CLUSTER_FILES.flatMap((g) => ['--ignore', g]), ...named], { log: restLog, env: { BLOCKLIST_TEST_NO_CLUSTERS: '1' }, mayBeEmpty: named.length > 0 }),
+    lane('integration (rest)', [ALL], ['--ignore', UNIT, ...CLUSTER_FILES.flatMap((g) => ['--ignore', g]), ...named], { log: restLog, env: { BLOCKLIST_TEST_NO_CLUSTERS: '1' }, mayBeEmpty: named.length > 0, deferOutput: true }),
   ]);
+  showRest();
   finish();
 }
 
