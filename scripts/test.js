@@ -29,11 +29,11 @@ const tStart = Date.now();
 const UNIT = 'dist/test/**/*.unit.test.js';
 const ALL = 'dist/test/**/*.test.js';
 /**
- * The files that start a MiniYARNCluster, a Flink cluster or another launcher of am-proxy/ (or need
- * its build): the `cluster` half of the integration lane. A file of the `rest` half that starts one
+ * The files that start a MiniYARNCluster, a Flink cluster or another launcher of am-proxy/: the
+ * `cluster` half of the integration lane (both halves start after the Java build). A file of the `rest` half that starts one
  * fails at once (test/support/java-launcher.ts, BLOCKLIST_TEST_NO_CLUSTERS), naming this list.
  */
-const CLUSTER_FILES = ['dist/test/real/**/*.test.js', 'dist/test/detect/real-flink-source.test.js', 'dist/test/cli/hadoop-hosts-file.test.js'];
+const CLUSTER_FILES = ['dist/test/real/**/*.test.js', 'dist/test/detect/real-flink-source.test.js'];
 
 const argv = process.argv.slice(2);
 const sep = argv.indexOf('--');
