@@ -46,11 +46,13 @@ interface Measurement {
 
 /** How a skew reads in words: "2 h 0 min", "41 s", "350 ms". */
 export function spanInWords(ms: number): string {
+  // The unit is chosen after rounding: 2 h measured a few ms short reads "2 h 0 min", not "120 min".
   const a = Math.abs(ms);
-  if (a < 1000) return `${Math.round(a)} ms`;
-  if (a < 120_000) return `${Math.round(a / 1000)} s`;
-  if (a < 7_200_000) return `${Math.round(a / 60_000)} min`;
-  return `${Math.floor(a / 3_600_000)} h ${Math.round((a % 3_600_000) / 60_000)} min`;
+  if (Math.round(a) < 1000) return `${Math.round(a)} ms`;
+  if (Math.round(a / 1000) < 120) return `${Math.round(a / 1000)} s`;
+  const min = Math.round(a / 60_000);
+  if (min < 120) return `${min} min`;
+  return `${Math.floor(min / 60)} h ${min % 60} min`;
 }
 
 export class StoreClock {
