@@ -22,6 +22,26 @@ if [[ -f "$stamp_file" && "$(cat "$stamp_file")" == "$stamp" ]] && outputs_prese
   exit 0
 fi
 
+# A green build of the same inputs in another checkout on this machine (a clean clone, a worktree)
+# left its target dirs in the cache, keyed by the stamp: restore them instead of building again.
+# The classpath files name the checkout's own jars by absolute path: rewritten to this checkout.
+cache="${BLOCKLIST_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/flink-yarn-blocklist/am-proxy}"
+entry="$cache/$stamp.tar"
+if [[ -f "$entry" ]]; then
+  t0=$(date +%s%N)
+  (cd "$root/am-proxy" && find . -path '*/target' -prune -type d -exec rm -rf {} + && tar -xf "$entry")
+  built_in="$(cat "$root/am-proxy/interceptor/target/built-in" 2>/dev/null || true)"
+  if [[ -n "$built_in" ]]; then
+    find "$root/am-proxy" -path '*/target/*classpath.txt' -exec sed -i "s#${built_in}/#${root}/#g" {} +
+  fi
+  if outputs_present; then
+    echo "$stamp" >"$stamp_file"
+    echo "build-am-proxy: restored a green build of the same inputs from $entry ($(( ($(date +%s%N) - t0) / 1000000 )) ms; Java unit tests passed there)" >&2
+    exit 0
+  fi
+  echo "build-am-proxy: the cached build lacks a jar of ~/.m2; building" >&2
+fi
+
 log="$(mktemp -t am-proxy-build.XXXXXX.log)"
 trap 'rm -f "$log"' EXIT
 start=$(date +%s%N)
@@ -45,4 +65,10 @@ ms=$(( ($(date +%s%N) - start) / 1000000 ))
 tests=$(grep -E "^\[INFO\] Tests run: [0-9]+, Failures: [0-9]+, Errors: [0-9]+, Skipped: [0-9]+$" "$log" \
   | awk -F'[:,]' '{r+=$2; f+=$4; e+=$6; s+=$8; m++} END {if (m) printf "Tests run: %d, Failures: %d, Errors: %d, Skipped: %d in %d modules", r, f, e, s, m}')
 mkdir -p "$(dirname "$stamp_file")" && echo "$stamp" >"$stamp_file"
+# Into the cache for other checkouts (the newest few builds kept; a partial entry is never taken: mv).
+mkdir -p "$cache"
+printf '%s' "$root" >"$root/am-proxy/interceptor/target/built-in"
+(cd "$root/am-proxy" && find . -path '*/target' -prune -type d -print0 | tar --null -cf "$entry.tmp.$$" -T -) && mv "$entry.tmp.$$" "$entry"
+rm -f "$entry.tmp.$$"
+ls -1t "$cache"/*.tar 2>/dev/null | tail -n +6 | xargs -r rm -f
 echo "build-am-proxy: ok ($mode, ${ms} ms; java unit tests: ${tests:-none})" >&2

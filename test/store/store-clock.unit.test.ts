@@ -137,6 +137,14 @@ describe('store/zookeeper/clock: the store\'s time against the local clock', () 
     assert.equal(spanInWords(119_700), '2 min');
     assert.equal(spanInWords(999.6), '1 s');
   });
+
+  it('spanInWords just under a unit\'s boundary says what it rounds to in the bigger unit (2 h measured 0.3 s short is "2 h 0 min", never "120 min")', () => {
+    assert.equal(spanInWords(2 * HOUR - 300), '2 h 0 min');
+    assert.equal(spanInWords(3 * HOUR - 20_000), '3 h 0 min');
+    assert.equal(spanInWords(119_700), '2 min');
+    assert.equal(spanInWords(999.7), '1 s');
+    assert.equal(spanInWords(2 * HOUR - 31_000), '119 min');
+  });
 });
 
 describe('store/store-clock: the clock a sidecar counts shared items on', () => {

@@ -33,6 +33,11 @@ export interface StartedLauncher<T> {
 
 /** As startJavaLauncher, for a launcher a suite ends before the run does (a heavy one, not to run beside the next). */
 export async function startJavaLauncherWithStop<T>(l: JavaLauncher): Promise<StartedLauncher<T>> {
+  // The half of the integration lane that runs beside the cluster half (scripts/test.js) must not
+  // start a second cluster on the 2 cores.
+  if (process.env.BLOCKLIST_TEST_NO_CLUSTERS === '1') {
+    throw new Error(`${l.what}: this file starts a launcher of am-proxy/, so it belongs to the cluster half of the integration lane (CLUSTER_FILES in scripts/test.js)`);
+  }
   const proc = spawn('java', l.args, { stdio: ['pipe', 'pipe', fs.openSync(l.log, 'a')], cwd: l.dir, env: l.env ?? process.env });
   process.once('exit', () => {
     proc.stdin?.end();
