@@ -36,6 +36,20 @@ function processesOf(containerId: string): number[] {
   }
   return out;
 }
+/** Processes whose command line names `dir` (the rig's JVM, its NodeManagers' containers: every one of them passes the rig's hosts file). */
+function processesNaming(dir: string): string[] {
+  const out: string[] = [];
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d) || Number(d) === process.pid) continue;
+    try {
+      const cmd = fs.readFileSync(`/proc/${d}/cmdline`, 'latin1').split('\0').join(' ');
+      if (cmd.includes(dir)) out.push(`${d}: ${cmd.slice(0, 160)}`);
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return out;
+}
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 /** Flink's own account of a recovery (its jobmanager.log), in seconds from `t0`, up to `runningAt` (every task RUNNING, from its REST API). */
 const steps = (s: RecoverySteps, t0: number, runningAt: number): string => {
@@ -87,7 +101,17 @@ function suite(line: FlinkYarnLine, full: boolean): void {
     });
 
     // The next line's rig must not run beside this one on 2 cores.
-    after(async () => stopFlinkYarn(line));
+    after(async function () {
+      this.timeout(60_000);
+      const dir = rig?.workDir;
+      await stopFlinkYarn(line);
+      if (dir === undefined) return;
+      // Nothing of the rig outlives it: a container left behind would run beside the next suites.
+      let left: string[] = [];
+      const deadline = Date.now() + 20_000;
+      while ((left = processesNaming(dir)).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+      assert.deepEqual(left, [], `processes of the ${line} rig still running 20 s after it stopped`);
+    });
 
     it("deploys: Flink's AM registers through its NodeManager's AMRMProxy, the sidecar runs in its container, one TaskManager per NodeManager", async () => {
       const app = await flinkApp(rig);

@@ -19,6 +19,20 @@ public final class PlainAm {
     int port = Integer.parseInt(args[0]);
     String own = args[1];
     long rig = Long.parseLong(args[2]);
+    // Its own thread: once the rig's RM is gone, allocate() retries for the client's connect wait
+    // (15 min by default), and this AM would outlive the suite by that much.
+    Thread watch = new Thread(() -> {
+      while (ProcessHandle.of(rig).map(ProcessHandle::isAlive).orElse(false)) {
+        try {
+          Thread.sleep(500);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+      Runtime.getRuntime().halt(0);
+    }, "rig-watch");
+    watch.setDaemon(true);
+    watch.start();
     YarnConfiguration conf = new YarnConfiguration();
     String host = System.getenv("NM_HOST");
     conf.set(YarnConfiguration.RM_SCHEDULER_ADDRESS, host + ":" + port);
@@ -28,10 +42,9 @@ public final class PlainAm {
     rm.registerApplicationMaster(host, 0, "");
     // AMRMClientImpl#updateBlacklist changes the lists it is given.
     rm.updateBlacklist(new ArrayList<>(List.of(own)), new ArrayList<>());
-    while (ProcessHandle.of(rig).map(ProcessHandle::isAlive).orElse(false)) {
+    while (true) {
       rm.allocate(0.1f);
       Thread.sleep(500);
     }
-    Runtime.getRuntime().halt(0);
   }
 }
