@@ -1,5 +1,6 @@
 package io.github.flinkyarnblocklist.flinkyarn;
 
+import io.github.flinkyarnblocklist.yarntest.FollowProcess;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.hadoop.yarn.client.api.AMRMClient;
@@ -19,20 +20,9 @@ public final class PlainAm {
     int port = Integer.parseInt(args[0]);
     String own = args[1];
     long rig = Long.parseLong(args[2]);
-    // Its own thread: once the rig's RM is gone, allocate() retries for the client's connect wait
-    // (15 min by default), and this AM would outlive the suite by that much.
-    Thread watch = new Thread(() -> {
-      while (ProcessHandle.of(rig).map(ProcessHandle::isAlive).orElse(false)) {
-        try {
-          Thread.sleep(500);
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-      Runtime.getRuntime().halt(0);
-    }, "rig-watch");
-    watch.setDaemon(true);
-    watch.start();
+    // Not from the allocate loop: once the rig's RM is gone, allocate() retries for the client's
+    // connect wait (15 min by default), and this AM would outlive the suite by that much.
+    FollowProcess.haltWhenGone(rig, 500, "plain-am: rig");
     YarnConfiguration conf = new YarnConfiguration();
     String host = System.getenv("NM_HOST");
     conf.set(YarnConfiguration.RM_SCHEDULER_ADDRESS, host + ":" + port);

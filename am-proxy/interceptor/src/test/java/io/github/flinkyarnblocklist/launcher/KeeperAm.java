@@ -1,5 +1,6 @@
 package io.github.flinkyarnblocklist.launcher;
 
+import io.github.flinkyarnblocklist.yarntest.FollowProcess;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -47,24 +48,6 @@ public final class KeeperAm {
   private static final Resource WORKER = Resource.newInstance(128, 1);
   /** System property: the pid of the test's YARN launcher, whose end this AM follows. */
   static final String LAUNCHER_PID = "keeper.launcher.pid";
-
-  /** Ends this AM once the launcher is gone: orphaned by a stopped NodeManager, nothing else would. */
-  static void followLauncher(long launcher) {
-    if (launcher <= 0) return;
-    Thread t = new Thread(() -> {
-      while (ProcessHandle.of(launcher).map(ProcessHandle::isAlive).orElse(false)) {
-        try {
-          Thread.sleep(1000);
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-      System.err.println("keeper-am: launcher " + launcher + " is gone; exiting");
-      Runtime.getRuntime().halt(0);
-    }, "follow-launcher");
-    t.setDaemon(true);
-    t.start();
-  }
 
   /**
    * A worker: one process that idles until the launcher is gone (GNU tail's --pid, checked each
@@ -122,7 +105,7 @@ public final class KeeperAm {
     List<String> own = args.length > 2 && !args[2].isEmpty() ? Arrays.asList(args[2].split(",")) : List.of();
     String nmHost = System.getenv(ApplicationConstants.Environment.NM_HOST.name());
     long launcher = Long.getLong(LAUNCHER_PID, 0L);
-    followLauncher(launcher);
+    FollowProcess.haltWhenGone(launcher, 1000, "keeper-am: launcher");
     String worker = workerCommand(launcher);
 
     YarnConfiguration conf = new YarnConfiguration();
