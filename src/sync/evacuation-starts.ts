@@ -79,8 +79,7 @@ export function nextStarts(current: JobStarts, items: readonly BlockedItem[], fr
 
 /** nextStarts, handing control back every STEP_ITEMS entries (steps.ts). */
 export function* nextStartsInSteps(current: JobStarts, items: readonly BlockedItem[], fresh: JobStarts): Steps<Map<string, JobStart>> {
-  const live = new Map<string, number>();
-  for (const i of items) if (stepEnds(live.set(i.id, i.created.at).size)) yield;
+  const live = yield* liveBlocksInSteps(items);
   const out = new Map<string, JobStart>();
   let n = 0;
   for (const [id, s] of yield* unionStartsInSteps(current, fresh)) {
@@ -92,8 +91,12 @@ export function* nextStartsInSteps(current: JobStarts, items: readonly BlockedIt
 
 /** The blocks stored now: item id → creation instant (which block it is). */
 export function liveBlocks(items: readonly BlockedItem[]): Map<string, number> {
+  return finish(liveBlocksInSteps(items));
+}
+
+function* liveBlocksInSteps(items: readonly BlockedItem[]): Steps<Map<string, number>> {
   const live = new Map<string, number>();
-  for (const i of items) live.set(i.id, i.created.at);
+  for (const i of items) if (stepEnds(live.set(i.id, i.created.at).size)) yield;
   return live;
 }
 
