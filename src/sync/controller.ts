@@ -118,20 +118,19 @@ export class Controller {
     const first: BlacklistDecision = { plan: decided.view.plan, pending: decided.view.pending, memory: decided.memory, events: decided.events, deadlines: decided.deadlines, ...(decided.push ? { push: decided.push } : {}), ...(decided.pushOrigin ? { pushOrigin: decided.pushOrigin } : {}) };
     // This pass's own decision is the judge: one that waits on a task manager is decided again on a
     // read of Flink made now (a remembered "nothing wanted" kept later passes on an old read).
-    if (this.flink.mayRead(monotonicNow(clock), decided.flinkWanted)) {
-      this.showPlan(first.plan, first.pending);
-      this.memory = { ...this.memory, decision: decided.memory.decision };
-      return { first };
-    }
+    if (this.flink.mayRead(monotonicNow(clock), decided.flinkWanted)) return { first: this.showBeforeRead(first) };
     this.adopt(decided);
     return { first, decided };
   }
 
   /** The blacklist alone, shown while Flink is read; the evacuations are decided once, after the read. */
   private blacklistFirst(seen: Extract<Observation, { ok: true }>): BlacklistDecision {
-    const first = decideBlacklist(seen.observed, seen.desired, this.memory, this.deps.clock.now());
+    return this.showBeforeRead(decideBlacklist(seen.observed, seen.desired, this.memory, this.deps.clock.now()));
+  }
+
+  /** Shows the plan to be pushed while Flink is read; its memo only saves work (the decision after the read finds this plan in it). */
+  private showBeforeRead(first: BlacklistDecision): BlacklistDecision {
     this.showPlan(first.plan, first.pending);
-    // The plan's memo only saves work: the decision after the read finds this plan in it.
     this.memory = { ...this.memory, decision: first.memory.decision };
     return first;
   }
