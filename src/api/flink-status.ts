@@ -2,7 +2,7 @@
  * /status.flink: the JobManager as the evacuations last read it, with what a release step is
  * judged on (each job running every task, its failovers counted) and how old that read is.
  */
-import { TaskCounts } from '../flink/types';
+import { FlinkJobView, unsettledTasks } from '../sync/flink-view';
 import { SyncView } from '../sync/view';
 
 export type FlinkStatus =
@@ -25,15 +25,12 @@ export function flinkStatus(k: NonNullable<SyncView['flink']>, readAt: number | 
   if (k.kind === 'off') return { state: 'off', detail: k.why };
   if (k.kind === 'unknown') return { state: 'unreadable', error: k.error };
   const v = k.view;
-  const jobs = v.jobs.map((j): FlinkJobStatus => ({ id: j.jid, name: j.name, state: j.state, ...(j.type ? { type: j.type } : {}), ...(j.checkpointIntervalMs !== undefined ? { checkpointIntervalMs: j.checkpointIntervalMs } : {}), tasks: taskSummary(j.tasks), ...(j.restarts !== undefined ? { restarts: j.restarts } : {}) }));
+  const jobs = v.jobs.map((j): FlinkJobStatus => ({ id: j.jid, name: j.name, state: j.state, ...(j.type ? { type: j.type } : {}), ...(j.checkpointIntervalMs !== undefined ? { checkpointIntervalMs: j.checkpointIntervalMs } : {}), tasks: taskSummary(j), ...(j.restarts !== undefined ? { restarts: j.restarts } : {}) }));
   const age = readAt !== undefined ? { readAt: new Date(readAt).toISOString(), readSecondsAgo: Math.max(0, Math.round((now - readAt) / 100) / 10) } : {};
   return { state: 'read', address: v.baseUrl, ...(v.version ? { version: v.version } : {}), checkpointTrigger: v.canTrigger, ...age, jobs };
 }
 
-const MOVING = ['created', 'scheduled', 'deploying', 'initializing', 'canceling', 'reconciling', 'failed'] as const;
-
-function taskSummary(t: TaskCounts): FlinkJobStatus['tasks'] {
-  const moving: Record<string, number> = {};
-  for (const k of MOVING) if (t[k] > 0) moving[k] = t[k];
-  return { running: t.running, total: t.total, ...(Object.keys(moving).length > 0 ? { moving } : {}) };
+function taskSummary(j: FlinkJobView): FlinkJobStatus['tasks'] {
+  const moving = unsettledTasks(j);
+  return { running: j.tasks.running, total: j.tasks.total, ...(Object.keys(moving).length > 0 ? { moving } : {}) };
 }

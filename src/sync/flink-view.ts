@@ -53,10 +53,19 @@ export function isRestarting(job: FlinkJobView): boolean {
  * for their inputs, which is its normal course; a streaming job's do not.
  */
 export function isSettled(job: FlinkJobView): boolean {
-  if (job.state !== 'RUNNING') return false;
+  return job.state === 'RUNNING' && Object.keys(unsettledTasks(job)).length === 0;
+}
+
+/** Task states that keep a job from settling; CREATED only for a job that is not BATCH. */
+const MOVING = ['scheduled', 'deploying', 'initializing', 'canceling', 'reconciling', 'failed'] as const;
+
+/** The job's tasks on their way to a slot or out of one (what isSettled waits on), by state: none when settled. */
+export function unsettledTasks(job: FlinkJobView): Partial<Record<'created' | (typeof MOVING)[number], number>> {
   const t = job.tasks;
-  const moving = t.scheduled + t.deploying + t.initializing + t.canceling + t.reconciling + t.failed;
-  return moving === 0 && (job.type === 'BATCH' || t.created === 0);
+  const out: Partial<Record<'created' | (typeof MOVING)[number], number>> = {};
+  if (job.type !== 'BATCH' && t.created > 0) out.created = t.created;
+  for (const k of MOVING) if (t[k] > 0) out[k] = t[k];
+  return out;
 }
 
 export function isIdle(tm: FlinkTaskManager | undefined): boolean {
