@@ -23,32 +23,30 @@ const EVACUATE = 'MARK_BLOCKED_AND_EVACUATE_TASKS';
 const AM_HEARTBEAT_IDLE_MS = 5000;
 const AM_HEARTBEAT_PENDING_MS = 500;
 
-/** The pids of processes started in a container (YARN puts CONTAINER_ID into each one's environment). */
-function processesOf(containerId: string): number[] {
-  const out: number[] = [];
+/** Each process's pid and one of its /proc files, as text (the processes that went meanwhile, or are not ours to read, left out). */
+function procFiles(file: 'environ' | 'cmdline'): { pid: number; text: string }[] {
+  const out: { pid: number; text: string }[] = [];
   for (const d of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     try {
-      if (fs.readFileSync(`/proc/${d}/environ`, 'latin1').split('\0').includes(`CONTAINER_ID=${containerId}`)) out.push(Number(d));
+      out.push({ pid: Number(d), text: fs.readFileSync(`/proc/${d}/${file}`, 'latin1') });
     } catch {
       // gone meanwhile, or not ours to read
     }
   }
   return out;
 }
+
+/** The pids of processes started in a container (YARN puts CONTAINER_ID into each one's environment). */
+function processesOf(containerId: string): number[] {
+  return procFiles('environ').filter((p) => p.text.split('\0').includes(`CONTAINER_ID=${containerId}`)).map((p) => p.pid);
+}
+
 /** Processes whose command line names `dir` (the rig's JVM, its NodeManagers' containers: every one of them passes the rig's hosts file). */
 function processesNaming(dir: string): string[] {
-  const out: string[] = [];
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d) || Number(d) === process.pid) continue;
-    try {
-      const cmd = fs.readFileSync(`/proc/${d}/cmdline`, 'latin1').split('\0').join(' ');
-      if (cmd.includes(dir)) out.push(`${d}: ${cmd.slice(0, 160)}`);
-    } catch {
-      // gone meanwhile, or not ours to read
-    }
-  }
-  return out;
+  return procFiles('cmdline')
+    .filter((p) => p.pid !== process.pid && p.text.includes(dir))
+    .map((p) => `${p.pid}: ${p.text.split('\0').join(' ').slice(0, 160)}`);
 }
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 /** Flink's own account of a recovery (its jobmanager.log), in seconds from `t0`, up to `runningAt` (every task RUNNING, from its REST API). */
